@@ -1,0 +1,54 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "ModelDepot",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "ModelDepot", targets: ["ModelDepot"]),
+        .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
+        .executable(name: "modeldepot", targets: ["modeldepot"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "ModelDepot",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "ModelDepotTesting",
+            dependencies: [
+                "ModelDepot",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "modeldepot",
+            dependencies: [
+                "ModelDepot",
+                "ModelDepotTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ModelDepotTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+        .testTarget(name: "TransferTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+        .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

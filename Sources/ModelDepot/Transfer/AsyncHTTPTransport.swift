@@ -1,0 +1,63 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// ``HTTPTransport`` on async-http-client: HTTP/1.1 only (parallel ranges need separate TCP connections;
+/// HTTP/2 would multiplex them onto one), no redirect following (the engine does it), no decompression,
+/// and a read timeout so a server that stops sending cannot hang a connection forever.
+public final class AsyncHTTPTransport: HTTPTransport {
+    public struct Configuration: Sendable {
+        public var connectTimeout: Duration = .seconds(15)
+        /// The socket-level idle limit; the engine's clock-driven stall timeout usually fires first.
+        public var readTimeout: Duration = .seconds(60)
+        public var maximumConnectionsPerHost: Int = 16
+        public init() {}
+    }
+
+    private let client: HTTPClient
+
+    /// A transport for the life of the process, used when none is given.
+    public static let shared = AsyncHTTPTransport()
+
+    public init(configuration: Configuration = Configuration()) {
+        var config = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(
+                connect: .nanoseconds(configuration.connectTimeout.nanoseconds),
+                read: .nanoseconds(configuration.readTimeout.nanoseconds)
+            ),
+            connectionPool: .init(
+                idleTimeout: .seconds(60),
+                concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost
+            ),
+            decompression: .disabled
+        )
+        config.httpVersion = .http1Only
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+    }
+
+    /// Closes the connections. Call it once done with a transport you created (not with ``shared``).
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        let response = try await client.execute(outgoing, timeout: .hours(24))
+        let headers = response.headers.map { (name: $0.name, value: $0.value) }
+        let body = response.body
+        return TransportResponse(status: Int(response.status.code), headers: headers, body: TransportBody(body))
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    var timeInterval: Double { Double(nanoseconds) / 1e9 }
+}

@@ -1,0 +1,78 @@
+/// A set of byte offsets stored as sorted, non-overlapping, non-adjacent half-open ranges.
+///
+/// The engine records which parts of a file are on disk with it; the resume sidecar persists it.
+/// Inserting is O(n) in the number of ranges, which stays around twice the connection count.
+public struct ByteRangeSet: Sendable, Equatable, Codable {
+    public private(set) var ranges: [Range<Int64>] = []
+
+    public init() {}
+
+    public init(_ ranges: [Range<Int64>]) {
+        for range in ranges { insert(range) }
+    }
+
+    /// The number of bytes covered.
+    public var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+
+    public var isEmpty: Bool { ranges.isEmpty }
+
+    /// Where the run of bytes that starts at offset 0 ends (0 when byte 0 is missing).
+    public var prefixEnd: Int64 {
+        guard let first = ranges.first, first.lowerBound == 0 else { return 0 }
+        return first.upperBound
+    }
+
+    public mutating func insert(_ range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        var merged = range
+        var result: [Range<Int64>] = []
+        result.reserveCapacity(ranges.count + 1)
+        var placed = false
+        for existing in ranges {
+            if existing.upperBound < merged.lowerBound {
+                result.append(existing)
+            } else if existing.lowerBound > merged.upperBound {
+                if !placed {
+                    result.append(merged)
+                    placed = true
+                }
+                result.append(existing)
+            } else {
+                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
+            }
+        }
+        if !placed { result.append(merged) }
+        ranges = result
+    }
+
+    public func contains(_ range: Range<Int64>) -> Bool {
+        range.isEmpty || ranges.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }
+    }
+
+    /// The parts of `0..<total` not in the set, in ascending order.
+    public func gaps(upTo total: Int64) -> [Range<Int64>] {
+        var result: [Range<Int64>] = []
+        var cursor: Int64 = 0
+        for range in ranges where range.lowerBound < total {
+            if range.lowerBound > cursor { result.append(cursor..<range.lowerBound) }
+            cursor = max(cursor, range.upperBound)
+        }
+        if cursor < total { result.append(cursor..<total) }
+        return result
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let pairs = try decoder.singleValueContainer().decode([[Int64]].self)
+        for pair in pairs {
+            guard pair.count == 2, pair[0] >= 0, pair[0] <= pair[1] else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad range"))
+            }
+            insert(pair[0]..<pair[1])
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(ranges.map { [$0.lowerBound, $0.upperBound] })
+    }
+}

@@ -1,0 +1,46 @@
+/// Decides how many connections a download uses, from the throughput it measures.
+///
+/// Additive increase while throughput keeps growing, multiplicative decrease on errors and 429s — the
+/// same shape TCP uses, so a throttled server sees fewer connections and a fast one more. Pure: the engine
+/// feeds it samples and asks for the target; tests feed it numbers.
+public struct ConcurrencyController: Sendable, Equatable {
+    public let minimum: Int
+    public let maximum: Int
+    public private(set) var target: Int
+    /// Relative gain over the baseline that justifies one more connection.
+    public var growthThreshold: Double = 0.1
+    /// Throughput (bytes/s) measured at the current connection count.
+    private var baseline: Double?
+    /// After a decrease the next sample only sets the baseline: the lower level must be measured first.
+    private var holdNextSample = false
+
+    public init(initial: Int, maximum: Int, minimum: Int = 1) {
+        self.minimum = max(1, minimum)
+        self.maximum = max(self.minimum, maximum)
+        self.target = min(max(initial, self.minimum), self.maximum)
+    }
+
+    /// Records the throughput of all connections together over the last measurement window.
+    public mutating func record(throughput: Double) {
+        if holdNextSample {
+            baseline = throughput
+            holdNextSample = false
+            return
+        }
+        guard target < maximum else {
+            baseline = max(baseline ?? 0, throughput)
+            return
+        }
+        if let baseline, throughput <= baseline * (1 + growthThreshold) { return }
+        baseline = throughput
+        target += 1
+    }
+
+    /// Records a failed or throttled request: halve the connections.
+    public mutating func recordFailure() {
+        let halved = max(minimum, target / 2)
+        if halved < target { holdNextSample = true }
+        target = halved
+        baseline = nil
+    }
+}

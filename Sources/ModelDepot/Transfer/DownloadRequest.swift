@@ -1,0 +1,78 @@
+import Foundation
+
+/// One file to download: where from, where to, and what it must hash to.
+public struct DownloadRequest: Sendable {
+    /// An `http` or `https` URL.
+    public var url: URL
+    /// The final path of the file. Partial data lives beside it in `<destination>.incomplete` until it is
+    /// verified; only a complete, verified file ever appears here.
+    public var destination: URL
+    /// Lowercase or uppercase hex SHA-256 the file must match; checked while streaming.
+    public var expectedSHA256: String?
+    /// The size the file must have, when known in advance.
+    public var expectedSize: Int64?
+    /// Extra request headers (for example `Authorization`). They are sent to the URL's origin only and
+    /// dropped when a redirect leads to another scheme, host or port.
+    public var headers: [(name: String, value: String)]
+
+    public init(
+        url: URL,
+        destination: URL,
+        expectedSHA256: String? = nil,
+        expectedSize: Int64? = nil,
+        headers: [(name: String, value: String)] = []
+    ) {
+        self.url = url
+        self.destination = destination
+        self.expectedSHA256 = expectedSHA256?.lowercased()
+        self.expectedSize = expectedSize
+        self.headers = headers
+    }
+
+    /// Where the bytes collect until the file is complete and verified.
+    public var partialPath: String { destination.path + ".incomplete" }
+    /// The resume sidecar: which parts of the partial file are written, and of which version of the file.
+    public var resumeRecordPath: String { destination.path + ".incomplete.json" }
+    /// The lock file that keeps two processes from downloading to the same destination at once.
+    var lockPath: String { destination.path + ".lock" }
+}
+
+/// Tunables of the transfer engine. The defaults suit downloads of large files from a CDN.
+public struct DownloadConfiguration: Sendable {
+    /// Connections to start with; more are added while throughput grows.
+    public var initialConnections: Int = 4
+    /// Upper bound for parallel ranged connections to one file.
+    public var maxConnections: Int = 8
+    /// Size of a ranged request.
+    public var segmentSize: Int64 = 16 << 20
+    /// Files smaller than this are fetched over one connection.
+    public var minimumSizeForRanges: Int64 = 4 << 20
+    public var retryPolicy: RetryPolicy = .default
+    /// A connection that delivers no byte for this long is dropped and its range retried; nil disables the
+    /// watchdog (the transport's own read timeout still applies).
+    public var stallTimeout: Duration? = .seconds(30)
+    /// Bytes written between two saves of the resume sidecar (bounds what a crash can lose).
+    public var checkpointBytes: Int64 = 2 << 20
+    /// How often progress events are emitted.
+    public var progressInterval: Duration = .milliseconds(200)
+    public var maxRedirects: Int = 10
+    /// How often the engine restarts from zero when the file changes on the server mid-download.
+    public var maxSourceChanges: Int = 2
+
+    public init() {}
+}
+
+/// What a finished download produced.
+public struct DownloadResult: Sendable, Equatable {
+    /// The verified file.
+    public var file: URL
+    public var size: Int64
+    /// Hex SHA-256 of the file; nil when it was already on disk and no hash was asked for.
+    public var sha256: String?
+    /// Bytes received from the network by this call.
+    public var bytesReceived: Int64
+    /// Bytes that were already in the partial file from an earlier run.
+    public var bytesResumed: Int64
+    /// True when the destination was already complete and nothing was requested.
+    public var wasAlreadyPresent: Bool
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+extension DownloadRun {
+    /// Sends a GET for `range` (nil: the whole file), following redirects itself so that the caller's
+    /// headers reach the original origin only. Remembers where redirects led, so later ranges go straight there.
+    func send(range: Range<Int64>?, ifRange: String?) async throws -> TransportResponse {
+        var url = state.withLock { $0.resolvedURL }
+        for _ in 0...configuration.maxRedirects {
+            var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
+            if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+            if let ifRange { headers.append(("If-Range", ifRange)) }
+            if Self.sameOrigin(url, request.url) { headers.append(contentsOf: request.headers) }
+            let response = try await transport.send(TransportRequest(url: url, headers: headers))
+            guard [301, 302, 303, 307, 308].contains(response.status) else {
+                if url != request.url { state.withLock { $0.resolvedURL = url } }
+                return response
+            }
+            guard let location = response.header("Location"),
+                let next = URL(string: location, relativeTo: url)?.absoluteURL,
+                ["http", "https"].contains(next.scheme?.lowercased() ?? "")
+            else {
+                throw ModelDepotError(
+                    .protocolViolation, "\(url) redirected (HTTP \(response.status)) to an invalid location '\(response.header("Location") ?? "")'.")
+            }
+            url = next
+        }
+        throw ModelDepotError(
+            .protocolViolation, "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
+    }
+
+    /// Scheme, host and port equal: the only case where credentials may be sent along.
+    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) }
+        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
+            && port(lhs) == port(rhs)
+    }
+
+    /// Runs `operation`, retrying transient failures with backoff on the injected clock.
+    ///
+    /// - Parameter progressMade: asked after a failure; when the failed attempt moved data forward the attempt
+    ///   count starts again, so a long segment over a flaky link is not failed for earlier, recovered errors.
+    func withRetries<T>(progressMade: () -> Bool, _ operation: () async throws -> T) async throws -> T {
+        let policy = configuration.retryPolicy
+        var attempt = 0
+        while true {
+            do {
+                return try await operation()
+            } catch {
+                let failure = Self.classify(error)
+                guard failure.isTransient else { throw failure }
+                if progressMade() { attempt = 0 }
+                attempt += 1
+                if let retryAfter = failure.retryAfter, retryAfter > policy.maxRetryAfter { throw failure }
+                guard attempt < policy.maxAttempts else { throw failure.afterRetries(attempt) }
+                state.withLock { $0.controller.recordFailure() }
+                let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
+                logger.debug(
+                    "retrying", metadata: ["url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.message)"])
+                do {
+                    try await clock.sleep(for: delay)
+                } catch {
+                    throw ModelDepotError.cancelled()
+                }
+            }
+        }
+    }
+
+    /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.
+    func withStallWatchdog<T: Sendable>(_ operation: @escaping @Sendable (ProgressCounter) async throws -> T) async throws -> T {
+        let counter = ProgressCounter()
+        guard let timeout = configuration.stallTimeout else { return try await operation(counter) }
+        let clock = self.clock
+        let host = request.url.host ?? "the server"
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation(counter) }
+            group.addTask {
+                var last = counter.current
+                while true {
+                    try await clock.sleep(for: timeout)
+                    let now = counter.current
+                    if now == last {
+                        throw ModelDepotError(.stalled, "No data arrived from \(host) for \(timeout); the connection was dropped.")
+                    }
+                    last = now
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// Turns any error into a ``ModelDepotError``: transport failures become `network`, cancellation `cancelled`.
+    static func classify(_ error: any Error) -> ModelDepotError {
+        if let error = error as? ModelDepotError { return error }
+        if error is CancellationError { return .cancelled() }
+        return ModelDepotError(.network, "The connection failed: \(error).", underlying: error)
+    }
+}
+
+extension ModelDepotError {
+    /// Failures the engine retries by itself.
+    var isTransient: Bool {
+        [.network, .stalled, .serverError, .rateLimited].contains(code)
+    }
+
+    func afterRetries(_ attempts: Int) -> ModelDepotError {
+        ModelDepotError(code, "\(message) Gave up after \(attempts) attempts; try again later.", underlying: underlying, retryAfter: retryAfter)
+    }
+}
+
+/// Maps an HTTP status that is not a success to a ``ModelDepotError``.
+enum HTTPStatusError {
+    static func error(for response: TransportResponse, url: URL) -> ModelDepotError {
+        let status = response.status
+        let retryAfter = response.header("Retry-After").flatMap { RetryAfter.parse($0) }
+        switch status {
+        case 401, 403:
+            return ModelDepotError(
+                .unauthorized, "\(url) refused access (HTTP \(status)). Check that the URL is right and pass a valid token or credentials.")
+        case 404, 410:
+            return ModelDepotError(.notFound, "\(url) does not exist on the server (HTTP \(status)). Check the URL.")
+        case 408:
+            return ModelDepotError(.network, "\(url) timed out on the server (HTTP 408).")
+        case 429:
+            return ModelDepotError(
+                .rateLimited, "\(url) is rate limited (HTTP 429)\(retryAfter.map { "; the server asks to wait \($0)" } ?? "").",
+                retryAfter: retryAfter)
+        case 500...599 where status != 501 && status != 505:
+            return ModelDepotError(.serverError, "\(url) failed on the server (HTTP \(status)).", retryAfter: retryAfter)
+        default:
+            return ModelDepotError(.httpStatus, "\(url) answered HTTP \(status), which the download cannot use. Check the URL.")
+        }
+    }
+}

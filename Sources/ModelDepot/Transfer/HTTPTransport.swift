@@ -1,0 +1,83 @@
+import Foundation
+import NIOCore
+
+/// The one thing the transfer engine needs from an HTTP stack: send a request, stream the answer.
+///
+/// The engine follows redirects itself (so it decides which headers cross origins) and asks for raw bytes
+/// (`Accept-Encoding: identity`), so an implementation must not follow redirects nor decode bodies.
+/// ``AsyncHTTPTransport`` is the portable implementation; an Apple-only URLSession transport (background
+/// downloads on iOS) can conform without the engine changing.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
+    /// Dropping the body before its end closes the connection.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+public struct TransportRequest: Sendable {
+    public var method: String
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+
+    public init(method: String = "GET", url: URL, headers: [(name: String, value: String)] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+public struct TransportResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: TransportBody
+
+    public init(status: Int, headers: [(name: String, value: String)], body: TransportBody) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// A response body as a stream of buffers, type-erased so transports can produce it from anything.
+public struct TransportBody: AsyncSequence, Sendable {
+    public typealias Element = ByteBuffer
+
+    private let makeNext: @Sendable () -> (@Sendable () async throws -> ByteBuffer?)
+
+    /// - Parameter makeNext: returns a fresh `next` function each time the body is iterated.
+    public init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> ByteBuffer?)) {
+        self.makeNext = makeNext
+    }
+
+    /// Wraps any sequence of buffers.
+    public init<Base: AsyncSequence & Sendable>(_ base: Base) where Base.Element == ByteBuffer {
+        self.makeNext = {
+            let box = IteratorBox(base.makeAsyncIterator())
+            return { try await box.next() }
+        }
+    }
+
+    public static let empty = TransportBody(makeNext: { { nil } })
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let nextBuffer: @Sendable () async throws -> ByteBuffer?
+        public mutating func next() async throws -> ByteBuffer? { try await nextBuffer() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextBuffer: makeNext()) }
+}
+
+/// Holds a non-Sendable iterator that is only ever used by one task at a time (the body's consumer).
+private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
+    private var base: Base
+    init(_ base: Base) { self.base = base }
+    func next() async throws -> ByteBuffer? { try await base.next() }
+}

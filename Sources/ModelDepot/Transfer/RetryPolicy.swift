@@ -1,0 +1,59 @@
+/// How many times, and how long apart, a failed request is tried again.
+///
+/// Delays grow exponentially from ``baseDelay`` by ``multiplier`` up to ``maxDelay``, each scaled by a random
+/// factor in `1 - jitter ... 1` so that many clients do not retry in lockstep. A server's `Retry-After` wins
+/// when it asks for longer, up to ``maxRetryAfter``; beyond that the download fails with the server's time.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Attempts per request, the first included. `1` disables retries.
+    public var maxAttempts: Int
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+    public var multiplier: Double
+    /// The fraction (0...1) of each delay that is randomised.
+    public var jitter: Double
+    /// The longest `Retry-After` the engine waits for; longer ones fail with ``ModelDepotError/retryAfter`` set.
+    public var maxRetryAfter: Duration
+
+    public init(
+        maxAttempts: Int = 8,
+        baseDelay: Duration = .milliseconds(250),
+        maxDelay: Duration = .seconds(30),
+        multiplier: Double = 2,
+        jitter: Double = 0.5,
+        maxRetryAfter: Duration = .seconds(300)
+    ) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.multiplier = max(1, multiplier)
+        self.jitter = min(1, max(0, jitter))
+        self.maxRetryAfter = maxRetryAfter
+    }
+
+    public static let `default` = RetryPolicy()
+    public static let none = RetryPolicy(maxAttempts: 1)
+
+    /// The wait before attempt `attempt + 1`, given that `attempt` attempts (1-based) have failed.
+    ///
+    /// - Parameter random: a value in `0..<1`; injected so that tests are deterministic.
+    public func delay(afterAttempt attempt: Int, retryAfter: Duration? = nil, random: Double) -> Duration {
+        let exponent = Double(max(0, attempt - 1))
+        let base = Double(baseDelay.components.seconds) + Double(baseDelay.components.attoseconds) / 1e18
+        let cap = Double(maxDelay.components.seconds) + Double(maxDelay.components.attoseconds) / 1e18
+        let raw = min(cap, base * pow(multiplier, exponent))
+        let scaled = raw * (1 - jitter * min(max(random, 0), 1))
+        let backoff = Duration.milliseconds(Int64((scaled * 1000).rounded()))
+        if let retryAfter, retryAfter > backoff { return retryAfter }
+        return backoff
+    }
+
+    private func pow(_ base: Double, _ exponent: Double) -> Double {
+        var result = 1.0
+        var remaining = Int(exponent)
+        while remaining > 0 && result < 1e12 {
+            result *= base
+            remaining -= 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, removed by ``remove()``.
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    public init(prefix: String = "modeldepot-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func path(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Deterministic pseudo-random bytes, so fixtures need no files and every byte position is distinct enough
+/// that misplaced or duplicated data changes the hash.
+public enum SampleData {
+    public static func bytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var state = seed | 1
+        result.withUnsafeMutableBytes { raw in
+            var index = 0
+            while index < count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                var word = state
+                let take = min(8, count - index)
+                withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                index += take
+            }
+        }
+        return result
+    }
+}
+
+/// Waits (with real time only as a safety net) until `condition` holds.
+public func waitUntil(
+    timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool
+) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+@main
+struct ModelDepotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modeldepot",
+        abstract: "Get AI models onto this machine and keep them there.",
+        version: "0.1.0",
+        subcommands: [PullCommand.self, DemoCommand.self]
+    )
+}
+
+/// Flags shared by commands that show progress.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print one JSON object per line (progress events, then the result) instead of a progress bar.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing but the result.")
+    var quiet = false
+
+    var renderer: ProgressRenderer {
+        ProgressRenderer(mode: json ? .json : quiet ? .quiet : (isatty(STDERR_FILENO) == 1 ? .bar : .plain))
+    }
+}
+
+/// Prints `error: …` (and a JSON failure event in `--json` mode) and exits non-zero.
+func exitWithError(_ error: any Error, renderer: ProgressRenderer) -> Never {
+    let failure = error as? ModelDepotError
+    renderer.finishLine()
+    if renderer.mode == .json {
+        renderer.printJSON(
+            JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: failure?.message ?? "\(error)"))
+    }
+    FileHandle.standardError.write(Data("error: \(failure?.message ?? "\(error)")\n".utf8))
+    Foundation.exit(failure?.code == .cancelled ? 130 : 1)
+}

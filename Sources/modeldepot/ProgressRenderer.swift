@@ -1,0 +1,135 @@
+import Foundation
+import ModelDepot
+import Synchronization
+
+/// Turns progress values into a live bar on a terminal, JSON lines, or nothing.
+final class ProgressRenderer: Sendable {
+    enum Mode: Sendable { case bar, plain, json, quiet }
+
+    let mode: Mode
+    private let lastPhase = Mutex<DownloadProgress.Phase?>(nil)
+    private let barShown = Mutex(false)
+
+    init(mode: Mode) { self.mode = mode }
+
+    func render(_ progress: DownloadProgress) {
+        let phaseChanged = lastPhase.withLock { last in
+            defer { last = progress.phase }
+            return last != progress.phase
+        }
+        switch mode {
+        case .quiet: return
+        case .json:
+            printJSON(
+                JSONEvent(
+                    event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted, total: progress.totalBytes,
+                    bytesPerSecond: progress.bytesPerSecond.rounded(), etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
+                    connections: progress.activeConnections))
+        case .plain:
+            if phaseChanged { writeError("\(progress.phase.rawValue)…\n") }
+        case .bar:
+            barShown.withLock { $0 = true }
+            writeError("\r\u{1B}[K" + Self.bar(for: progress))
+        }
+    }
+
+    /// One line: `[#####-----]  50%  128.0 MiB / 256.0 MiB  1.2 GiB/s  ETA 0:03  8 conn`.
+    static func bar(for progress: DownloadProgress, width: Int = 24) -> String {
+        let fraction = progress.fractionCompleted ?? 0
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        var parts = ["[\(bar)]", String(format: "%3d%%", Int(fraction * 100))]
+        let total = progress.totalBytes.map { " / " + ByteFormat.string($0) } ?? ""
+        parts.append(ByteFormat.string(progress.bytesCompleted) + total)
+        parts.append(ByteFormat.string(Int64(progress.bytesPerSecond)) + "/s")
+        if let eta = progress.estimatedSecondsRemaining, eta.isFinite {
+            parts.append(String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60))
+        }
+        parts.append("\(progress.activeConnections) conn")
+        if progress.phase != .downloading { parts.append(progress.phase.rawValue) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// Ends the bar's line so the next output starts on a fresh one.
+    func finishLine() {
+        if barShown.withLock({ $0 }) { writeError("\n") }
+    }
+
+    /// Prints the result: a JSON object, or the absolute path as the last line on stdout.
+    func finish(_ result: DownloadResult) {
+        finishLine()
+        if mode == .json {
+            printJSON(
+                JSONEvent(
+                    event: "completed", bytes: result.size, total: result.size, path: result.file.path, sha256: result.sha256,
+                    bytesReceived: result.bytesReceived, bytesResumed: result.bytesResumed, alreadyPresent: result.wasAlreadyPresent))
+        } else {
+            print(result.file.path)
+        }
+    }
+
+    func printJSON(_ event: JSONEvent) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(event) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    private func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// One line of `--json` output. Absent fields are omitted.
+struct JSONEvent: Encodable {
+    var event: String
+    var phase: String?
+    var bytes: Int64?
+    var total: Int64?
+    var bytesPerSecond: Double?
+    var etaSeconds: Double?
+    var connections: Int?
+    var path: String?
+    var sha256: String?
+    var bytesReceived: Int64?
+    var bytesResumed: Int64?
+    var alreadyPresent: Bool?
+    var code: String?
+    var message: String?
+
+    init(
+        event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil, bytesPerSecond: Double? = nil,
+        etaSeconds: Double? = nil, connections: Int? = nil, path: String? = nil, sha256: String? = nil,
+        bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
+        message: String? = nil
+    ) {
+        self.event = event
+        self.phase = phase
+        self.bytes = bytes
+        self.total = total
+        self.bytesPerSecond = bytesPerSecond
+        self.etaSeconds = etaSeconds
+        self.connections = connections
+        self.path = path
+        self.sha256 = sha256
+        self.bytesReceived = bytesReceived
+        self.bytesResumed = bytesResumed
+        self.alreadyPresent = alreadyPresent
+        self.code = code
+        self.message = message
+    }
+}
+
+enum ByteFormat {
+    /// Binary units with one decimal: `1.5 GiB`.
+    static func string(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+    }
+}
