@@ -47,7 +47,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ModelDepotTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
-        .testTarget(name: "TransferTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+        .testTarget(
+            name: "TransferTests",
+            dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -25,6 +25,7 @@ final class FaultServerHandler: ChannelInboundHandler {
     private let holder: ServerHolder
     private var head: HTTPRequestHead?
     private var pending: PendingBody?
+    private var isPumping = false
 
     init(holder: ServerHolder) { self.holder = holder }
 
@@ -129,35 +130,48 @@ final class FaultServerHandler: ChannelInboundHandler {
     }
 
     /// Writes body chunks while the socket takes them (or one chunk per tick when throttled).
+    ///
+    /// A write can synchronously fire `channelWritabilityChanged`, which calls back in here: the flag keeps
+    /// that nested call from writing the same bytes twice.
     private func pump(context: ChannelHandlerContext) {
-        guard var body = pending else { return }
-        let chunkSize = body.bytesPerSecond.map { max(1, $0 / 20) } ?? 64 << 10
-        var wrote = 0
-        while body.offset < body.limit && (context.channel.isWritable || wrote == 0) {
-            let end = min(body.limit, body.offset + chunkSize)
-            var buffer = body.bytes.getSlice(at: body.offset, length: end - body.offset)!
-            if let corrupt = body.corruptAt, (body.offset..<end).contains(corrupt) {
-                let index = corrupt - body.offset
-                buffer.setInteger(buffer.getInteger(at: index, as: UInt8.self)! ^ 0xFF, at: index)
+        guard !isPumping, pending != nil else { return }
+        isPumping = true
+        defer { isPumping = false }
+        // A flush may drain the socket (and fire a writability change that the guard above swallowed), so
+        // keep going while the channel stays writable.
+        repeat {
+            guard var body = pending else { return }
+            let chunkSize = body.bytesPerSecond.map { max(1, $0 / 20) } ?? 64 << 10
+            var wrote = 0
+            while body.offset < body.limit && (context.channel.isWritable || wrote == 0) {
+                let end = min(body.limit, body.offset + chunkSize)
+                var buffer = body.bytes.getSlice(at: body.offset, length: end - body.offset)!
+                if let corrupt = body.corruptAt, (body.offset..<end).contains(corrupt) {
+                    let index = corrupt - body.offset
+                    buffer.setInteger(buffer.getInteger(at: index, as: UInt8.self)! ^ 0xFF, at: index)
+                }
+                wrote += end - body.offset
+                body.offset = end
+                pending = body
+                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                if body.bytesPerSecond != nil { break }
             }
-            wrote += end - body.offset
-            body.offset = end
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            if body.bytesPerSecond != nil { break }
-        }
-        pending = body
-        holder.server.withLock { $0 }?.state.withLock { $0.bodyBytesSent += Int64(wrote) }
-        context.flush()
-        if body.offset >= body.limit {
-            pending = nil
-            finish(ending: body.ending, keepAlive: body.keepAlive, context: context)
-        } else if body.bytesPerSecond != nil {
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: .milliseconds(50)) {
-                let (handler, context) = loopBound.value
-                handler.pump(context: context)
+            holder.server.withLock { $0 }?.state.withLock { $0.bodyBytesSent += Int64(wrote) }
+            context.flush()
+            if body.offset >= body.limit {
+                pending = nil
+                finish(ending: body.ending, keepAlive: body.keepAlive, context: context)
+                return
             }
-        }
+            if body.bytesPerSecond != nil {
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .milliseconds(50)) {
+                    let (handler, context) = loopBound.value
+                    handler.pump(context: context)
+                }
+                return
+            }
+        } while context.channel.isWritable && context.channel.isActive
     }
 
     private func finish(ending: Ending, keepAlive: Bool, context: ChannelHandlerContext) {

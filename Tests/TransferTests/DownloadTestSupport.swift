@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelDepot
 import ModelDepotTesting
 import Testing
@@ -41,7 +42,7 @@ struct DownloadFixture {
     ) -> Downloader {
         Downloader(
             transport: AsyncHTTPTransport.shared, fileSystem: fileSystem, clock: clock ?? self.clock,
-            configuration: configuration, random: { 0.5 })
+            configuration: configuration, logger: testLogger(), random: { 0.5 })
     }
 
     func destinationBytes() throws -> [UInt8] { [UInt8](try Data(contentsOf: destination)) }
@@ -50,6 +51,16 @@ struct DownloadFixture {
         try? await server.shutdown()
         folder.remove()
     }
+}
+
+/// Engine logs on stderr when MODELDEPOT_TEST_LOG is set (trace level), silent otherwise.
+func testLogger() -> Logger {
+    guard ProcessInfo.processInfo.environment["MODELDEPOT_TEST_LOG"] != nil else {
+        return Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+    var logger = Logger(label: "test", factory: { StreamLogHandler.standardError(label: $0) })
+    logger.logLevel = .trace
+    return logger
 }
 
 /// Runs `body` and returns the ModelDepotError it throws (nil if it succeeds).

@@ -27,7 +27,7 @@ extension DownloadRun {
         let validators = record?.validators ?? answered
         var scheduler = SegmentScheduler(
             total: total, segmentSize: configuration.segmentSize,
-            minimumSteal: max(configuration.segmentSize / 16, 256 << 10), done: done)
+            minimumSteal: max(configuration.segmentSize / 8, 64 << 10), done: done)
         let first = scheduler.next()
         let start = clock.elapsed()
         state.withLock { state in
@@ -51,12 +51,25 @@ extension DownloadRun {
                 let probeJob = probeSegment
                 group.addTask { try await self.connection(index: 0, file: file, first: probeJob) }
                 for index in 1..<max(1, configuration.maxConnections) {
-                    group.addTask { try await self.connection(index: index, file: file, first: nil) }
+                    group.addTask {
+                        do { try await self.connection(index: index, file: file, first: nil) } catch {
+                            self.logger.trace("connection failed", metadata: ["connection": "\(index)", "error": "\(error)"])
+                            throw error
+                        }
+                    }
                 }
-                group.addTask { try await self.followWithHasher(file: file) }
-                try await group.waitForAll()
+                group.addTask {
+                    do { try await self.followWithHasher(file: file) } catch {
+                        self.logger.trace("hasher failed", metadata: ["error": "\(error)"])
+                        throw error
+                    }
+                }
+                // next() rethrows the first failure at once; leaving the body then cancels the other children
+                // (waitForAll would wait for all of them first).
+                while try await group.next() != nil {}
             }
         } catch {
+            logger.trace("parallel phase ended", metadata: ["error": "\(error)"])
             let failure = Self.classify(error)
             if failure.code != .sourceChanged { try? checkpoint() }
             throw failure
@@ -87,9 +100,13 @@ extension DownloadRun {
                 }
             }
             switch decision {
-            case .run(let segment): try await fetch(segment: segment, file: file, response: nil)
+            case .run(let segment):
+                logger.trace("segment", metadata: ["connection": "\(index)", "range": "\(segment.range)"])
+                try await fetch(segment: segment, file: file, response: nil)
             case .wait: await signal.wait(after: seen)
-            case .finished: return
+            case .finished:
+                logger.trace("connection done", metadata: ["connection": "\(index)"])
+                return
             }
         }
     }
@@ -123,6 +140,7 @@ extension DownloadRun {
                     let ifRange = self.state.withLock { $0.validators.ifRangeValue }
                     answer = try await self.send(range: from..<end, ifRange: ifRange)
                 }
+                self.logger.trace("answer", metadata: ["status": "\(answer.status)", "from": "\(from)"])
                 try self.checkRangedAnswer(answer, from: from)
                 try await self.receive(answer.body, segment: segment.id, from: from, file: file, counter: counter)
             }

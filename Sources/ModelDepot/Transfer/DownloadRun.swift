@@ -74,6 +74,7 @@ final class DownloadRun: Sendable {
             guard [200, 206, 416].contains(answer.status) else { throw HTTPStatusError.error(for: answer, url: self.request.url) }
             return answer
         }
+        logger.trace("probe answered", metadata: ["status": "\(probe.status)", "range": "\(firstRange)"])
         switch probe.status {
         case 206:
             try await startParallel(probe: probe, requested: firstRange, record: record, file: file)
