@@ -94,6 +94,11 @@ public final class FaultServer: Sendable {
         state.withLock { $0.rules.append(Rule(fault: fault, matcher: matcher, remaining: times)) }
     }
 
+    /// Drops every injected fault not yet used.
+    public func clearFaults() {
+        state.withLock { $0.rules.removeAll() }
+    }
+
     /// Replaces (or adds) a file; its ETag changes.
     public func setFile(_ path: String, _ bytes: [UInt8]) {
         state.withLock { state in

@@ -34,6 +34,9 @@ public final class AsyncHTTPTransport: HTTPTransport {
             decompression: .disabled
         )
         config.httpVersion = .http1Only
+        // The engine retries with its own (clock-driven, observable) backoff; AHC's silent reconnect loop
+        // would hide a refused connection for the whole connect timeout.
+        config.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
