@@ -1,0 +1,89 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+@Suite struct DownloadTaskTests {
+    @Test func pauseStopsTheTransferAndResumeFinishesIt() async throws {
+        let fixture = try await DownloadFixture.make(size: 3 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.throttle(bytesPerSecond: 256 << 10), times: 1000)
+        // Progress events are paced by the clock, so this test needs one that moves.
+        let task = fixture.downloader(clock: ContinuousClock()).start(fixture.request(sha256: fixture.sha256))
+        let states = task.states
+        var sawDownloading = false
+        for await state in states {
+            if case .downloading(let progress) = state, progress.bytesCompleted > 256 << 10 {
+                sawDownloading = true
+                break
+            }
+        }
+        #expect(sawDownloading)
+        await task.pause()
+        guard case .paused(let progress) = task.state else {
+            Issue.record("expected paused, got \(task.state)")
+            return
+        }
+        #expect((progress?.bytesCompleted ?? 0) > 0)
+        // Paused means no traffic: nothing is sent while it stays paused.
+        let requestsWhilePaused = fixture.server.requests.count
+        #expect(FileManager.default.fileExists(atPath: fixture.request().partialPath))
+
+        fixture.server.clearFaults()
+        #expect(fixture.server.requests.count == requestsWhilePaused)
+        task.resume()
+        let result = try await task.result()
+        #expect(result.bytesResumed > 0)
+        #expect(try fixture.destinationBytes() == fixture.bytes)
+        guard case .completed = task.state else {
+            Issue.record("expected completed, got \(task.state)")
+            return
+        }
+    }
+
+    @Test func cancelCanDiscardThePartialData() async throws {
+        let fixture = try await DownloadFixture.make(size: 2 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.throttle(bytesPerSecond: 512 << 10), times: 1000)
+        let request = fixture.request()
+        let task = fixture.downloader().start(request)
+        #expect(await waitUntil { FileManager.default.fileExists(atPath: request.resumeRecordPath) })
+        await task.cancel(discardingPartialData: true)
+        guard case .cancelled = task.state else {
+            Issue.record("expected cancelled, got \(task.state)")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: request.partialPath))
+        #expect(!FileManager.default.fileExists(atPath: request.resumeRecordPath))
+        let error = await captureError { _ = try await task.result() }
+        #expect(error?.code == .cancelled)
+    }
+
+    @Test func failuresArriveAsAFinalState() async throws {
+        let fixture = try await DownloadFixture.make(size: 10_000)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.status(404))
+        let task = fixture.downloader().start(fixture.request())
+        var last: DownloadTask.State?
+        for await state in task.states { last = state }
+        guard case .failed(let error) = last else {
+            Issue.record("expected failed, got \(String(describing: last))")
+            return
+        }
+        #expect(error.code == .notFound)
+    }
+
+    @MainActor
+    @Test func theObservableModelFollowsTheTask() async throws {
+        let fixture = try await DownloadFixture.make(size: 1 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        let model = ObservedDownload(fixture.downloader().start(fixture.request(sha256: fixture.sha256)))
+        _ = try await model.task.result()
+        let done = await waitUntil { @MainActor in
+            if case .completed = model.state { return true }
+            return false
+        }
+        #expect(done)
+        #expect(model.progress?.fractionCompleted == 1)
+    }
+}
