@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+@testable import ModelDepot
+
+@Suite struct RetryPolicyTests {
+    @Test func delaysGrowExponentiallyUpToTheCap() {
+        let policy = RetryPolicy(baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0)
+        let delays = (1...6).map { policy.delay(afterAttempt: $0, random: 0.9) }
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+    }
+
+    @Test func jitterOnlyShortensAndRetryAfterWins() {
+        let policy = RetryPolicy(baseDelay: .seconds(1), jitter: 0.5)
+        #expect(policy.delay(afterAttempt: 1, random: 0) == .seconds(1))
+        #expect(policy.delay(afterAttempt: 1, random: 1) == .milliseconds(500))
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .seconds(9), random: 0) == .seconds(9))
+        #expect(policy.delay(afterAttempt: 1, retryAfter: .milliseconds(1), random: 0) == .seconds(1))
+    }
+}
+
+@Suite struct ConcurrencyControllerTests {
+    @Test func growsWhileThroughputGrowsAndHalvesOnFailure() {
+        var controller = ConcurrencyController(initial: 2, maximum: 8)
+        controller.record(throughput: 100)
+        #expect(controller.target == 3)
+        controller.record(throughput: 150)
+        #expect(controller.target == 4)
+        controller.record(throughput: 152)  // < 10 % better: stay
+        #expect(controller.target == 4)
+        controller.recordFailure()
+        #expect(controller.target == 2)
+        controller.record(throughput: 500)  // first sample after a decrease only sets the baseline
+        #expect(controller.target == 2)
+        controller.record(throughput: 600)
+        #expect(controller.target == 3)
+    }
+
+    @Test func staysWithinBounds() {
+        var controller = ConcurrencyController(initial: 20, maximum: 4)
+        #expect(controller.target == 4)
+        for step in 1...10 { controller.record(throughput: Double(step * 1000)) }
+        #expect(controller.target == 4)
+        for _ in 0..<10 { controller.recordFailure() }
+        #expect(controller.target == 1)
+    }
+}
+
+@Suite struct SegmentSchedulerTests {
+    @Test func handsOutRangesInOrderSkippingWhatIsDone() {
+        var scheduler = SegmentScheduler(total: 100, segmentSize: 30, minimumSteal: 10, done: ByteRangeSet([30..<50]))
+        guard case .assigned(let first) = scheduler.next(), case .assigned(let second) = scheduler.next() else {
+            Issue.record("expected two segments")
+            return
+        }
+        #expect(first.range == 0..<30)
+        #expect(second.range == 50..<80)
+    }
+
+    @Test func anIdleConnectionStealsTheLargerHalfOfTheLargestRemainder() {
+        var scheduler = SegmentScheduler(total: 100, segmentSize: 100, minimumSteal: 10)
+        guard case .assigned(let whole) = scheduler.next() else {
+            Issue.record("no segment")
+            return
+        }
+        scheduler.recordWrite(id: whole.id, 0..<20)
+        guard case .assigned(let stolen) = scheduler.next() else {
+            Issue.record("no steal")
+            return
+        }
+        #expect(stolen.range == 60..<100)
+        #expect(scheduler.end(of: whole.id) == 60)
+        // The victim is told its new end when it writes.
+        #expect(scheduler.recordWrite(id: whole.id, 20..<30) == 60)
+    }
+
+    @Test func failedSegmentsReturnWhatTheyDidNotWrite() {
+        var scheduler = SegmentScheduler(total: 100, segmentSize: 50, minimumSteal: 40)
+        guard case .assigned(let first) = scheduler.next(), case .assigned(let second) = scheduler.next() else {
+            Issue.record("expected two segments")
+            return
+        }
+        #expect(scheduler.next() == .wait)
+        scheduler.recordWrite(id: first.id, 0..<10)
+        scheduler.release(id: first.id)
+        guard case .assigned(let retry) = scheduler.next() else {
+            Issue.record("expected the remainder")
+            return
+        }
+        #expect(retry.range == 10..<50)
+        scheduler.recordWrite(id: retry.id, 10..<50)
+        scheduler.recordWrite(id: second.id, 50..<100)
+        scheduler.release(id: retry.id)
+        scheduler.release(id: second.id)
+        #expect(scheduler.isComplete)
+        #expect(scheduler.next() == .finished)
+    }
+
+    /// Whatever order connections write and fail in, the scheduler ends with every byte done exactly once assigned.
+    @Test func randomInterleavingsAlwaysCompleteTheFile() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let total = Int64.random(in: 1...5000, using: &generator)
+            var scheduler = SegmentScheduler(total: total, segmentSize: 700, minimumSteal: 50)
+            var active: [(id: Int, cursor: Int64)] = []
+            var steps = 0
+            while !scheduler.isComplete && steps < 100_000 {
+                steps += 1
+                if active.count < 4, case .assigned(let segment) = scheduler.next() {
+                    active.append((segment.id, segment.range.lowerBound))
+                    continue
+                }
+                guard !active.isEmpty else { continue }
+                let index = Int.random(in: 0..<active.count, using: &generator)
+                let (id, cursor) = active[index]
+                guard let end = scheduler.end(of: id), cursor < end else {
+                    scheduler.release(id: id)
+                    active.remove(at: index)
+                    continue
+                }
+                if Int.random(in: 0..<10, using: &generator) == 0 {
+                    scheduler.release(id: id)  // a failure: the rest goes back to the pool
+                    active.remove(at: index)
+                    continue
+                }
+                let next = min(end, cursor + Int64.random(in: 1...300, using: &generator))
+                scheduler.recordWrite(id: id, cursor..<next)
+                active[index].cursor = next
+            }
+            #expect(scheduler.isComplete)
+            #expect(scheduler.done.count == total)
+        }
+    }
+}
+
+@Suite struct ResumeRecordTests {
+    @Test func savesAtomicallyAndLoadsBack() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("x.incomplete.json").path
+        let record = ResumeRecord(
+            url: "http://h/x", totalSize: 100, validators: ResourceValidators(etag: "\"e\"", lastModified: nil),
+            completed: ByteRangeSet([0..<10]), expectedSHA256: nil)
+        try record.save(to: path)
+        #expect(ResumeRecord.load(from: path) == record)
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(ResumeRecord.load(from: path) == nil)
+    }
+}
