@@ -51,7 +51,7 @@ let package = Package(
             name: "TransferTests",
             dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+        .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting", "modeldepot"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,6 +39,12 @@ final class FaultServerHandler: ChannelInboundHandler {
         }
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        // The client went away: stop sending (and counting) the rest of the body.
+        pending = nil
+        context.fireChannelInactive()
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable, pending?.bytesPerSecond == nil { pump(context: context) }
         context.fireChannelWritabilityChanged()
@@ -134,7 +140,7 @@ final class FaultServerHandler: ChannelInboundHandler {
     /// A write can synchronously fire `channelWritabilityChanged`, which calls back in here: the flag keeps
     /// that nested call from writing the same bytes twice.
     private func pump(context: ChannelHandlerContext) {
-        guard !isPumping, pending != nil else { return }
+        guard !isPumping, pending != nil, context.channel.isActive else { return }
         isPumping = true
         defer { isPumping = false }
         // A flush may drain the socket (and fire a writability change that the guard above swallowed), so

@@ -26,7 +26,10 @@ final class ProgressRenderer: Sendable {
                     bytesPerSecond: progress.bytesPerSecond.rounded(), etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
                     connections: progress.activeConnections))
         case .plain:
-            if phaseChanged { writeError("\(progress.phase.rawValue)…\n") }
+            // Not a terminal (a log, a pipe): one line when the transfer starts, no redrawn bar.
+            if phaseChanged && progress.phase == .downloading {
+                writeError("downloading \(progress.totalBytes.map(ByteFormat.string) ?? "(size unknown)")\n")
+            }
         case .bar:
             barShown.withLock { $0 = true }
             writeError("\r\u{1B}[K" + Self.bar(for: progress))

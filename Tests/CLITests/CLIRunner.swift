@@ -1,0 +1,52 @@
+import Foundation
+import ModelDepotTesting
+
+/// Runs the built `modeldepot` binary as a user would.
+struct CLIRunner {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lastLine: String? { stdout.split(separator: "\n").last.map(String.init) }
+    }
+
+    /// The binary next to the test bundle in the build folder.
+    static var executable: URL {
+        let bundleFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for folder in [bundleFolder, bundleFolder.deletingLastPathComponent()] {
+            let candidate = folder.appendingPathComponent("modeldepot")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return bundleFolder.appendingPathComponent("modeldepot")
+    }
+
+    /// Starts the CLI; the caller waits with ``wait(_:)`` or kills it.
+    static func start(_ arguments: [String], in folder: URL? = nil) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let folder { process.currentDirectoryURL = folder }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func run(_ arguments: [String], in folder: URL? = nil) async throws -> Output {
+        let (process, out, err) = try start(arguments, in: folder)
+        return await wait(process, out, err)
+    }
+
+    static func wait(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Output {
+        // Read both pipes while the process runs so a full pipe cannot block it.
+        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
+        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        let (outData, errData) = await (stdout, stderr)
+        await Task.detached { process.waitUntilExit() }.value
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import ModelDepotTesting
+import Testing
+
+@Suite struct KillResumeTests {
+    static func completedBytes(inSidecar path: String) -> Int64 {
+        guard let data = FileManager.default.contents(atPath: path),
+            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let ranges = json["completed"] as? [[Int64]]
+        else { return 0 }
+        return ranges.reduce(0) { $0 + ($1[1] - $1[0]) }
+    }
+
+    /// `kill -9` the real CLI mid-download, run it again: the file is right and little is fetched twice.
+    @Test func killNineThenRerunCompletesWithBoundedRedownload() async throws {
+        let size = 24 << 20
+        let bytes = SampleData.bytes(count: size, seed: 21)
+        let server = try await FaultServer.start(files: ["/big.bin": bytes])
+        defer { Task { try? await server.shutdown() } }
+        server.inject(.throttle(bytesPerSecond: 2 << 20), times: 10_000)
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let destination = folder.path("big.bin").path
+        let arguments = ["pull", server.url("/big.bin").absoluteString, "-o", destination, "--sha256", SampleData.sha256(bytes), "--quiet"]
+
+        let (process, out, err) = try CLIRunner.start(arguments)
+        let halfway = await waitUntil(timeout: .seconds(60)) {
+            Self.completedBytes(inSidecar: destination + ".incomplete.json") >= Int64(size / 3)
+        }
+        #expect(halfway)
+        kill(process.processIdentifier, SIGKILL)
+        let killed = await CLIRunner.wait(process, out, err)
+        #expect(killed.status == SIGKILL || killed.status == 9)
+        #expect(!FileManager.default.fileExists(atPath: destination))
+        let saved = Self.completedBytes(inSidecar: destination + ".incomplete.json")
+        let sentBeforeKill = server.bodyBytesSent
+
+        server.clearFaults()
+        let second = try await CLIRunner.run(arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.lastLine == destination)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data(bytes))
+        let secondRun = server.bodyBytesSent - sentBeforeKill
+        #expect(secondRun <= Int64(size) - saved + (1 << 20), "the second run fetches only what the sidecar lacks")
+        // Bytes lost to the kill: what was sent but not recorded before the process died.
+        #expect(sentBeforeKill - saved <= 8 << 20)
+    }
+}

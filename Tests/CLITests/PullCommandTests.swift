@@ -1,0 +1,99 @@
+import Foundation
+import ModelDepotTesting
+import Testing
+
+@Suite struct PullCommandTests {
+    @Test func pullPrintsTheAbsolutePathLastAndVerifies() async throws {
+        let bytes = SampleData.bytes(count: 3 << 20, seed: 11)
+        let server = try await FaultServer.start(files: ["/files/weights.bin": bytes])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let output = try await CLIRunner.run(
+            ["pull", server.url("/files/weights.bin").absoluteString, "--sha256", SampleData.sha256(bytes), "--quiet"],
+            in: folder.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let path = try #require(output.lastLine)
+        #expect(path.hasPrefix("/") && path.hasSuffix("/weights.bin"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes))
+        #expect(output.stdout == path + "\n")
+    }
+
+    @Test func jsonModePrintsOneObjectPerLine() async throws {
+        let bytes = SampleData.bytes(count: 1 << 20, seed: 12)
+        let server = try await FaultServer.start(files: ["/m.bin": bytes])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let output = try await CLIRunner.run(["pull", server.url("/m.bin").absoluteString, "-o", folder.path("out.bin").path, "--json"])
+        #expect(output.status == 0, "\(output.stderr)")
+        let objects = try output.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.count >= 2)
+        #expect(objects.dropLast().allSatisfy { $0["event"] as? String == "progress" })
+        let last = try #require(objects.last)
+        #expect(last["event"] as? String == "completed")
+        #expect(last["path"] as? String == folder.path("out.bin").path)
+        #expect(last["sha256"] as? String == SampleData.sha256(bytes))
+    }
+
+    @Test func aWrongHashFailsWithAnErrorAndNoFile() async throws {
+        let bytes = SampleData.bytes(count: 100_000, seed: 13)
+        let server = try await FaultServer.start(files: ["/m.bin": bytes])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let wrong = String(repeating: "0", count: 64)
+        let output = try await CLIRunner.run(["pull", server.url("/m.bin").absoluteString, "--sha256", wrong], in: folder.url)
+        #expect(output.status == 1)
+        let lastError = output.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(lastError.hasPrefix("error: "))
+        #expect(lastError.contains(wrong))
+        #expect(output.stdout.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
+    }
+
+    @Test func badInputGetsAClearError() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let notURL = try await CLIRunner.run(["pull", "not a url"], in: folder.url)
+        #expect(notURL.status == 1)
+        #expect(notURL.stderr.contains("error: ") && notURL.stderr.contains("http"))
+
+        let badHash = try await CLIRunner.run(["pull", "http://127.0.0.1:9/x.bin", "--sha256", "xyz"], in: folder.url)
+        #expect(badHash.status == 1)
+        #expect(badHash.stderr.contains("64 hexadecimal"))
+
+        let connections = try await CLIRunner.run(["pull", "http://127.0.0.1:9/x.bin", "--connections", "0"], in: folder.url)
+        #expect(connections.status == 64)
+        #expect(connections.stderr.contains("--connections must be between 1 and 64"))
+
+        try Data("x".utf8).write(to: folder.path("a-file"))
+        let unwritable = try await CLIRunner.run(
+            ["pull", "http://127.0.0.1:9/x.bin", "-o", folder.path("a-file/inside.bin").path], in: folder.url)
+        #expect(unwritable.status == 1)
+        #expect(unwritable.stderr.contains("error: Cannot create the folder"))
+    }
+
+    @Test func aServerErrorIsReportedWithTheStatus() async throws {
+        let server = try await FaultServer.start(files: [:])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let output = try await CLIRunner.run(["pull", server.url("/missing.bin").absoluteString], in: folder.url)
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("404"))
+    }
+
+    @Test func demoPullsTheSampleModelOffline() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let output = try await CLIRunner.run(["demo", "--size-mib", "4", "-o", folder.path("demo.bin").path])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.lastLine == folder.path("demo.bin").path)
+        #expect(output.stderr.contains("faults recovered: 2"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder.path("demo.bin").path)
+        #expect((attributes[.size] as? NSNumber)?.intValue == 4 << 20)
+    }
+}
