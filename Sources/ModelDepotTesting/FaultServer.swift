@@ -42,6 +42,7 @@ public final class FaultServer: Sendable {
         var rules: [Rule] = []
         var requests: [RecordedRequest] = []
         var bodyBytesSent: Int64 = 0
+        var openConnections = 0
         var stalledChannels: [any Channel] = []
     }
 
@@ -112,6 +113,9 @@ public final class FaultServer: Sendable {
 
     /// Body bytes written to sockets so far, over all requests.
     public var bodyBytesSent: Int64 { state.withLock { $0.bodyBytesSent } }
+
+    /// Client connections currently open.
+    public var openConnections: Int { state.withLock { $0.openConnections } }
 
     /// Faults injected but not yet used.
     public var pendingFaults: Int { state.withLock { $0.rules.reduce(0) { $0 + $1.remaining } } }

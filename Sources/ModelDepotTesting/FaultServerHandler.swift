@@ -39,9 +39,15 @@ final class FaultServerHandler: ChannelInboundHandler {
         }
     }
 
+    func channelActive(context: ChannelHandlerContext) {
+        holder.server.withLock { $0 }?.state.withLock { $0.openConnections += 1 }
+        context.fireChannelActive()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         // The client went away: stop sending (and counting) the rest of the body.
         pending = nil
+        holder.server.withLock { $0 }?.state.withLock { $0.openConnections -= 1 }
         context.fireChannelInactive()
     }
 

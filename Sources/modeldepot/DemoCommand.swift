@@ -47,7 +47,8 @@ struct DemoCommand: AsyncParsableCommand {
                 log("the server will reset one connection and answer one request with 503")
             }
             var configuration = DownloadConfiguration()
-            configuration.segmentSize = 4 << 20
+            // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
+            configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
             let downloader = Downloader(configuration: configuration)
             let request = DownloadRequest(url: server.url("/models/demo-model.bin"), destination: destination, expectedSHA256: expected)
             let result: DownloadResult

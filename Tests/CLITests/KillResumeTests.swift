@@ -33,6 +33,8 @@ import Testing
         #expect(killed.status == SIGKILL || killed.status == 9)
         #expect(!FileManager.default.fileExists(atPath: destination))
         let saved = Self.completedBytes(inSidecar: destination + ".incomplete.json")
+        // The server notices the dead connections when it next writes to them.
+        #expect(await waitUntil { server.openConnections == 0 })
         let sentBeforeKill = server.bodyBytesSent
 
         server.clearFaults()

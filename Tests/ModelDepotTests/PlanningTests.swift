@@ -58,13 +58,14 @@ import Testing
     }
 
     @Test func anIdleConnectionStealsTheLargerHalfOfTheLargestRemainder() {
-        var scheduler = SegmentScheduler(total: 100, segmentSize: 100, minimumSteal: 10)
-        guard case .assigned(let whole) = scheduler.next() else {
+        var scheduler = SegmentScheduler(total: 100, segmentSize: 100, minimumSteal: 10, stealThreshold: .seconds(1))
+        guard case .assigned(let whole) = scheduler.next(now: .zero) else {
             Issue.record("no segment")
             return
         }
         scheduler.recordWrite(id: whole.id, 0..<20)
-        guard case .assigned(let stolen) = scheduler.next() else {
+        // 20 bytes/s: the remaining 80 bytes need 4 s, beyond the threshold.
+        guard case .assigned(let stolen) = scheduler.next(now: .seconds(1)) else {
             Issue.record("no steal")
             return
         }
@@ -72,6 +73,18 @@ import Testing
         #expect(scheduler.end(of: whole.id) == 60)
         // The victim is told its new end when it writes.
         #expect(scheduler.recordWrite(id: whole.id, 20..<30) == 60)
+    }
+
+    @Test func aRangeThatWillFinishSoonIsNotSplit() {
+        var scheduler = SegmentScheduler(total: 1000, segmentSize: 1000, minimumSteal: 10, stealThreshold: .seconds(1))
+        guard case .assigned(let whole) = scheduler.next(now: .zero) else {
+            Issue.record("no segment")
+            return
+        }
+        scheduler.recordWrite(id: whole.id, 0..<900)
+        // 900 bytes/s with 100 left: done in a tenth of a second; splitting would only waste in-flight bytes.
+        #expect(scheduler.next(now: .seconds(1)) == .wait)
+        #expect(scheduler.next(now: .milliseconds(100)) == .wait, "too early to judge the pace")
     }
 
     @Test func failedSegmentsReturnWhatTheyDidNotWrite() {
@@ -101,7 +114,7 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<100 {
             let total = Int64.random(in: 1...5000, using: &generator)
-            var scheduler = SegmentScheduler(total: total, segmentSize: 700, minimumSteal: 50)
+            var scheduler = SegmentScheduler(total: total, segmentSize: 700, minimumSteal: 50, stealThreshold: .zero)
             var active: [(id: Int, cursor: Int64)] = []
             var steps = 0
             while !scheduler.isComplete && steps < 100_000 {

@@ -28,8 +28,8 @@ extension DownloadRun {
         var scheduler = SegmentScheduler(
             total: total, segmentSize: configuration.segmentSize,
             minimumSteal: max(configuration.segmentSize / 8, 64 << 10), done: done)
-        let first = scheduler.next()
         let start = clock.elapsed()
+        let first = scheduler.next(now: start)
         state.withLock { state in
             state.total = total
             state.validators = validators
@@ -84,26 +84,37 @@ extension DownloadRun {
         if let (segment, response) = first {
             try await fetch(segment: segment, file: file, response: response)
         }
-        enum Decision { case run(SegmentScheduler.Segment), wait, finished }
+        enum Decision {
+            case run(SegmentScheduler.Segment)
+            /// Nothing to take right now; counted as idle so that writers wake it to look for a slow range.
+            case wait
+            /// Above the concurrency target: sleeps until the target or the scheduler changes.
+            case parked
+            case finished
+        }
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
+            let now = clock.elapsed()
             let decision = state.withLock { state -> Decision in
                 if state.scheduler!.isComplete { return .finished }
-                guard index < state.controller.target else { return .wait }
-                switch state.scheduler!.next() {
+                guard index < state.controller.target else { return .parked }
+                switch state.scheduler!.next(now: now) {
                 case .assigned(let segment):
                     state.activeConnections += 1
                     return .run(segment)
-                case .wait: return .wait
+                case .wait:
+                    state.idleConnections += 1
+                    return .wait
                 case .finished: return .finished
                 }
             }
+            defer { if case .wait = decision { state.withLock { $0.idleConnections -= 1 } } }
             switch decision {
             case .run(let segment):
                 logger.trace("segment", metadata: ["connection": "\(index)", "range": "\(segment.range)"])
                 try await fetch(segment: segment, file: file, response: nil)
-            case .wait: await signal.wait(after: seen)
+            case .wait, .parked: await signal.wait(after: seen)
             case .finished:
                 logger.trace("connection done", metadata: ["connection": "\(index)"])
                 return
@@ -209,6 +220,15 @@ extension DownloadRun {
             let prefix = state.scheduler!.done.prefixEnd
             if prefix - state.hashedPrefixNotified >= 4 << 20 || prefix == state.total {
                 state.hashedPrefixNotified = prefix
+                wake = true
+            }
+            // Idle connections re-check for a slow range to take over as the others' pace becomes known.
+            state.bytesSinceIdleCheck += count
+            if state.idleConnections > 0
+                && (state.bytesSinceIdleCheck >= 256 << 10 || now - state.lastIdleCheck >= .milliseconds(250))
+            {
+                state.bytesSinceIdleCheck = 0
+                state.lastIdleCheck = now
                 wake = true
             }
             emitLocked(&state, now: now, force: false)

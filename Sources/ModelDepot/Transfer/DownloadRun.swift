@@ -21,6 +21,9 @@ final class DownloadRun: Sendable {
         var bytesCompleted: Int64 = 0
         var bytesSinceCheckpoint: Int64 = 0
         var activeConnections = 0
+        var idleConnections = 0
+        var bytesSinceIdleCheck: Int64 = 0
+        var lastIdleCheck: Duration = .zero
         var lastEmit: Duration?
         var speed = SpeedMeter()
         var sampleBytes: Int64 = 0

@@ -2,8 +2,10 @@
 ///
 /// Pure state: the download run wraps it in a lock. Ranges go out in file order so the contiguous prefix —
 /// what the streaming hasher can consume — grows steadily. When nothing is left to hand out, an idle
-/// connection steals the second half of the largest range still in flight, so one slow connection cannot
-/// hold up the end of a download (the "slow tail").
+/// connection steals the second half of a range still in flight whose connection would need more than
+/// ``stealThreshold`` to finish it at its measured rate, so one slow connection cannot hold up the end of a
+/// download (the "slow tail"). Fast ranges are left alone: splitting them wastes the bytes the server has
+/// already pushed into the victim's socket.
 struct SegmentScheduler: Sendable {
     struct Segment: Equatable, Sendable {
         let id: Int
@@ -20,38 +22,47 @@ struct SegmentScheduler: Sendable {
     private struct Assignment {
         var cursor: Int64
         var end: Int64
+        let start: Int64
+        let startedAt: Duration
     }
 
     let total: Int64
     let segmentSize: Int64
     /// The smallest remainder worth splitting for a steal.
     let minimumSteal: Int64
+    /// How long a range must still need, at its connection's pace, before it is worth splitting.
+    let stealThreshold: Duration
     private(set) var done: ByteRangeSet
     private var assignments: [Int: Assignment] = [:]
     private var nextID = 0
 
-    init(total: Int64, segmentSize: Int64, minimumSteal: Int64, done: ByteRangeSet = ByteRangeSet()) {
+    init(
+        total: Int64, segmentSize: Int64, minimumSteal: Int64, stealThreshold: Duration = .seconds(1),
+        done: ByteRangeSet = ByteRangeSet()
+    ) {
         self.total = total
         self.segmentSize = max(1, segmentSize)
         self.minimumSteal = max(1, minimumSteal)
+        self.stealThreshold = stealThreshold
         self.done = done
     }
 
     var isComplete: Bool { done.contains(0..<total) }
     var inFlightCount: Int { assignments.count }
 
-    mutating func next() -> Next {
+    /// - Parameter now: the time on the download's clock, to measure each connection's pace.
+    mutating func next(now: Duration = .zero) -> Next {
         if isComplete { return .finished }
         if let free = unassigned().first {
             let end = min(free.upperBound, free.lowerBound + segmentSize)
-            return .assigned(assign(free.lowerBound..<end))
+            return .assigned(assign(free.lowerBound..<end, now: now))
         }
-        if let steal = stealCandidate() {
+        if let steal = stealCandidate(now: now) {
             let (victimID, victim) = steal
             let remaining = victim.end - victim.cursor
             let split = victim.cursor + remaining / 2
             assignments[victimID]?.end = split
-            return .assigned(assign(split..<victim.end))
+            return .assigned(assign(split..<victim.end, now: now))
         }
         return assignments.isEmpty ? .finished : .wait
     }
@@ -77,10 +88,10 @@ struct SegmentScheduler: Sendable {
         assignments[id] = nil
     }
 
-    private mutating func assign(_ range: Range<Int64>) -> Segment {
+    private mutating func assign(_ range: Range<Int64>, now: Duration) -> Segment {
         let id = nextID
         nextID += 1
-        assignments[id] = Assignment(cursor: range.lowerBound, end: range.upperBound)
+        assignments[id] = Assignment(cursor: range.lowerBound, end: range.upperBound, start: range.lowerBound, startedAt: now)
         return Segment(id: id, range: range)
     }
 
@@ -93,11 +104,26 @@ struct SegmentScheduler: Sendable {
         return busy.gaps(upTo: total)
     }
 
-    private func stealCandidate() -> (Int, Assignment)? {
-        let best = assignments.max { lhs, rhs in
+    private func stealCandidate(now: Duration) -> (Int, Assignment)? {
+        let candidates = assignments.filter { _, assignment in
+            guard assignment.end - assignment.cursor >= 2 * minimumSteal else { return false }
+            let elapsed = now - assignment.startedAt
+            guard elapsed >= stealThreshold / 4 else { return false }
+            let written = Double(assignment.cursor - assignment.start)
+            guard written > 0 else { return elapsed >= stealThreshold }
+            let secondsLeft = Double(assignment.end - assignment.cursor) * elapsed.seconds / written
+            return secondsLeft >= stealThreshold.seconds
+        }
+        let best = candidates.max { lhs, rhs in
             (lhs.value.end - lhs.value.cursor, rhs.key) < (rhs.value.end - rhs.value.cursor, lhs.key)
         }
-        guard let best, best.value.end - best.value.cursor >= 2 * minimumSteal else { return nil }
-        return (best.key, best.value)
+        return best.map { ($0.key, $0.value) }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
