@@ -1,16 +1,9 @@
 import Foundation
+import ModelDepot
 import ModelDepotTesting
 import Testing
 
 @Suite struct KillResumeTests {
-    static func completedBytes(inSidecar path: String) -> Int64 {
-        guard let data = FileManager.default.contents(atPath: path),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let ranges = json["completed"] as? [[Int64]]
-        else { return 0 }
-        return ranges.reduce(0) { $0 + ($1[1] - $1[0]) }
-    }
-
     /// `kill -9` the real CLI mid-download, run it again: the file is right and little is fetched twice.
     @Test func killNineThenRerunCompletesWithBoundedRedownload() async throws {
         let size = 24 << 20
@@ -23,16 +16,19 @@ import Testing
         let destination = folder.path("big.bin").path
         let arguments = ["pull", server.url("/big.bin").absoluteString, "-o", destination, "--sha256", SampleData.sha256(bytes), "--quiet"]
 
+        // What the CLI's run will find on disk, read through the library as any app would.
+        let request = DownloadRequest(url: server.url("/big.bin"), destination: URL(fileURLWithPath: destination))
+        let downloader = Downloader()
         let (process, out, err) = try CLIRunner.start(arguments)
         let halfway = await waitUntil(timeout: .seconds(60)) {
-            Self.completedBytes(inSidecar: destination + ".incomplete.json") >= Int64(size / 3)
+            downloader.resumableBytes(for: request) >= Int64(size / 3)
         }
         #expect(halfway)
         kill(process.processIdentifier, SIGKILL)
         let killed = await CLIRunner.wait(process, out, err)
         #expect(killed.status == SIGKILL || killed.status == 9)
         #expect(!FileManager.default.fileExists(atPath: destination))
-        let saved = Self.completedBytes(inSidecar: destination + ".incomplete.json")
+        let saved = downloader.resumableBytes(for: request)
         // The server notices the dead connections when it next writes to them.
         #expect(await waitUntil { server.openConnections == 0 })
         let sentBeforeKill = server.bodyBytesSent

@@ -4,15 +4,6 @@ import ModelDepotTesting
 import Testing
 
 @Suite struct DownloadResumeTests {
-    /// Reads the completed byte count from the resume sidecar, as a later run would.
-    static func completedBytes(inSidecar path: String) -> Int64 {
-        guard let data = FileManager.default.contents(atPath: path),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let ranges = json["completed"] as? [[Int64]]
-        else { return 0 }
-        return ranges.reduce(0) { $0 + ($1[1] - $1[0]) }
-    }
-
     @Test func aCancelledDownloadResumesWithOnlyTheMissingBytes() async throws {
         let fixture = try await DownloadFixture.make(size: 4 << 20)
         defer { Task { await fixture.cleanUp() } }
@@ -20,13 +11,13 @@ import Testing
         let request = fixture.request(sha256: fixture.sha256)
         let downloader = fixture.downloader()
         let first = Task { try await downloader.download(request) }
-        let someWritten = await waitUntil { Self.completedBytes(inSidecar: request.resumeRecordPath) >= 1 << 20 }
+        let someWritten = await waitUntil { downloader.resumableBytes(for: request) >= 1 << 20 }
         #expect(someWritten)
         first.cancel()
         let error = await captureError { _ = try await first.value }
         #expect(error?.code == .cancelled)
         #expect(FileManager.default.fileExists(atPath: request.partialPath))
-        let saved = Self.completedBytes(inSidecar: request.resumeRecordPath)
+        let saved = downloader.resumableBytes(for: request)
         #expect(saved >= 1 << 20)
         #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
 
@@ -50,7 +41,7 @@ import Testing
         let request = fixture.request()
         let downloader = fixture.downloader()
         let first = Task { try await downloader.download(request) }
-        #expect(await waitUntil { Self.completedBytes(inSidecar: request.resumeRecordPath) >= 256 << 10 })
+        #expect(await waitUntil { downloader.resumableBytes(for: request) >= 256 << 10 })
         first.cancel()
         _ = await captureError { _ = try await first.value }
         fixture.server.clearFaults()
@@ -78,11 +69,12 @@ import Testing
         defer { Task { await fixture.cleanUp() } }
         let request = fixture.request(sha256: fixture.sha256)
         let disk = DiskFullFileSystem(writableBytes: 1 << 20)
-        let error = await captureError { _ = try await fixture.downloader(fileSystem: disk).download(request) }
+        let downloader = fixture.downloader(fileSystem: disk)
+        let error = await captureError { _ = try await downloader.download(request) }
         #expect(error?.code == .insufficientDiskSpace)
         #expect(FileManager.default.fileExists(atPath: request.partialPath))
         #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
-        let saved = Self.completedBytes(inSidecar: request.resumeRecordPath)
+        let saved = downloader.resumableBytes(for: request)
         #expect(saved > 0 && saved <= 1 << 20)
 
         let result = try await fixture.downloader().download(request)

@@ -96,6 +96,14 @@ public struct Downloader: Sendable {
         try Self.existingFile(for: request) != nil
     }
 
+    /// Bytes of `request` already on disk from an earlier, unfinished run (what a resume will not fetch again).
+    public func resumableBytes(for request: DownloadRequest) -> Int64 {
+        guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.url.absoluteString else {
+            return 0
+        }
+        return record.completed.count
+    }
+
     /// Removes the file, its partial data and its resume sidecar.
     public func delete(_ request: DownloadRequest) throws {
         Self.discardPartial(of: request)
