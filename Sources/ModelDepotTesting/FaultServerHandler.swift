@@ -59,7 +59,8 @@ final class FaultServerHandler: ChannelInboundHandler {
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard let server = holder.server.withLock({ $0 }) else { return }
         let path = String(head.uri.prefix { $0 != "?" })
-        let recorded = RecordedRequest(method: "\(head.method)", path: path, headers: head.headers.map { ($0.name, $0.value) })
+        let recorded = RecordedRequest(
+            method: "\(head.method)", path: path, headers: head.headers.map { ($0.name, $0.value) })
         let (fault, file) = server.state.withLock { state -> (Fault?, FaultServer.StoredFile?) in
             state.requests.append(recorded)
             var fault: Fault?
@@ -69,7 +70,8 @@ final class FaultServerHandler: ChannelInboundHandler {
                 if state.rules[index].remaining <= 0 { state.rules.remove(at: index) }
             }
             if case .replaceContent(let bytes) = fault {
-                state.files[path] = FaultServer.StoredFile(bytes: ByteBuffer(bytes: bytes), version: (state.files[path]?.version ?? 0) + 1)
+                state.files[path] = FaultServer.StoredFile(
+                    bytes: ByteBuffer(bytes: bytes), version: (state.files[path]?.version ?? 0) + 1)
             }
             return (fault, state.files[path])
         }
@@ -81,12 +83,16 @@ final class FaultServerHandler: ChannelInboundHandler {
             sendSimple(status: code, headers: fields, body: body, keepAlive: keepAlive, context: context)
             return
         case .redirect(let location, let code):
-            sendSimple(status: code, headers: ["Location": location, "Content-Length": "0"], body: "", keepAlive: keepAlive, context: context)
+            sendSimple(
+                status: code, headers: ["Location": location, "Content-Length": "0"], body: "", keepAlive: keepAlive,
+                context: context)
             return
         default: break
         }
         guard let file else {
-            sendSimple(status: 404, headers: ["Content-Length": "9"], body: "not found", keepAlive: keepAlive, context: context)
+            sendSimple(
+                status: 404, headers: ["Content-Length": "9"], body: "not found", keepAlive: keepAlive, context: context
+            )
             return
         }
         var headers = HTTPHeaders()
@@ -109,7 +115,9 @@ final class FaultServerHandler: ChannelInboundHandler {
                 case .satisfiable(let requested):
                     status = .partialContent
                     range = requested
-                    headers.add(name: "Content-Range", value: "bytes \(requested.lowerBound)-\(requested.upperBound - 1)/\(size)")
+                    headers.add(
+                        name: "Content-Range",
+                        value: "bytes \(requested.lowerBound)-\(requested.upperBound - 1)/\(size)")
                 case .unsatisfiable:
                     headers.add(name: "Content-Range", value: "bytes */\(size)")
                     headers.add(name: "Content-Length", value: "0")
@@ -121,7 +129,9 @@ final class FaultServerHandler: ChannelInboundHandler {
         }
         if server.options.sendsContentLength { headers.add(name: "Content-Length", value: "\(range.count)") }
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil)
         if head.method == .HEAD {
             finish(ending: .complete, keepAlive: keepAlive, context: context)
             return
@@ -211,13 +221,16 @@ final class FaultServerHandler: ChannelInboundHandler {
         }
     }
 
-    private func sendSimple(status: Int, headers: HTTPHeaders, body: String, keepAlive: Bool, context: ChannelHandlerContext) {
+    private func sendSimple(
+        status: Int, headers: HTTPHeaders, body: String, keepAlive: Bool, context: ChannelHandlerContext
+    ) {
         var headers = headers
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
         }
         finish(ending: .complete, keepAlive: keepAlive, context: context)
     }

@@ -28,7 +28,9 @@ public enum SampleData {
                 state ^= state << 17
                 var word = state
                 let take = min(8, count - index)
-                withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                withUnsafeBytes(of: &word) {
+                    raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take)
+                }
                 index += take
             }
         }

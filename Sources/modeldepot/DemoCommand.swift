@@ -50,7 +50,8 @@ struct DemoCommand: AsyncParsableCommand {
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
             configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
             let downloader = Downloader(configuration: configuration)
-            let request = DownloadRequest(url: server.url("/models/demo-model.bin"), destination: destination, expectedSHA256: expected)
+            let request = DownloadRequest(
+                url: server.url("/models/demo-model.bin"), destination: destination, expectedSHA256: expected)
             let result: DownloadResult
             do {
                 result = try await CancellableRun.run {
@@ -63,7 +64,9 @@ struct DemoCommand: AsyncParsableCommand {
             try? await server.shutdown()
             if !outputOptions.quiet && !outputOptions.json {
                 renderer.finishLine()
-                log("verified SHA-256 \(result.sha256 ?? "-") over \(server.requests.count) requests (faults recovered: \(2 - server.pendingFaults))")
+                log(
+                    "verified SHA-256 \(result.sha256 ?? "-") over \(server.requests.count) requests (faults recovered: \(2 - server.pendingFaults))"
+                )
             }
             renderer.finish(result)
         } catch {

@@ -31,7 +31,8 @@ func exitWithError(_ error: any Error, renderer: ProgressRenderer) -> Never {
     renderer.finishLine()
     if renderer.mode == .json {
         renderer.printJSON(
-            JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: failure?.message ?? "\(error)"))
+            JSONEvent(
+                event: "failed", code: failure?.code.rawValue ?? "unknown", message: failure?.message ?? "\(error)"))
     }
     FileHandle.standardError.write(Data("error: \(failure?.message ?? "\(error)")\n".utf8))
     Foundation.exit(failure?.code == .cancelled ? 130 : 1)

@@ -22,8 +22,10 @@ final class ProgressRenderer: Sendable {
         case .json:
             printJSON(
                 JSONEvent(
-                    event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted, total: progress.totalBytes,
-                    bytesPerSecond: progress.bytesPerSecond.rounded(), etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
+                    event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted,
+                    total: progress.totalBytes,
+                    bytesPerSecond: progress.bytesPerSecond.rounded(),
+                    etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
                     connections: progress.activeConnections))
         case .plain:
             // Not a terminal (a log, a pipe): one line when the transfer starts, no redrawn bar.
@@ -64,8 +66,10 @@ final class ProgressRenderer: Sendable {
         if mode == .json {
             printJSON(
                 JSONEvent(
-                    event: "completed", bytes: result.size, total: result.size, path: result.file.path, sha256: result.sha256,
-                    bytesReceived: result.bytesReceived, bytesResumed: result.bytesResumed, alreadyPresent: result.wasAlreadyPresent))
+                    event: "completed", bytes: result.size, total: result.size, path: result.file.path,
+                    sha256: result.sha256,
+                    bytesReceived: result.bytesReceived, bytesResumed: result.bytesResumed,
+                    alreadyPresent: result.wasAlreadyPresent))
         } else {
             print(result.file.path)
         }

@@ -72,7 +72,8 @@ struct PullCommand: AsyncParsableCommand {
         guard !name.isEmpty, name != "/", name != ".", name != "..", !name.hasPrefix("."),
             !name.contains(where: { $0.isNewline || $0 == "\0" })
         else {
-            throw ModelDepotError(.invalidArgument, "Cannot name the file after \(url.absoluteString); pass --output PATH.")
+            throw ModelDepotError(
+                .invalidArgument, "Cannot name the file after \(url.absoluteString); pass --output PATH.")
         }
         return name
     }

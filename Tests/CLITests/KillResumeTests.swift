@@ -14,7 +14,10 @@ import Testing
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let destination = folder.path("big.bin").path
-        let arguments = ["pull", server.url("/big.bin").absoluteString, "-o", destination, "--sha256", SampleData.sha256(bytes), "--quiet"]
+        let arguments = [
+            "pull", server.url("/big.bin").absoluteString, "-o", destination, "--sha256", SampleData.sha256(bytes),
+            "--quiet",
+        ]
 
         // What the CLI's run will find on disk, read through the library as any app would.
         let request = DownloadRequest(url: server.url("/big.bin"), destination: URL(fileURLWithPath: destination))

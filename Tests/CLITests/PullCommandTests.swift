@@ -25,7 +25,9 @@ import Testing
         defer { Task { try? await server.shutdown() } }
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
-        let output = try await CLIRunner.run(["pull", server.url("/m.bin").absoluteString, "-o", folder.path("out.bin").path, "--json"])
+        let output = try await CLIRunner.run([
+            "pull", server.url("/m.bin").absoluteString, "-o", folder.path("out.bin").path, "--json",
+        ])
         #expect(output.status == 0, "\(output.stderr)")
         let objects = try output.stdout.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -45,7 +47,8 @@ import Testing
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let wrong = String(repeating: "0", count: 64)
-        let output = try await CLIRunner.run(["pull", server.url("/m.bin").absoluteString, "--sha256", wrong], in: folder.url)
+        let output = try await CLIRunner.run(
+            ["pull", server.url("/m.bin").absoluteString, "--sha256", wrong], in: folder.url)
         #expect(output.status == 1)
         let lastError = output.stderr.split(separator: "\n").last.map(String.init) ?? ""
         #expect(lastError.hasPrefix("error: "))
@@ -65,7 +68,8 @@ import Testing
         #expect(badHash.status == 1)
         #expect(badHash.stderr.contains("64 hexadecimal"))
 
-        let connections = try await CLIRunner.run(["pull", "http://127.0.0.1:9/x.bin", "--connections", "0"], in: folder.url)
+        let connections = try await CLIRunner.run(
+            ["pull", "http://127.0.0.1:9/x.bin", "--connections", "0"], in: folder.url)
         #expect(connections.status == 64)
         #expect(connections.stderr.contains("--connections must be between 1 and 64"))
 

@@ -7,7 +7,11 @@ import Testing
     @Test func delaysGrowExponentiallyUpToTheCap() {
         let policy = RetryPolicy(baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0)
         let delays = (1...6).map { policy.delay(afterAttempt: $0, random: 0.9) }
-        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        #expect(
+            delays == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1),
+                .seconds(1),
+            ])
     }
 
     @Test func jitterOnlyShortensAndRetryAfterWins() {

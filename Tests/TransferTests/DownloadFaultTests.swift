@@ -72,7 +72,9 @@ import Testing
     }
 
     @Test func permanentClientErrorsFailAtOnce() async throws {
-        for (status, code) in [(404, ModelDepotError.Code.notFound), (401, .unauthorized), (403, .unauthorized), (400, .httpStatus)] {
+        for (status, code) in [
+            (404, ModelDepotError.Code.notFound), (401, .unauthorized), (403, .unauthorized), (400, .httpStatus),
+        ] {
             let fixture = try await DownloadFixture.make(size: 10_000)
             fixture.server.inject(.status(status))
             let error = await captureError { _ = try await fixture.downloader().download(fixture.request()) }

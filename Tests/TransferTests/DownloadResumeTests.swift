@@ -56,7 +56,9 @@ import Testing
         let fixture = try await DownloadFixture.make(size: 2 << 20)
         defer { Task { await fixture.cleanUp() } }
         let disk = DiskFullFileSystem(availableSpace: 1 << 20)
-        let error = await captureError { _ = try await fixture.downloader(fileSystem: disk).download(fixture.request()) }
+        let error = await captureError {
+            _ = try await fixture.downloader(fileSystem: disk).download(fixture.request())
+        }
         #expect(error?.code == .insufficientDiskSpace)
         #expect(error?.message.contains("\(2 << 20)") == true)
         #expect(error?.message.contains("\(1 << 20)") == true)

@@ -11,7 +11,9 @@ import Testing
         defer { Task { try? await front.shutdown() } }
         // The front redirects once to a relative path on itself, then to the other origin (a "CDN").
         front.inject(.redirect(to: "/moved/model.bin"), when: RequestMatcher { $0.path == "/model.bin" })
-        front.inject(.redirect(to: fixture.url.absoluteString, status: 307), times: 100, when: RequestMatcher { $0.path == "/moved/model.bin" })
+        front.inject(
+            .redirect(to: fixture.url.absoluteString, status: 307), times: 100,
+            when: RequestMatcher { $0.path == "/moved/model.bin" })
         let request = DownloadRequest(
             url: front.url("/model.bin"), destination: fixture.destination, expectedSHA256: fixture.sha256,
             headers: [("Authorization", "Bearer secret-token")])
@@ -79,7 +81,8 @@ import Testing
         let downloader = Downloader(clock: ImmediateClock())
         let target = folder.path("file.bin")
         let ftp = await captureError {
-            _ = try await downloader.download(DownloadRequest(url: URL(string: "ftp://example.com/x")!, destination: target))
+            _ = try await downloader.download(
+                DownloadRequest(url: URL(string: "ftp://example.com/x")!, destination: target))
         }
         #expect(ftp?.code == .invalidURL)
         let badHash = await captureError {
@@ -90,7 +93,8 @@ import Testing
         try Data("x".utf8).write(to: folder.path("plain-file"))
         let underAFile = await captureError {
             _ = try await downloader.download(
-                DownloadRequest(url: URL(string: "http://127.0.0.1:9/x")!, destination: folder.path("plain-file/inside.bin")))
+                DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:9/x")!, destination: folder.path("plain-file/inside.bin")))
         }
         #expect(underAFile?.code == .fileSystem)
     }
@@ -104,7 +108,8 @@ import Testing
         let downloader = Downloader(clock: clock, configuration: configuration)
         // Port 9 (discard) is closed on this machine: the connection is refused.
         let error = await captureError {
-            _ = try await downloader.download(DownloadRequest(url: URL(string: "http://127.0.0.1:9/x")!, destination: folder.path("x")))
+            _ = try await downloader.download(
+                DownloadRequest(url: URL(string: "http://127.0.0.1:9/x")!, destination: folder.path("x")))
         }
         #expect(error?.code == .network)
         #expect(clock.sleeps.count == 2)

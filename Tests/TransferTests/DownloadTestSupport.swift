@@ -11,7 +11,9 @@ struct DownloadFixture {
     let bytes: [UInt8]
     let clock: ImmediateClock
 
-    static func make(size: Int = 3 << 20, seed: UInt64 = 7, options: FaultServer.Options = .init()) async throws -> DownloadFixture {
+    static func make(size: Int = 3 << 20, seed: UInt64 = 7, options: FaultServer.Options = .init()) async throws
+        -> DownloadFixture
+    {
         let bytes = SampleData.bytes(count: size, seed: seed)
         let server = try await FaultServer.start(files: ["/model.bin": bytes], options: options)
         return DownloadFixture(server: server, folder: try TemporaryDirectory(), bytes: bytes, clock: ImmediateClock())

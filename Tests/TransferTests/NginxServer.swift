@@ -3,7 +3,7 @@ import ModelDepotTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real nginx on 127.0.0.1, started by a test with its own config, files and access log.
@@ -16,7 +16,9 @@ final class NginxServer: Sendable {
     static var isInstalled: Bool { executable != nil }
 
     private static var executable: String? {
-        ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     init(files: [String: [UInt8]], limitRate: String = "1m") async throws {
@@ -61,7 +63,8 @@ final class NginxServer: Sendable {
         try process.run()
         let port = self.port
         let up = await waitUntil(timeout: .seconds(10)) { Self.accepts(port: port) }
-        try #require(up, "nginx did not start: \((try? String(contentsOf: folder.path("error.log"), encoding: .utf8)) ?? "")")
+        try #require(
+            up, "nginx did not start: \((try? String(contentsOf: folder.path("error.log"), encoding: .utf8)) ?? "")")
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
@@ -79,12 +82,15 @@ final class NginxServer: Sendable {
         guard let text = try? String(contentsOf: folder.path("access.log"), encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", maxSplits: 3)
-            guard fields.count == 4, let connection = Int(fields[0]), let status = Int(fields[1]), let sent = Int64(fields[2]) else {
+            guard fields.count == 4, let connection = Int(fields[0]), let status = Int(fields[1]),
+                let sent = Int64(fields[2])
+            else {
                 return nil
             }
             let quoted = fields[3].split(separator: "\"", omittingEmptySubsequences: false)
             return LogLine(
-                connection: connection, status: status, bytesSent: sent, range: quoted.count > 1 ? String(quoted[1]) : "",
+                connection: connection, status: status, bytesSent: sent,
+                range: quoted.count > 1 ? String(quoted[1]) : "",
                 ifRange: quoted.count > 3 ? String(quoted[3]) : "")
         }
     }
@@ -104,7 +110,9 @@ final class NginxServer: Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0
+            }
         }
         guard bound else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -118,7 +126,9 @@ final class NginxServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 }

@@ -14,7 +14,9 @@ import Testing
         var configuration = DownloadConfiguration()
         configuration.segmentSize = 2 << 20
         let result = try await Downloader(configuration: configuration).download(
-            DownloadRequest(url: nginx.url("/files/model.bin"), destination: folder.path("model.bin"), expectedSHA256: SampleData.sha256(bytes)))
+            DownloadRequest(
+                url: nginx.url("/files/model.bin"), destination: folder.path("model.bin"),
+                expectedSHA256: SampleData.sha256(bytes)))
         #expect(result.sha256 == SampleData.sha256(bytes))
         #expect(try Data(contentsOf: folder.path("model.bin")) == Data(bytes))
         let log = nginx.accessLog()
@@ -35,7 +37,9 @@ import Testing
         configuration.segmentSize = 1 << 20
         configuration.initialConnections = 2
         _ = try await Downloader(configuration: configuration).download(
-            DownloadRequest(url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"), expectedSHA256: SampleData.sha256(bytes)))
+            DownloadRequest(
+                url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"),
+                expectedSHA256: SampleData.sha256(bytes)))
         #expect(try Data(contentsOf: folder.path("model.bin")) == Data(bytes))
         let log = nginx.accessLog()
         #expect(Set(log.map(\.connection)).count >= 2)
@@ -52,7 +56,9 @@ import Testing
         var configuration = DownloadConfiguration()
         configuration.segmentSize = 1 << 20
         configuration.checkpointBytes = 256 << 10
-        let limited = DownloadRequest(url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"), expectedSHA256: SampleData.sha256(bytes))
+        let limited = DownloadRequest(
+            url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"),
+            expectedSHA256: SampleData.sha256(bytes))
         let downloader = Downloader(configuration: configuration)
         let first = Task { try await downloader.download(limited) }
         #expect(await waitUntil { downloader.resumableBytes(for: limited) >= 1 << 20 })
@@ -61,12 +67,15 @@ import Testing
         let firstRunLines = nginx.accessLog().count
 
         // Same request again: the sidecar's ranges are kept and only the rest is fetched.
-        let fast = DownloadRequest(url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"), expectedSHA256: SampleData.sha256(bytes))
+        let fast = DownloadRequest(
+            url: nginx.url("/limited/model.bin"), destination: folder.path("model.bin"),
+            expectedSHA256: SampleData.sha256(bytes))
         let result = try await downloader.download(fast)
         #expect(result.bytesResumed > 0)
         #expect(result.bytesReceived + result.bytesResumed == Int64(size))
         #expect(try Data(contentsOf: folder.path("model.bin")) == Data(bytes))
         let secondRun = nginx.accessLog().dropFirst(firstRunLines)
-        #expect(!secondRun.isEmpty && secondRun.allSatisfy { $0.status == 206 && !$0.ifRange.isEmpty && $0.ifRange != "-" })
+        #expect(
+            !secondRun.isEmpty && secondRun.allSatisfy { $0.status == 206 && !$0.ifRange.isEmpty && $0.ifRange != "-" })
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An exclusive `flock` on a lock file, shared with other processes.
@@ -21,7 +21,9 @@ final class FileLock: Sendable {
     }
 
     /// Takes the lock, polling every `pollInterval` on `clock` while another process holds it.
-    static func acquire(path: String, clock: EngineClock, pollInterval: Duration = .milliseconds(50)) async throws -> FileLock {
+    static func acquire(path: String, clock: EngineClock, pollInterval: Duration = .milliseconds(50)) async throws
+        -> FileLock
+    {
         while true {
             try Task.checkCancellation()
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

@@ -22,27 +22,24 @@ public struct ByteRangeSet: Sendable, Equatable, Codable {
         return first.upperBound
     }
 
+    /// Adds `range`, merging it with the ranges it overlaps or touches. In place: the common case — a write
+    /// that extends a range — allocates nothing.
     public mutating func insert(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
-        var merged = range
-        var result: [Range<Int64>] = []
-        result.reserveCapacity(ranges.count + 1)
-        var placed = false
-        for existing in ranges {
-            if existing.upperBound < merged.lowerBound {
-                result.append(existing)
-            } else if existing.lowerBound > merged.upperBound {
-                if !placed {
-                    result.append(merged)
-                    placed = true
-                }
-                result.append(existing)
-            } else {
-                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
-            }
+        // The first range that ends at or after the new one's start: the first that can merge with it.
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.lowerBound { low = middle + 1 } else { high = middle }
         }
-        if !placed { result.append(merged) }
-        ranges = result
+        var merged = range
+        var end = low
+        while end < ranges.count && ranges[end].lowerBound <= merged.upperBound {
+            merged = min(ranges[end].lowerBound, merged.lowerBound)..<max(ranges[end].upperBound, merged.upperBound)
+            end += 1
+        }
+        ranges.replaceSubrange(low..<end, with: CollectionOfOne(merged))
     }
 
     public func contains(_ range: Range<Int64>) -> Bool {

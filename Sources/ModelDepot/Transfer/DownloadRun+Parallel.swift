@@ -12,7 +12,8 @@ extension DownloadRun {
             served.lowerBound == requested.lowerBound
         else {
             throw ModelDepotError(
-                .protocolViolation, "\(request.url) answered 206 without a usable Content-Range for bytes \(requested).")
+                .protocolViolation, "\(request.url) answered 206 without a usable Content-Range for bytes \(requested)."
+            )
         }
         let answered = ResourceValidators(etag: probe.header("ETag"), lastModified: probe.header("Last-Modified"))
         if let record, record.totalSize != total || record.validators.conflicts(with: answered) {
@@ -53,7 +54,8 @@ extension DownloadRun {
                 for index in 1..<max(1, configuration.maxConnections) {
                     group.addTask {
                         do { try await self.connection(index: index, file: file, first: nil) } catch {
-                            self.logger.trace("connection failed", metadata: ["connection": "\(index)", "error": "\(error)"])
+                            self.logger.trace(
+                                "connection failed", metadata: ["connection": "\(index)", "error": "\(error)"])
                             throw error
                         }
                     }
@@ -123,7 +125,9 @@ extension DownloadRun {
     }
 
     /// Fetches one segment, retrying from where it stopped, until the segment is written or retries run out.
-    private func fetch(segment: SegmentScheduler.Segment, file: any PartialFile, response: TransportResponse?) async throws {
+    private func fetch(segment: SegmentScheduler.Segment, file: any PartialFile, response: TransportResponse?)
+        async throws
+    {
         defer {
             state.withLock { state in
                 state.scheduler!.release(id: segment.id)
@@ -133,7 +137,9 @@ extension DownloadRun {
         }
         var pending = response
         var lastCursor: Int64?
-        let position = { self.state.withLock { ($0.scheduler!.cursor(of: segment.id), $0.scheduler!.end(of: segment.id)) } }
+        let position = {
+            self.state.withLock { ($0.scheduler!.cursor(of: segment.id), $0.scheduler!.end(of: segment.id)) }
+        }
         try await withRetries(progressMade: {
             let now = position().0
             defer { lastCursor = now }
@@ -194,7 +200,9 @@ extension DownloadRun {
         }
         if let end = state.withLock({ $0.scheduler!.end(of: segment) }), offset < end {
             throw ModelDepotError(
-                .network, "The connection to \(request.url.host ?? "the server") closed after byte \(offset) of a range that ends at \(end).")
+                .network,
+                "The connection to \(request.url.host ?? "the server") closed after byte \(offset) of a range that ends at \(end)."
+            )
         }
     }
 

@@ -20,17 +20,22 @@ extension DownloadRun {
                 ["http", "https"].contains(next.scheme?.lowercased() ?? "")
             else {
                 throw ModelDepotError(
-                    .protocolViolation, "\(url) redirected (HTTP \(response.status)) to an invalid location '\(response.header("Location") ?? "")'.")
+                    .protocolViolation,
+                    "\(url) redirected (HTTP \(response.status)) to an invalid location '\(response.header("Location") ?? "")'."
+                )
             }
             url = next
         }
         throw ModelDepotError(
-            .protocolViolation, "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
+            .protocolViolation,
+            "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
     }
 
     /// Scheme, host and port equal: the only case where credentials may be sent along.
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) }
+        func port(_ url: URL) -> Int? {
+            url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        }
         return lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
             && port(lhs) == port(rhs)
     }
@@ -55,7 +60,11 @@ extension DownloadRun {
                 state.withLock { $0.controller.recordFailure() }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
                 logger.debug(
-                    "retrying", metadata: ["url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.message)"])
+                    "retrying",
+                    metadata: [
+                        "url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)",
+                        "error": "\(failure.message)",
+                    ])
                 do {
                     try await clock.sleep(for: delay)
                 } catch {
@@ -66,7 +75,9 @@ extension DownloadRun {
     }
 
     /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.
-    func withStallWatchdog<T: Sendable>(_ operation: @escaping @Sendable (ProgressCounter) async throws -> T) async throws -> T {
+    func withStallWatchdog<T: Sendable>(_ operation: @escaping @Sendable (ProgressCounter) async throws -> T)
+        async throws -> T
+    {
         let counter = ProgressCounter()
         guard let timeout = configuration.stallTimeout else { return try await operation(counter) }
         let clock = self.clock
@@ -79,7 +90,8 @@ extension DownloadRun {
                     try await clock.sleep(for: timeout)
                     let now = counter.current
                     if now == last {
-                        throw ModelDepotError(.stalled, "No data arrived from \(host) for \(timeout); the connection was dropped.")
+                        throw ModelDepotError(
+                            .stalled, "No data arrived from \(host) for \(timeout); the connection was dropped.")
                     }
                     last = now
                 }
@@ -107,7 +119,9 @@ extension ModelDepotError {
     }
 
     func afterRetries(_ attempts: Int) -> ModelDepotError {
-        ModelDepotError(code, "\(message) Gave up after \(attempts) attempts; try again later.", underlying: underlying, retryAfter: retryAfter)
+        ModelDepotError(
+            code, "\(message) Gave up after \(attempts) attempts; try again later.", underlying: underlying,
+            retryAfter: retryAfter)
     }
 }
 
@@ -119,19 +133,24 @@ enum HTTPStatusError {
         switch status {
         case 401, 403:
             return ModelDepotError(
-                .unauthorized, "\(url) refused access (HTTP \(status)). Check that the URL is right and pass a valid token or credentials.")
+                .unauthorized,
+                "\(url) refused access (HTTP \(status)). Check that the URL is right and pass a valid token or credentials."
+            )
         case 404, 410:
             return ModelDepotError(.notFound, "\(url) does not exist on the server (HTTP \(status)). Check the URL.")
         case 408:
             return ModelDepotError(.network, "\(url) timed out on the server (HTTP 408).")
         case 429:
             return ModelDepotError(
-                .rateLimited, "\(url) is rate limited (HTTP 429)\(retryAfter.map { "; the server asks to wait \($0)" } ?? "").",
+                .rateLimited,
+                "\(url) is rate limited (HTTP 429)\(retryAfter.map { "; the server asks to wait \($0)" } ?? "").",
                 retryAfter: retryAfter)
         case 500...599 where status != 501 && status != 505:
-            return ModelDepotError(.serverError, "\(url) failed on the server (HTTP \(status)).", retryAfter: retryAfter)
+            return ModelDepotError(
+                .serverError, "\(url) failed on the server (HTTP \(status)).", retryAfter: retryAfter)
         default:
-            return ModelDepotError(.httpStatus, "\(url) answered HTTP \(status), which the download cannot use. Check the URL.")
+            return ModelDepotError(
+                .httpStatus, "\(url) answered HTTP \(status), which the download cannot use. Check the URL.")
         }
     }
 }

@@ -40,7 +40,8 @@ extension DownloadRun {
             for try await buffer in response.body {
                 let count = buffer.readableBytes
                 if let total, offset + Int64(count) > total {
-                    throw ModelDepotError(.protocolViolation, "\(self.request.url) sent more bytes than its Content-Length of \(total).")
+                    throw ModelDepotError(
+                        .protocolViolation, "\(self.request.url) sent more bytes than its Content-Length of \(total).")
                 }
                 try buffer.withUnsafeReadableBytes { bytes in
                     try file.write(bytes, at: offset)
@@ -55,7 +56,8 @@ extension DownloadRun {
         state.withLock { $0.activeConnections = 0 }
         if let total, offset < total {
             throw ModelDepotError(
-                .network, "The connection to \(request.url.host ?? "the server") closed after \(offset) of \(total) bytes.")
+                .network,
+                "The connection to \(request.url.host ?? "the server") closed after \(offset) of \(total) bytes.")
         }
         try checkExpectedSize(offset)
         state.withLock { state in

@@ -74,7 +74,9 @@ final class DownloadRun: Sendable {
         let firstRange = record.map { firstMissingRange(of: $0) } ?? 0..<configuration.segmentSize
         let probe = try await withRetries(progressMade: { false }) {
             let answer = try await self.send(range: firstRange, ifRange: record?.validators.ifRangeValue)
-            guard [200, 206, 416].contains(answer.status) else { throw HTTPStatusError.error(for: answer, url: self.request.url) }
+            guard [200, 206, 416].contains(answer.status) else {
+                throw HTTPStatusError.error(for: answer, url: self.request.url)
+            }
             return answer
         }
         logger.trace("probe answered", metadata: ["status": "\(probe.status)", "range": "\(firstRange)"])
@@ -108,12 +110,15 @@ final class DownloadRun: Sendable {
         return gap.lowerBound..<min(gap.upperBound, gap.lowerBound + configuration.segmentSize)
     }
 
-    private func handleUnsatisfiableProbe(_ probe: TransportResponse, record: ResumeRecord?, file: any PartialFile) throws {
+    private func handleUnsatisfiableProbe(_ probe: TransportResponse, record: ResumeRecord?, file: any PartialFile)
+        throws
+    {
         let contentRange = probe.header("Content-Range").flatMap(ContentRange.init(header:))
         if record != nil { throw sourceChanged("the file on the server is shorter than before") }
         guard contentRange?.total == 0 else {
             throw ModelDepotError(
-                .protocolViolation, "\(request.url) answered 416 to a request for its first bytes; the server is misconfigured.")
+                .protocolViolation,
+                "\(request.url) answered 416 to a request for its first bytes; the server is misconfigured.")
         }
         try checkExpectedSize(0)
         state.withLock { $0.total = 0 }
@@ -123,7 +128,8 @@ final class DownloadRun: Sendable {
         if let expected = request.expectedSize, expected != total {
             throw ModelDepotError(
                 .sizeMismatch,
-                "\(request.url) is \(total) bytes but \(expected) were expected. Check the URL, or update the expected size.")
+                "\(request.url) is \(total) bytes but \(expected) were expected. Check the URL, or update the expected size."
+            )
         }
     }
 
@@ -135,7 +141,8 @@ final class DownloadRun: Sendable {
         guard available >= needed else {
             throw ModelDepotError(
                 .insufficientDiskSpace,
-                "Not enough disk space in \(folder): the download needs \(needed) more bytes but only \(available) are free. Free \(needed - available) bytes or choose another destination.")
+                "Not enough disk space in \(folder): the download needs \(needed) more bytes but only \(available) are free. Free \(needed - available) bytes or choose another destination."
+            )
         }
     }
 
@@ -146,17 +153,22 @@ final class DownloadRun: Sendable {
     /// Verifies what was downloaded and moves it into place.
     private func finish(file: any PartialFile) throws -> DownloadResult {
         emit(phase: .verifying)
-        let (total, digest, received, resumed) = state.withLock { ($0.total ?? 0, $0.sha256, $0.bytesReceived, $0.bytesResumed) }
+        let (total, digest, received, resumed) = state.withLock {
+            ($0.total ?? 0, $0.sha256, $0.bytesReceived, $0.bytesResumed)
+        }
         let actualSize = try file.size()
         guard actualSize == total else {
-            throw ModelDepotError(.sizeMismatch, "The partial file has \(actualSize) bytes where \(total) were expected. Run the download again.")
+            throw ModelDepotError(
+                .sizeMismatch,
+                "The partial file has \(actualSize) bytes where \(total) were expected. Run the download again.")
         }
         let sha256 = digest ?? PrefixHasher.emptyDigest
         if let expected = request.expectedSHA256, expected != sha256 {
             Downloader.discardPartial(of: request)
             throw ModelDepotError(
                 .checksumMismatch,
-                "The file from \(request.url) has SHA-256 \(sha256) but \(expected) was expected. Nothing was kept; check the expected hash, or try again if the server sent bad data.")
+                "The file from \(request.url) has SHA-256 \(sha256) but \(expected) was expected. Nothing was kept; check the expected hash, or try again if the server sent bad data."
+            )
         }
         emit(phase: .finalizing)
         try file.sync()

@@ -60,7 +60,11 @@ public final class DownloadTask: Sendable {
             let id = inner.withLock { inner -> Int in
                 inner.nextSubscriber += 1
                 continuation.yield(inner.state)
-                if inner.state.isFinal { continuation.finish() } else { inner.subscribers[inner.nextSubscriber] = continuation }
+                if inner.state.isFinal {
+                    continuation.finish()
+                } else {
+                    inner.subscribers[inner.nextSubscriber] = continuation
+                }
                 return inner.nextSubscriber
             }
             continuation.onTermination = { [weak self] _ in
@@ -140,7 +144,8 @@ public final class DownloadTask: Sendable {
         update { inner in
             inner.running = nil
             switch (outcome, inner.intent) {
-            case (.failed(let error), .pause) where error.code == .cancelled: return set(.paused(inner.lastProgress), in: &inner)
+            case (.failed(let error), .pause) where error.code == .cancelled:
+                return set(.paused(inner.lastProgress), in: &inner)
             case (.failed(let error), .cancel) where error.code == .cancelled: return set(.cancelled, in: &inner)
             default: return set(outcome, in: &inner)
             }

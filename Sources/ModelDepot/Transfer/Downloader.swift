@@ -86,7 +86,8 @@ public struct Downloader: Sendable {
                 Self.discardPartial(of: request)
                 guard restarts < configuration.maxSourceChanges else { throw error }
                 restarts += 1
-                logger.notice("restarting download from zero", metadata: ["url": "\(request.url)", "reason": "\(error.message)"])
+                logger.notice(
+                    "restarting download from zero", metadata: ["url": "\(request.url)", "reason": "\(error.message)"])
             }
         }
     }
@@ -98,7 +99,8 @@ public struct Downloader: Sendable {
 
     /// Bytes of `request` already on disk from an earlier, unfinished run (what a resume will not fetch again).
     public func resumableBytes(for request: DownloadRequest) -> Int64 {
-        guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.url.absoluteString else {
+        guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.url.absoluteString
+        else {
             return 0
         }
         return record.completed.count
@@ -111,7 +113,9 @@ public struct Downloader: Sendable {
             do {
                 try FileManager.default.removeItem(at: request.destination)
             } catch {
-                throw ModelDepotError(.fileSystem, "Cannot delete \(request.destination.path): \(error.localizedDescription)", underlying: error)
+                throw ModelDepotError(
+                    .fileSystem, "Cannot delete \(request.destination.path): \(error.localizedDescription)",
+                    underlying: error)
             }
         }
     }
@@ -126,7 +130,8 @@ public struct Downloader: Sendable {
         guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty else {
             throw ModelDepotError(
                 .invalidURL,
-                "Cannot download '\(request.url.absoluteString)': give a full http:// or https:// URL with a host name.")
+                "Cannot download '\(request.url.absoluteString)': give a full http:// or https:// URL with a host name."
+            )
         }
         if let hash = request.expectedSHA256 {
             guard hash.count == 64, hash.allSatisfy(\.isHexDigit) else {
@@ -168,11 +173,14 @@ public struct Downloader: Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
             throw ModelDepotError(
-                .fileSystem, "Cannot create the folder \(folder.path): \(error.localizedDescription). Choose a destination you can write to.",
+                .fileSystem,
+                "Cannot create the folder \(folder.path): \(error.localizedDescription). Choose a destination you can write to.",
                 underlying: error)
         }
         guard access(folder.path, W_OK) == 0 else {
-            throw ModelDepotError(.fileSystem, "Cannot write to \(folder.path): permission denied. Choose a destination you can write to.")
+            throw ModelDepotError(
+                .fileSystem, "Cannot write to \(folder.path): permission denied. Choose a destination you can write to."
+            )
         }
     }
 }

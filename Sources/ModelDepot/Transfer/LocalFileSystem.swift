@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The real disk, through POSIX calls: `pwrite`/`pread` at offsets, `fallocate` where available, `statvfs`.
@@ -36,7 +36,8 @@ struct LocalPartialFile: PartialFile {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var written = 0
         while written < bytes.count {
-            let result = pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written))
+            let result = pwrite(
+                descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written))
             if result < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFailure.error("Cannot write to \(path)", errno: errno)
@@ -55,10 +56,12 @@ struct LocalPartialFile: PartialFile {
 
     func allocate(size: Int64) throws {
         #if os(Linux)
-        let result = posix_fallocate(descriptor, 0, off_t(size))
-        if result == 0 { return }
-        // Filesystems without fallocate fall back to a sparse file; a real shortage is an error.
-        if result == ENOSPC || result == EDQUOT { throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result) }
+            let result = posix_fallocate(descriptor, 0, off_t(size))
+            if result == 0 { return }
+            // Filesystems without fallocate fall back to a sparse file; a real shortage is an error.
+            if result == ENOSPC || result == EDQUOT {
+                throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
+            }
         #endif
         guard ftruncate(descriptor, off_t(size)) == 0 else {
             throw POSIXFailure.error("Cannot size \(path) to \(size) bytes", errno: errno)
@@ -73,9 +76,9 @@ struct LocalPartialFile: PartialFile {
 
     func sync() throws {
         #if os(Linux)
-        let result = fdatasync(descriptor)
+            let result = fdatasync(descriptor)
         #else
-        let result = fsync(descriptor)
+            let result = fsync(descriptor)
         #endif
         guard result == 0 else { throw POSIXFailure.error("Cannot flush \(path)", errno: errno) }
     }
@@ -87,11 +90,11 @@ struct LocalPartialFile: PartialFile {
 
 private func closeFile(_ descriptor: Int32) -> Int32 {
     #if canImport(Glibc)
-    return Glibc.close(descriptor)
+        return Glibc.close(descriptor)
     #elseif canImport(Musl)
-    return Musl.close(descriptor)
+        return Musl.close(descriptor)
     #else
-    return Darwin.close(descriptor)
+        return Darwin.close(descriptor)
     #endif
 }
 
@@ -111,7 +114,8 @@ enum POSIXFailure {
                 .fileSystem, "\(what): permission denied (\(reason)). Choose a folder you can write to.",
                 underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
         default:
-            return ModelDepotError(.fileSystem, "\(what): \(reason).", underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
+            return ModelDepotError(
+                .fileSystem, "\(what): \(reason).", underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
         }
     }
 }

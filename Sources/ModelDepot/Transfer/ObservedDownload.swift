@@ -1,46 +1,47 @@
 #if canImport(Observation)
-import Observation
+    import Observation
 
-/// A ``DownloadTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views.
-///
-/// ```swift
-/// @State var download = ObservedDownload(downloader.start(request))
-/// ProgressView(value: download.progress?.fractionCompleted ?? 0)
-/// ```
-@MainActor
-@Observable
-public final class ObservedDownload {
-    public let task: DownloadTask
-    public private(set) var state: DownloadTask.State
-    /// The latest progress, kept through pauses.
-    public private(set) var progress: DownloadProgress?
+    /// A ``DownloadTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views.
+    ///
+    /// ```swift
+    /// @State var download = ObservedDownload(downloader.start(request))
+    /// ProgressView(value: download.progress?.fractionCompleted ?? 0)
+    /// ```
+    @MainActor
+    @Observable
+    public final class ObservedDownload {
+        public let task: DownloadTask
+        public private(set) var state: DownloadTask.State
+        /// The latest progress, kept through pauses.
+        public private(set) var progress: DownloadProgress?
 
-    public init(_ task: DownloadTask) {
-        self.task = task
-        self.state = task.state
-        Task { [weak self] in
-            for await state in task.states {
-                guard let self else { return }
-                self.apply(state)
+        public init(_ task: DownloadTask) {
+            self.task = task
+            self.state = task.state
+            Task { [weak self] in
+                for await state in task.states {
+                    guard let self else { return }
+                    self.apply(state)
+                }
             }
         }
-    }
 
-    private func apply(_ state: DownloadTask.State) {
-        self.state = state
-        switch state {
-        case .downloading(let progress): self.progress = progress
-        case .paused(let progress): self.progress = progress ?? self.progress
-        case .completed(let result):
-            self.progress = DownloadProgress(phase: .completed, bytesCompleted: result.size, totalBytes: result.size)
-        default: break
+        private func apply(_ state: DownloadTask.State) {
+            self.state = state
+            switch state {
+            case .downloading(let progress): self.progress = progress
+            case .paused(let progress): self.progress = progress ?? self.progress
+            case .completed(let result):
+                self.progress = DownloadProgress(
+                    phase: .completed, bytesCompleted: result.size, totalBytes: result.size)
+            default: break
+            }
+        }
+
+        public func pause() async { await task.pause() }
+        public func resume() { task.resume() }
+        public func cancel(discardingPartialData: Bool = false) async {
+            await task.cancel(discardingPartialData: discardingPartialData)
         }
     }
-
-    public func pause() async { await task.pause() }
-    public func resume() { task.resume() }
-    public func cancel(discardingPartialData: Bool = false) async {
-        await task.cancel(discardingPartialData: discardingPartialData)
-    }
-}
 #endif

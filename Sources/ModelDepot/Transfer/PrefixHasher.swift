@@ -24,7 +24,10 @@ final class PrefixHasher {
             let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted])
             let count = try file.read(into: chunk, at: offset)
             guard count > 0 else {
-                throw ModelDepotError(.fileSystem, "The partial file ended at byte \(offset) while \(end) were expected; it was changed by something else. Run the download again.")
+                throw ModelDepotError(
+                    .fileSystem,
+                    "The partial file ended at byte \(offset) while \(end) were expected; it was changed by something else. Run the download again."
+                )
             }
             sha.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)

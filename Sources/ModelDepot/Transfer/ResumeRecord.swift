@@ -30,7 +30,8 @@ struct ResumeRecord: Codable, Equatable, Sendable {
         let temporary = path + ".tmp"
         try data.write(to: URL(fileURLWithPath: temporary))
         guard rename(temporary, path) == 0 else {
-            throw ModelDepotError(.fileSystem, "Cannot save resume state at \(path): \(String(cString: strerror(errno))).")
+            throw ModelDepotError(
+                .fileSystem, "Cannot save resume state at \(path): \(String(cString: strerror(errno))).")
         }
     }
 }

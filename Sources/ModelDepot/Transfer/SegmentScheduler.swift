@@ -91,7 +91,8 @@ struct SegmentScheduler: Sendable {
     private mutating func assign(_ range: Range<Int64>, now: Duration) -> Segment {
         let id = nextID
         nextID += 1
-        assignments[id] = Assignment(cursor: range.lowerBound, end: range.upperBound, start: range.lowerBound, startedAt: now)
+        assignments[id] = Assignment(
+            cursor: range.lowerBound, end: range.upperBound, start: range.lowerBound, startedAt: now)
         return Segment(id: id, range: range)
     }
 

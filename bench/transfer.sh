@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Transfer-engine benchmark: modeldepot pull vs curl and aria2c, same file, same nginx, same run.
+#
+#   bench/transfer.sh [--size-mib 256] [--big-mib 2048] [--runs 3]
+#
+# Prints, for each case, the wall time, throughput and peak RSS of each client and our ratios:
+#   1. unlimited loopback, SHA-256 verified by us: our time / curl's time        (target <= 0.8)
+#   2. nginx limit_rate 16m per connection: our speed / curl's, / aria2c -x8's   (targets >= 8, >= 1.2)
+#   3. peak RSS for the small and the big file                                   (target <= 64 MB)
+#   4. kill -9 at ~50% then a second run: bytes nginx sent / file size           (target <= 1.02)
+# Needs nginx, curl, aria2c and GNU time (apt-get install -y nginx curl aria2 time).
+set -euo pipefail
+size_mib=256
+big_mib=2048
+runs=3
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --size-mib) size_mib=$2; shift 2 ;;
+        --big-mib) big_mib=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+for tool in nginx curl aria2c /usr/bin/time python3; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y nginx curl aria2 time" >&2; exit 1; }
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/modeldepot-bench.XXXXXX)
+nginx_pid=""
+cleanup() { [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "building modeldepot (release)…" >&2
+(cd "$root" && swift build -c release --product modeldepot >/dev/null)
+bin="$root/.build/release/modeldepot"
+
+mkdir -p "$work/www" "$work/tmp" "$work/out"
+head -c $((size_mib << 20)) /dev/urandom > "$work/www/model.bin"
+sha=$(python3 -c "import hashlib,sys;h=hashlib.sha256();f=open(sys.argv[1],'rb');[h.update(b) for b in iter(lambda:f.read(1<<22),b'')];print(h.hexdigest())" "$work/www/model.bin")
+port=$(python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])")
+cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+user root;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 1024; }
+http {
+    log_format sent '\$bytes_sent';
+    access_log $work/access.log sent;
+    client_body_temp_path $work/tmp/body; proxy_temp_path $work/tmp/proxy; fastcgi_temp_path $work/tmp/fcgi;
+    uwsgi_temp_path $work/tmp/uwsgi; scgi_temp_path $work/tmp/scgi;
+    sendfile on;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$port;
+        location /files/ { alias $work/www/; }
+        location /limited/ { alias $work/www/; limit_rate 16m; }
+    }
+}
+CONF
+nginx -p "$work" -c "$work/nginx.conf" &
+nginx_pid=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/files/model.bin" -r 0-0 && break; sleep 0.1; done
+base="http://127.0.0.1:$port"
+
+# measure NAME CMD… → prints "seconds max_rss_kib" of one run, output file removed afterwards
+measure() {
+    rm -rf "$work/out"/* "$work/out"/.??* 2>/dev/null || true
+    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || { cat "$work/stderr.txt" >&2; exit 1; }
+    cat "$work/time.txt"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+best_of() {  # best_of RUNS CMD… → "median_seconds max_rss"
+    local n=$1; shift
+    local times="" rss=0
+    for _ in $(seq "$n"); do
+        read -r t m < <(measure "$@")
+        times+="$t"$'\n'
+        [ "$m" -gt "$rss" ] && rss=$m
+    done
+    echo "$(printf '%s' "$times" | median) $rss"
+}
+ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
+mbps() { python3 -c "print(f'{$size_mib*1048576/1e6/$1:.0f} MB/s')"; }
+
+curl_cmd=(curl -s -o "$work/out/model.bin")
+aria_cmd=(aria2c -q -x8 -s8 --allow-overwrite=true --file-allocation=none -d "$work/out" -o model.bin)
+ours_cmd=("$bin" pull -o "$work/out/model.bin" --sha256 "$sha" --quiet)
+
+echo "== 1. ${size_mib} MiB over loopback from nginx (median of $runs)"
+read -r curl_t curl_m < <(best_of "$runs" "${curl_cmd[@]}" "$base/files/model.bin")
+read -r aria_t aria_m < <(best_of "$runs" "${aria_cmd[@]}" "$base/files/model.bin")
+read -r ours_t ours_m < <(best_of "$runs" "${ours_cmd[@]}" "$base/files/model.bin")
+printf '  curl          %6.2f s  %9s  rss %6d KiB\n' "$curl_t" "$(mbps "$curl_t")" "$curl_m"
+printf '  aria2c -x8    %6.2f s  %9s  rss %6d KiB\n' "$aria_t" "$(mbps "$aria_t")" "$aria_m"
+printf '  modeldepot    %6.2f s  %9s  rss %6d KiB  (SHA-256 verified)\n' "$ours_t" "$(mbps "$ours_t")" "$ours_m"
+echo "  ratio: our time / curl time = $(ratio "$ours_t" "$curl_t")   (target <= 0.80)"
+
+echo "== 2. nginx limit_rate 16m per connection (one run each)"
+read -r lcurl_t _ < <(best_of 1 "${curl_cmd[@]}" "$base/limited/model.bin")
+read -r laria_t _ < <(best_of 1 "${aria_cmd[@]}" "$base/limited/model.bin")
+read -r lours_t _ < <(best_of 1 "${ours_cmd[@]}" "$base/limited/model.bin")
+printf '  curl          %6.2f s  %9s\n' "$lcurl_t" "$(mbps "$lcurl_t")"
+printf '  aria2c -x8    %6.2f s  %9s\n' "$laria_t" "$(mbps "$laria_t")"
+printf '  modeldepot    %6.2f s  %9s\n' "$lours_t" "$(mbps "$lours_t")"
+echo "  ratio: our speed / curl = $(ratio "$lcurl_t" "$lours_t")   (target >= 8)"
+echo "  ratio: our speed / aria2c -x8 = $(ratio "$laria_t" "$lours_t")   (target >= 1.2)"
+
+echo "== 3. peak RSS"
+echo "  ${size_mib} MiB: $((ours_m / 1024)) MiB   (target <= 64 MB)"
+if [ "$big_mib" -gt 0 ]; then
+    head -c $((big_mib << 20)) /dev/urandom > "$work/www/big.bin"
+    read -r big_t big_m < <(best_of 1 "$bin" pull -o "$work/out/big.bin" --quiet "$base/files/big.bin")
+    echo "  ${big_mib} MiB: $((big_m / 1024)) MiB in ${big_t} s   (target <= 64 MB)"
+    rm -f "$work/www/big.bin"
+fi
+
+echo "== 4. kill -9 at ~50% (rate-capped so the kill lands mid-way), then a second run"
+rm -rf "$work/out"/* ; : > "$work/access.log"; kill -USR1 "$(cat "$work/nginx.pid")"; sleep 0.2
+"${ours_cmd[@]}" "$base/limited/model.bin" >/dev/null 2>&1 &
+pull_pid=$!
+half=$(( (size_mib << 20) / 2 ))
+while :; do
+    done_bytes=$(python3 -c "import json,sys
+try: print(sum(b-a for a,b in json.load(open(sys.argv[1]))['completed']))
+except Exception: print(0)" "$work/out/model.bin.incomplete.json")
+    [ "$done_bytes" -ge "$half" ] && break
+    kill -0 "$pull_pid" 2>/dev/null || { echo "  the pull finished before the kill" >&2; break; }
+    sleep 0.05
+done
+kill -9 "$pull_pid" 2>/dev/null || true
+wait "$pull_pid" 2>/dev/null || true
+echo "  killed with $((done_bytes >> 20)) MiB recorded"
+"${ours_cmd[@]}" "$base/limited/model.bin" >/dev/null
+sleep 0.5
+served=$(awk '{s+=$1} END {print s}' "$work/access.log")
+echo "  bytes served in total / file size = $(python3 -c "print(f'{$served/($size_mib*1048576):.4f}')")   (target <= 1.02)"
