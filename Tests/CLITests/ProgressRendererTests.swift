@@ -14,7 +14,8 @@ import Testing
     }
 
     @Test func anUnknownSizeShowsBytesOnly() {
-        let progress = DownloadProgress(phase: .downloading, bytesCompleted: 1500, bytesPerSecond: 0, activeConnections: 1)
+        let progress = DownloadProgress(
+            phase: .downloading, bytesCompleted: 1500, bytesPerSecond: 0, activeConnections: 1)
         #expect(ProgressRenderer.bar(for: progress, width: 4) == "[----]    0%  1.5 KiB  0 B/s  1 conn")
     }
 
