@@ -55,17 +55,18 @@ struct LocalPartialFile: PartialFile {
     }
 
     func allocate(size: Int64) throws {
-        #if os(Linux)
-            let result = posix_fallocate(descriptor, 0, off_t(size))
-            if result == 0 { return }
-            // Filesystems without fallocate fall back to a sparse file; a real shortage is an error.
-            if result == ENOSPC || result == EDQUOT {
-                throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
-            }
-        #endif
         guard ftruncate(descriptor, off_t(size)) == 0 else {
             throw POSIXFailure.error("Cannot size \(path) to \(size) bytes", errno: errno)
         }
+        #if os(Linux)
+        guard size > 0 else { return }
+        // Reserve the blocks now so a full disk fails before the first byte, not halfway. Filesystems
+        // without fallocate keep the sparse file; a real shortage is an error.
+        let result = posix_fallocate(descriptor, 0, off_t(size))
+        if result == ENOSPC || result == EDQUOT {
+            throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
+        }
+        #endif
     }
 
     func size() throws -> Int64 {
