@@ -21,8 +21,11 @@ struct PullCommand: AsyncParsableCommand {
     @Option(help: "The SHA-256 the file must have (64 hex characters).")
     var sha256: String?
 
-    @Option(help: "The most connections to use at once (1-64).")
-    var connections: Int = 8
+    @Option(help: "The most connections to use at once (1-64); fewer are used while more do not add speed.")
+    var connections: Int = 16
+
+    @Flag(help: "Flush the file to disk before moving it into place (survives power loss; slower).")
+    var fsync = false
 
     @OptionGroup var outputOptions: OutputOptions
 
@@ -42,6 +45,7 @@ struct PullCommand: AsyncParsableCommand {
             var configuration = DownloadConfiguration()
             configuration.maxConnections = connections
             configuration.initialConnections = min(configuration.initialConnections, connections)
+            configuration.syncBeforeRename = fsync
             let downloader = Downloader(configuration: configuration)
             let request = DownloadRequest(url: source, destination: destination, expectedSHA256: sha256)
             let result = try await CancellableRun.run {

@@ -24,20 +24,31 @@ import Testing
 }
 
 @Suite struct ConcurrencyControllerTests {
-    @Test func growsWhileThroughputGrowsAndHalvesOnFailure() {
-        var controller = ConcurrencyController(initial: 2, maximum: 8)
+    @Test func slowStartDoublesWhileEachDoublingPaysOff() {
+        var controller = ConcurrencyController(initial: 4, maximum: 32)
+        controller.record(throughput: 64)  // first sample: double
+        #expect(controller.target == 8)
+        controller.record(throughput: 128)  // +100 %: double again
+        #expect(controller.target == 16)
+        controller.record(throughput: 140)  // +9 %: slow start ends, and it is not enough for +1
+        #expect(controller.target == 16)
+        #expect(!controller.inSlowStart)
+        controller.record(throughput: 160)  // +14 % over the baseline: one more
+        #expect(controller.target == 17)
+    }
+
+    @Test func halvesOnFailureAndMeasuresBeforeGrowingAgain() {
+        var controller = ConcurrencyController(initial: 4, maximum: 8)
         controller.record(throughput: 100)
-        #expect(controller.target == 3)
-        controller.record(throughput: 150)
-        #expect(controller.target == 4)
-        controller.record(throughput: 152)  // < 10 % better: stay
-        #expect(controller.target == 4)
+        #expect(controller.target == 8)
         controller.recordFailure()
-        #expect(controller.target == 2)
+        #expect(controller.target == 4)
         controller.record(throughput: 500)  // first sample after a decrease only sets the baseline
-        #expect(controller.target == 2)
-        controller.record(throughput: 600)
-        #expect(controller.target == 3)
+        #expect(controller.target == 4)
+        controller.record(throughput: 520)  // +4 %: stay
+        #expect(controller.target == 4)
+        controller.record(throughput: 600)  // additive from now on
+        #expect(controller.target == 5)
     }
 
     @Test func staysWithinBounds() {

@@ -1,14 +1,19 @@
 /// Decides how many connections a download uses, from the throughput it measures.
 ///
-/// Additive increase while throughput keeps growing, multiplicative decrease on errors and 429s — the
-/// same shape TCP uses, so a throttled server sees fewer connections and a fast one more. Pure: the engine
-/// feeds it samples and asks for the target; tests feed it numbers.
+/// The same shape TCP uses: a slow start that doubles the connections while each doubling pays off (a CDN
+/// that caps each connection reaches full speed within a few samples), then one more at a time while
+/// throughput keeps growing, and halving on errors and 429s, so a throttled server sees fewer connections
+/// and a fast one more. Pure: the engine feeds it samples and asks for the target; tests feed it numbers.
 public struct ConcurrencyController: Sendable, Equatable {
     public let minimum: Int
     public let maximum: Int
     public private(set) var target: Int
     /// Relative gain over the baseline that justifies one more connection.
     public var growthThreshold: Double = 0.1
+    /// Relative gain a doubling must bring for slow start to double again.
+    public var slowStartThreshold: Double = 0.25
+    /// Doubling until a doubling stops paying off or a failure happens.
+    public private(set) var inSlowStart = true
     /// Throughput (bytes/s) measured at the current connection count.
     private var baseline: Double?
     /// After a decrease the next sample only sets the baseline: the lower level must be measured first.
@@ -31,9 +36,26 @@ public struct ConcurrencyController: Sendable, Equatable {
             baseline = max(baseline ?? 0, throughput)
             return
         }
-        if let baseline, throughput <= baseline * (1 + growthThreshold) { return }
-        baseline = throughput
-        target += 1
+        guard let baseline else {
+            baseline = throughput
+            grow()
+            return
+        }
+        if inSlowStart {
+            if throughput >= baseline * (1 + slowStartThreshold) {
+                self.baseline = throughput
+                grow()
+                return
+            }
+            inSlowStart = false
+        }
+        if throughput <= baseline * (1 + growthThreshold) { return }
+        self.baseline = throughput
+        grow()
+    }
+
+    private mutating func grow() {
+        target = min(maximum, inSlowStart ? target * 2 : target + 1)
     }
 
     /// Records a failed or throttled request: halve the connections.
@@ -42,5 +64,6 @@ public struct ConcurrencyController: Sendable, Equatable {
         if halved < target { holdNextSample = true }
         target = halved
         baseline = nil
+        inSlowStart = false
     }
 }

@@ -42,9 +42,9 @@ public struct DownloadConfiguration: Sendable {
     /// Connections to start with; more are added while throughput grows.
     public var initialConnections: Int = 4
     /// Upper bound for parallel ranged connections to one file.
-    public var maxConnections: Int = 8
+    public var maxConnections: Int = 16
     /// Size of a ranged request.
-    public var segmentSize: Int64 = 16 << 20
+    public var segmentSize: Int64 = 8 << 20
     /// Files smaller than this are fetched over one connection.
     public var minimumSizeForRanges: Int64 = 4 << 20
     public var retryPolicy: RetryPolicy = .default
@@ -52,10 +52,15 @@ public struct DownloadConfiguration: Sendable {
     /// watchdog (the transport's own read timeout still applies).
     public var stallTimeout: Duration? = .seconds(30)
     /// Bytes written between two saves of the resume sidecar (bounds what a crash can lose).
-    public var checkpointBytes: Int64 = 2 << 20
+    public var checkpointBytes: Int64 = 1 << 20
     /// How often progress events are emitted.
     public var progressInterval: Duration = .milliseconds(200)
     public var maxRedirects: Int = 10
+    /// Flush the file to stable storage before renaming it into place. Off by default, like curl, aria2c and
+    /// huggingface_hub: the rename is atomic for every process crash either way, and only a power loss
+    /// between the rename and the kernel's own writeback could leave a complete-looking file with missing
+    /// data (which a later verification catches). Turn it on where power loss is likely.
+    public var syncBeforeRename: Bool = false
     /// How often the engine restarts from zero when the file changes on the server mid-download.
     public var maxSourceChanges: Int = 2
 

@@ -171,12 +171,12 @@ final class DownloadRun: Sendable {
             )
         }
         emit(phase: .finalizing)
-        try file.sync()
+        if configuration.syncBeforeRename { try file.sync() }
         guard rename(request.partialPath, request.destination.path) == 0 else {
             throw POSIXFailure.error("Cannot move the finished file to \(request.destination.path)", errno: errno)
         }
         unlink(request.resumeRecordPath)
-        syncFolder(request.destination.deletingLastPathComponent().path)
+        if configuration.syncBeforeRename { syncFolder(request.destination.deletingLastPathComponent().path) }
         emit(phase: .completed)
         return DownloadResult(
             file: request.destination, size: total, sha256: sha256, bytesReceived: received, bytesResumed: resumed,

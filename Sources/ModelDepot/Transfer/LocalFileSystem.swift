@@ -59,13 +59,13 @@ struct LocalPartialFile: PartialFile {
             throw POSIXFailure.error("Cannot size \(path) to \(size) bytes", errno: errno)
         }
         #if os(Linux)
-        guard size > 0 else { return }
-        // Reserve the blocks now so a full disk fails before the first byte, not halfway. Filesystems
-        // without fallocate keep the sparse file; a real shortage is an error.
-        let result = posix_fallocate(descriptor, 0, off_t(size))
-        if result == ENOSPC || result == EDQUOT {
-            throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
-        }
+            guard size > 0 else { return }
+            // Reserve the blocks now so a full disk fails before the first byte, not halfway. Filesystems
+            // without fallocate keep the sparse file; a real shortage is an error.
+            let result = posix_fallocate(descriptor, 0, off_t(size))
+            if result == ENOSPC || result == EDQUOT {
+                throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
+            }
         #endif
     }
 
