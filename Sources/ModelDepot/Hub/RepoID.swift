@@ -1,0 +1,69 @@
+/// A validated Hub repository id: `name` or `namespace/name`.
+///
+/// The rules are the Hub's: 1–96 characters from `[A-Za-z0-9._-]` per the whole id, at most one `/`, no part
+/// starting or ending with `.` or `-`, no `--` or `..`, no `.git` suffix. An id that passes can be joined to
+/// URLs and cache paths without further escaping, and maps to exactly one cache folder and back.
+public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
+    public let namespace: String?
+    public let name: String
+
+    public init(_ text: String) throws {
+        let invalid = { (reason: String) in
+            ModelDepotError(
+                .invalidArgument,
+                "'\(text)' is not a valid repository id: \(reason). Use 'name' or 'namespace/name' with letters, digits, '.', '_' and '-'."
+            )
+        }
+        guard (1...96).contains(text.count) else { throw invalid("it must be 1 to 96 characters long") }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= 2 else { throw invalid("it has more than one '/'") }
+        for part in parts {
+            guard !part.isEmpty else { throw invalid("a part is empty") }
+            guard part.unicodeScalars.allSatisfy(Self.isAllowed) else {
+                throw invalid("it contains a character other than letters, digits, '.', '_' and '-'")
+            }
+            guard let first = part.first, let last = part.last, !".-".contains(first), !".-".contains(last) else {
+                throw invalid("a part starts or ends with '.' or '-'")
+            }
+        }
+        guard !text.contains("--"), !text.contains("..") else { throw invalid("it contains '--' or '..'") }
+        guard !text.hasSuffix(".git") else { throw invalid("it ends with '.git'") }
+        namespace = parts.count == 2 ? parts[0] : nil
+        name = parts[parts.count - 1]
+    }
+
+    public var description: String { namespace.map { "\($0)/\(name)" } ?? name }
+
+    /// The repo's folder in a Hub cache: `models--org--name`, `datasets--name`.
+    public func cacheFolderName(type: RepoType) -> String {
+        ([type.cacheFolderPrefix] + (namespace.map { [$0] } ?? []) + [name]).joined(separator: "--")
+    }
+
+    /// Parses a cache folder name back into its type and id; nil for anything else.
+    public static func fromCacheFolderName(_ folder: String) -> (RepoType, RepoID)? {
+        guard let separator = folder.range(of: "--") else { return nil }
+        let prefix = String(folder[..<separator.lowerBound])
+        guard let type = RepoType.allCases.first(where: { $0.cacheFolderPrefix == prefix }) else { return nil }
+        let rest = folder[separator.upperBound...].replacingOccurrences(of: "--", with: "/")
+        guard let id = try? RepoID(rest) else { return nil }
+        return (type, id)
+    }
+
+    public static func < (lhs: RepoID, rhs: RepoID) -> Bool { lhs.description < rhs.description }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", ".", "_", "-": true
+        default: false
+        }
+    }
+}
