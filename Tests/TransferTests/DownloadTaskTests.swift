@@ -59,6 +59,22 @@ import Testing
         #expect(error?.code == .cancelled)
     }
 
+    @Test func progressEventsWalkThroughThePhasesInOrder() async throws {
+        let fixture = try await DownloadFixture.make(size: 2 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        let task = fixture.downloader().start(fixture.request(sha256: fixture.sha256))
+        var phases: [DownloadProgress.Phase] = []
+        var last: DownloadProgress?
+        for await event in task.progress {
+            if phases.last != event.phase { phases.append(event.phase) }
+            if let previous = last { #expect(event.bytesCompleted >= previous.bytesCompleted) }
+            last = event
+        }
+        #expect(phases.last == .completed)
+        #expect(phases.filter { $0 != .resolving } == [.downloading, .verifying, .finalizing, .completed])
+        #expect(last?.bytesCompleted == 2 << 20)
+    }
+
     @Test func failuresArriveAsAFinalState() async throws {
         let fixture = try await DownloadFixture.make(size: 10_000)
         defer { Task { await fixture.cleanUp() } }

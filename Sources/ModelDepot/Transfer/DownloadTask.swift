@@ -73,6 +73,27 @@ public final class DownloadTask: Sendable {
         }
     }
 
+    /// Progress events (phase, bytes, speed, ETA, connections) from now on; ends when the task reaches a final
+    /// state, with a `completed` event if it succeeded.
+    public var progress: AsyncStream<DownloadProgress> {
+        let states = self.states
+        return AsyncStream { continuation in
+            let forwarding = Task {
+                for await state in states {
+                    switch state {
+                    case .downloading(let progress): continuation.yield(progress)
+                    case .completed(let result):
+                        continuation.yield(
+                            DownloadProgress(phase: .completed, bytesCompleted: result.size, totalBytes: result.size))
+                    default: break
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
+    }
+
     /// Starts (or restarts after a pause or failure) the transfer. Does nothing while it runs or once completed.
     public func resume() {
         inner.withLock { inner in
