@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ModelDepot", targets: ["ModelDepot"]),
         .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
+        .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
     ],
     dependencies: [
@@ -15,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -37,10 +40,22 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .target(
+            name: "ModelDepotServer",
+            dependencies: [
+                "ModelDepot",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "modeldepot",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotServer",
                 "ModelDepotTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -52,6 +67,12 @@ let package = Package(
             dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting", "modeldepot"]),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "ModelDepot", "ModelDepotServer", "ModelDepotTesting", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepot
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -111,7 +112,7 @@ final class FaultServerHandler: ChannelInboundHandler {
         if rangesAllowed, let rangeHeader = head.headers.first(name: "Range") {
             let ifRange = head.headers.first(name: "If-Range")
             if ifRange == nil || ifRange == etag || ifRange == lastModified {
-                switch RequestedRange.parse(rangeHeader, size: size) {
+                switch ByteRangeRequest.parse(rangeHeader, size: size) {
                 case .satisfiable(let requested):
                     status = .partialContent
                     range = requested
@@ -233,30 +234,5 @@ final class FaultServerHandler: ChannelInboundHandler {
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
         }
         finish(ending: .complete, keepAlive: keepAlive, context: context)
-    }
-}
-
-/// A single-range `Range` header, resolved against a size.
-enum RequestedRange: Equatable {
-    case satisfiable(Range<Int>)
-    case unsatisfiable
-    /// Malformed or multi-range: served as a plain 200.
-    case ignored
-
-    static func parse(_ header: String, size: Int) -> RequestedRange {
-        guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
-        let spec = header.dropFirst(6)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .ignored }
-        if parts[0].isEmpty {
-            guard let suffix = Int(parts[1]), suffix > 0 else { return .ignored }
-            if size == 0 { return .unsatisfiable }
-            return .satisfiable(max(0, size - suffix)..<size)
-        }
-        guard let first = Int(parts[0]) else { return .ignored }
-        let last = parts[1].isEmpty ? size - 1 : (Int(parts[1]) ?? -1)
-        guard last >= first || parts[1].isEmpty else { return .ignored }
-        if first >= size { return .unsatisfiable }
-        return .satisfiable(first..<(min(last, size - 1) + 1))
     }
 }

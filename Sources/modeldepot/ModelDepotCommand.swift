@@ -8,7 +8,7 @@ struct ModelDepotCommand: AsyncParsableCommand {
         commandName: "modeldepot",
         abstract: "Get AI models onto this machine and keep them there.",
         version: "0.1.0",
-        subcommands: [PullCommand.self, DemoCommand.self]
+        subcommands: [PullCommand.self, ServeCommand.self, DemoCommand.self]
     )
 }
 

@@ -72,3 +72,29 @@ struct ResourceValidators: Equatable, Sendable, Codable {
         return false
     }
 }
+
+/// A single-range `Range` header as a server resolves it against a file's size: `bytes=a-b` (an end past the
+/// file is clamped), `bytes=a-`, and the suffix form `bytes=-n` (the last n bytes).
+public enum ByteRangeRequest: Equatable, Sendable {
+    case satisfiable(Range<Int>)
+    case unsatisfiable
+    /// Malformed or multi-range: served as a plain 200.
+    case ignored
+
+    public static func parse(_ header: String, size: Int) -> ByteRangeRequest {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
+        let spec = header.dropFirst(6)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .ignored }
+        if parts[0].isEmpty {
+            guard let suffix = Int(parts[1]), suffix > 0 else { return .ignored }
+            if size == 0 { return .unsatisfiable }
+            return .satisfiable(max(0, size - suffix)..<size)
+        }
+        guard let first = Int(parts[0]) else { return .ignored }
+        let last = parts[1].isEmpty ? size - 1 : (Int(parts[1]) ?? -1)
+        guard last >= first || parts[1].isEmpty else { return .ignored }
+        if first >= size { return .unsatisfiable }
+        return .satisfiable(first..<(min(last, size - 1) + 1))
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import ModelDepot
+import NIOCore
+
+/// `HEAD`/`GET …/resolve/…`: the Hub's headers, byte ranges, and a body streamed from disk.
+enum FileResponse {
+    static func make(for file: ServedFile, commit: String, request: Request, context: some RequestContext) async throws
+        -> Response
+    {
+        var headers = HTTPFields()
+        headers[HTTPField.Name("X-Repo-Commit")!] = commit
+        headers[.eTag] = "\"\(file.etag)\""
+        headers[.acceptRanges] = "bytes"
+        headers[.contentType] = "application/octet-stream"
+        headers[.contentDisposition] = "inline; filename=\"\(file.path.components.last ?? "file")\""
+        let size = Int(file.size)
+        var range = 0..<size
+        var status = HTTPResponse.Status.ok
+        if let rangeHeader = request.headers[.range] {
+            switch ByteRangeRequest.parse(rangeHeader, size: size) {
+            case .satisfiable(let requested):
+                range = requested
+                status = .partialContent
+                headers[.contentRange] = "bytes \(requested.lowerBound)-\(requested.upperBound - 1)/\(size)"
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(size)"
+                headers[.contentLength] = "0"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            case .ignored:
+                break
+            }
+        }
+        headers[.contentLength] = "\(range.count)"
+        if request.method == .head || range.isEmpty {
+            return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        let body = try await FileIO().loadFile(
+            path: file.diskPath, range: range.lowerBound...(range.upperBound - 1), context: context,
+            chunkLength: 1 << 20)
+        return Response(status: status, headers: headers, body: body)
+    }
+}

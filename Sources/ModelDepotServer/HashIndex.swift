@@ -1,0 +1,60 @@
+import Foundation
+import ModelDepot
+import Synchronization
+
+/// Remembers file digests by (size, modification time, inode), so each file is hashed once, when it is
+/// first needed — not on every request and not all at start-up. Saved as JSON in the server's state folder.
+final class HashIndex: Sendable {
+    struct Entry: Codable, Equatable {
+        var size: Int64
+        var modifiedNanoseconds: Int64
+        var inode: UInt64
+        var gitOID: String
+        var sha256: String?
+    }
+
+    private let storePath: String?
+    private let entries: Mutex<[String: Entry]>
+
+    /// - Parameter storePath: where to persist the index; nil keeps it in memory.
+    init(storePath: String?) {
+        self.storePath = storePath
+        var loaded: [String: Entry] = [:]
+        if let storePath, let data = FileManager.default.contents(atPath: storePath) {
+            loaded = (try? JSONDecoder().decode([String: Entry].self, from: data)) ?? [:]
+        }
+        entries = Mutex(loaded)
+    }
+
+    /// The digests of the file at `path`, computed now if the file is new or changed.
+    func digests(ofFileAt path: String, size: Int64, modifiedNanoseconds: Int64, inode: UInt64, lfs: Bool) throws
+        -> Entry
+    {
+        if let known = entries.withLock({ $0[path] }), known.size == size,
+            known.modifiedNanoseconds == modifiedNanoseconds,
+            known.inode == inode, (known.sha256 != nil) == lfs
+        {
+            return known
+        }
+        var entry = Entry(size: size, modifiedNanoseconds: modifiedNanoseconds, inode: inode, gitOID: "", sha256: nil)
+        if lfs {
+            let sha = try FileDigests.sha256(ofFileAt: path)
+            entry.sha256 = sha
+            entry.gitOID = GitBlob.id(of: Array(GitBlob.lfsPointer(sha256: sha, size: size).utf8))
+        } else {
+            entry.gitOID = try FileDigests.gitBlobID(ofFileAt: path)
+        }
+        entries.withLock { $0[path] = entry }
+        return entry
+    }
+
+    /// Writes the index to its store (atomically).
+    func save() {
+        guard let storePath else { return }
+        let snapshot = entries.withLock { $0 }
+        guard let data = try? JSONEncoder().encode(snapshot) else { return }
+        try? FileManager.default.createDirectory(
+            atPath: (storePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? data.write(to: URL(fileURLWithPath: storePath), options: .atomic)
+    }
+}

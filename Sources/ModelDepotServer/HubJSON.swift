@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+import ModelDepot
+
+/// The JSON shapes of the Hub API (the protocol note, §1.2–1.5).
+enum HubJSON {
+    static func info(_ snapshot: RepoSnapshot, blobs: Bool) -> [String: Any] {
+        var info = summary(snapshot)
+        info["siblings"] = snapshot.files.map { file -> [String: Any] in
+            var sibling: [String: Any] = ["rfilename": file.path.value]
+            if blobs {
+                sibling["size"] = file.size
+                sibling["blobId"] = file.gitOID
+                if let sha256 = file.sha256 {
+                    sibling["lfs"] = ["size": file.size, "sha256": sha256, "pointerSize": file.pointerSize]
+                }
+            }
+            return sibling
+        }
+        return info
+    }
+
+    /// The fields search results and info share.
+    static func summary(_ snapshot: RepoSnapshot) -> [String: Any] {
+        [
+            "_id": snapshot.commit, "id": snapshot.id.description, "modelId": snapshot.id.description,
+            "author": snapshot.id.namespace ?? "", "sha": snapshot.commit,
+            "lastModified": timestamp(snapshot.lastModified),
+            "createdAt": timestamp(snapshot.lastModified), "private": false, "gated": false, "disabled": false,
+            "downloads": 0, "likes": 0, "tags": [String](),
+        ]
+    }
+
+    static func refs(_ snapshot: RepoSnapshot) -> [String: Any] {
+        [
+            "branches": snapshot.branches.map {
+                ["name": $0, "ref": "refs/heads/\($0)", "targetCommit": snapshot.commit]
+            },
+            "converts": [[String: Any]](), "tags": [[String: Any]](),
+        ]
+    }
+
+    /// Entries under `path` (the root when nil); nil when `path` is neither a folder nor a file.
+    static func tree(_ snapshot: RepoSnapshot, path: String?, recursive: Bool) -> [[String: Any]]? {
+        let prefix = path.map { $0 + "/" } ?? ""
+        if let path, let file = snapshot.file(at: path) { return [entry(file)] }
+        let inside = snapshot.files.filter { $0.path.value.hasPrefix(prefix) }
+        if path != nil && inside.isEmpty { return nil }
+        if recursive {
+            var folders = Set<String>()
+            for file in inside {
+                var components = file.path.components.dropLast()
+                while !components.isEmpty {
+                    let folder = components.joined(separator: "/")
+                    if folder.hasPrefix(prefix) { folders.insert(folder) }
+                    components = components.dropLast()
+                }
+            }
+            return folders.sorted().map { folderEntry($0, snapshot: snapshot) } + inside.map(entry)
+        }
+        var folders = Set<String>()
+        var entries: [[String: Any]] = []
+        for file in inside {
+            let rest = file.path.value.dropFirst(prefix.count)
+            if let slash = rest.firstIndex(of: "/") {
+                folders.insert(prefix + rest[..<slash])
+            } else {
+                entries.append(entry(file))
+            }
+        }
+        return folders.sorted().map { folderEntry($0, snapshot: snapshot) } + entries
+    }
+
+    private static func entry(_ file: ServedFile) -> [String: Any] {
+        var entry: [String: Any] = ["type": "file", "oid": file.gitOID, "size": file.size, "path": file.path.value]
+        if let sha256 = file.sha256 {
+            entry["lfs"] = ["oid": sha256, "size": file.size, "pointerSize": file.pointerSize]
+        }
+        return entry
+    }
+
+    private static func folderEntry(_ folder: String, snapshot: RepoSnapshot) -> [String: Any] {
+        // A stable id for the folder's content (git would give its tree object id).
+        var sha = Insecure.SHA1()
+        for file in snapshot.files where file.path.value.hasPrefix(folder + "/") {
+            sha.update(data: Array("\(file.path.value)\0\(file.etag)\n".utf8))
+        }
+        let oid = sha.finalize().map { String(format: "%02x", $0) }.joined()
+        return ["type": "directory", "oid": oid, "size": 0, "path": folder]
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import ModelDepot
+
+/// A request to the mirror, parsed from its raw (still percent-encoded) path: the Hub's URL grammar, with
+/// `%2F` decoded inside a single segment (revisions like `refs%2Fpr%2F1`, tree sub-paths like `a%2Fb`).
+enum HubRoute: Equatable, Sendable {
+    case info(RepoType, RepoID, revision: String?)
+    case tree(RepoType, RepoID, revision: String, path: String?)
+    case refs(RepoType, RepoID)
+    case search(RepoType)
+    case resolve(RepoType, RepoID, revision: String, path: String)
+
+    /// Parses a raw request path; nil when it is not a Hub route. Throws when it is one with a bad repo id.
+    static func parse(rawPath: String) throws -> HubRoute? {
+        var segments = rawPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if segments.first == "" { segments.removeFirst() }
+        if segments.last == "" { segments.removeLast() }  // `/tree/main/` is `/tree/main`
+        guard !segments.isEmpty else { return nil }
+        if segments[0] == "api" { return try parseAPI(Array(segments.dropFirst())) }
+        return try parseResolve(segments)
+    }
+
+    private static func parseAPI(_ segments: [String]) throws -> HubRoute? {
+        guard let first = segments.first, let type = RepoType.allCases.first(where: { $0.apiSegment == first }) else {
+            return nil
+        }
+        let rest = Array(segments.dropFirst())
+        if rest.isEmpty { return .search(type) }
+        // The repo id is one or two segments; the keywords after it tell which.
+        for idLength in [2, 1] where rest.count >= idLength {
+            let tail = Array(rest.dropFirst(idLength))
+            guard tail.isEmpty || ["revision", "tree", "refs"].contains(tail[0]) else { continue }
+            let id = try RepoID(rest.prefix(idLength).map(decode).joined(separator: "/"))
+            switch tail.first {
+            case nil: return .info(type, id, revision: nil)
+            case "revision" where tail.count == 2: return .info(type, id, revision: decode(tail[1]))
+            case "refs" where tail.count == 1: return .refs(type, id)
+            case "tree" where tail.count >= 2:
+                let path = tail.count > 2 ? tail.dropFirst(2).map(decode).joined(separator: "/") : nil
+                return .tree(type, id, revision: decode(tail[1]), path: path)
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    private static func parseResolve(_ segments: [String]) throws -> HubRoute? {
+        var segments = segments
+        var type = RepoType.model
+        if let prefix = RepoType.allCases.first(where: { $0 != .model && $0.apiSegment == segments[0] }) {
+            type = prefix
+            segments.removeFirst()
+        }
+        for idLength in [2, 1] where segments.count >= idLength + 3 && segments[idLength] == "resolve" {
+            let id = try RepoID(segments.prefix(idLength).map(decode).joined(separator: "/"))
+            let path = segments.dropFirst(idLength + 2).map(decode).joined(separator: "/")
+            return .resolve(type, id, revision: decode(segments[idLength + 1]), path: path)
+        }
+        return nil
+    }
+
+    private static func decode(_ segment: String) -> String {
+        segment.removingPercentEncoding ?? segment
+    }
+}

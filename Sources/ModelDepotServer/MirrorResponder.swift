@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import ModelDepot
+import NIOCore
+
+/// Answers Hub API requests from a ``RepositorySource``. One access-log line per request.
+struct MirrorResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let source: any RepositorySource
+    let logger: Logger
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await route(request, context: context)
+        } catch let error as HubServerError {
+            response = Self.errorResponse(error)
+        } catch let error as ModelDepotError {
+            response = Self.errorResponse(.badRequest(error.message))
+        }
+        logger.info(
+            "\(request.method) \(request.uri.path) \(response.status.code)",
+            metadata: ["ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)"])
+        return response
+    }
+
+    private func route(_ request: Request, context: Context) async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Self.errorResponse(
+                HubServerError(status: 405, code: nil, message: "Only GET and HEAD are served.", commit: nil))
+        }
+        guard let route = try HubRoute.parse(rawPath: request.uri.path) else {
+            return Self.errorResponse(
+                HubServerError(status: 404, code: nil, message: "Not a Hub API path.", commit: nil))
+        }
+        let query = request.uri.queryParameters
+        switch route {
+        case .search(let type):
+            return try await search(type: type, query: query)
+        case .info(let type, let id, let revision):
+            let snapshot = try await snapshot(type, id, revision)
+            let blobs = query["blobs"].map { $0.lowercased() == "true" } ?? false
+            return Self.json(HubJSON.info(snapshot, blobs: blobs))
+        case .refs(let type, let id):
+            return Self.json(HubJSON.refs(try await snapshot(type, id, nil)))
+        case .tree(let type, let id, let revision, let path):
+            let snapshot = try await snapshot(type, id, revision)
+            let recursive = query["recursive"].map { $0.lowercased() == "true" } ?? false
+            guard let entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
+                throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
+            }
+            return Self.json(entries)
+        case .resolve(let type, let id, let revision, let path):
+            let snapshot = try await snapshot(type, id, revision)
+            guard let file = snapshot.file(at: path) else {
+                throw HubServerError.entryNotFound(path, commit: snapshot.commit)
+            }
+            return try await FileResponse.make(for: file, commit: snapshot.commit, request: request, context: context)
+        }
+    }
+
+    private func snapshot(_ type: RepoType, _ id: RepoID, _ revision: String?) async throws -> RepoSnapshot {
+        guard let snapshot = try await source.snapshot(type: type, id: id, revision: revision) else {
+            throw HubServerError.repoNotFound(id.description)
+        }
+        return snapshot
+    }
+
+    private func search(type: RepoType, query: FlatDictionary<Substring, Substring>) async throws -> Response {
+        let text = query["search"].map { String($0).lowercased() }
+        let author = query["author"].map(String.init)
+        let limit = query["limit"].flatMap { Int($0) } ?? 1000
+        var results: [[String: Any]] = []
+        for (repoType, id) in try source.repositories() where repoType == type {
+            if let text, !id.description.lowercased().contains(text) { continue }
+            if let author, id.namespace != author { continue }
+            guard let snapshot = try? await source.snapshot(type: repoType, id: id, revision: nil) else { continue }
+            results.append(HubJSON.summary(snapshot))
+            if results.count >= limit { break }
+        }
+        return Self.json(results)
+    }
+
+    static func json(_ object: Any) -> Response {
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.contentLength] = "\(data.count)"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func errorResponse(_ error: HubServerError) -> Response {
+        var body =
+            (try? JSONSerialization.data(withJSONObject: ["error": error.message], options: [.sortedKeys])) ?? Data()
+        if body.isEmpty { body = Data("{}".utf8) }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.contentLength] = "\(body.count)"
+        if let code = error.code { headers[HTTPField.Name("X-Error-Code")!] = code }
+        headers[HTTPField.Name("X-Error-Message")!] = error.message
+        if let commit = error.commit { headers[HTTPField.Name("X-Repo-Commit")!] = commit }
+        if error.status == 401 {
+            headers[.wwwAuthenticate] = "Bearer realm=\"Authentication required\", charset=\"UTF-8\""
+        }
+        return Response(
+            status: HTTPResponse.Status(code: error.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

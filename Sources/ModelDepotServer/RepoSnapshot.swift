@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+import ModelDepot
+
+/// One file of a served repository.
+struct ServedFile: Sendable, Equatable {
+    let path: RepoFilePath
+    /// Absolute path on disk.
+    let diskPath: String
+    let size: Int64
+    let modified: Date
+    /// Git blob id: of the content for regular files, of the LFS pointer for LFS files (as git stores them).
+    let gitOID: String
+    /// SHA-256 of the content, for LFS files.
+    let sha256: String?
+
+    var isLFS: Bool { sha256 != nil }
+    /// The blob name clients cache it under: SHA-256 for LFS files, git blob id otherwise.
+    var etag: String { sha256 ?? gitOID }
+    var pointerSize: Int { GitBlob.lfsPointer(sha256: sha256 ?? "", size: size).utf8.count }
+}
+
+/// A repository at one commit, as the mirror serves it.
+struct RepoSnapshot: Sendable {
+    let type: RepoType
+    let id: RepoID
+    let commit: String
+    /// Sorted by path.
+    let files: [ServedFile]
+    /// Branch and tag names that point at this commit (`main` for folder repos).
+    let branches: [String]
+
+    var lastModified: Date { files.map(\.modified).max() ?? Date(timeIntervalSince1970: 0) }
+
+    func file(at path: String) -> ServedFile? { files.first { $0.path.value == path } }
+
+    /// A commit id derived from the content only: the same files give the same id on any machine.
+    static func commitID(for files: [ServedFile]) -> String {
+        var sha = Insecure.SHA1()
+        for file in files.sorted(by: { $0.path < $1.path }) {
+            sha.update(data: Array("\(file.path.value)\0\(file.etag)\n".utf8))
+        }
+        return sha.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Where the mirror's repositories come from.
+protocol RepositorySource: Sendable {
+    /// Every repository this source serves.
+    func repositories() throws -> [(RepoType, RepoID)]
+    /// The repository at `revision` (its default branch when nil); nil when the repository does not exist.
+    /// Throws `RevisionNotFound` (as ``HubServerError``) when the repository exists but the revision does not.
+    func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot?
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotServer
+import ModelDepotTesting
+import NIOCore
+import Synchronization
+import Testing
+
+/// A folder of repositories and a mirror serving it on a free port of 127.0.0.1.
+struct MirrorFixture {
+    let root: TemporaryDirectory
+    let baseURL: URL
+    let task: Task<Void, any Error>
+
+    /// Runs `body` with a mirror over the files `layout` maps (paths relative to the root) and stops it after.
+    static func with<T>(
+        _ layout: [String: [UInt8]], _ body: (MirrorFixture) async throws -> T
+    ) async throws -> T {
+        let root = try TemporaryDirectory(prefix: "modeldepot-mirror")
+        for (path, bytes) in layout {
+            let url = root.path(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        let address = Mutex<URL?>(nil)
+        let server = MirrorServer(
+            root: root.url, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let task = Task { try await server.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } } }
+        let started = await waitUntil { address.withLock { $0 } != nil }
+        try #require(started, "the mirror did not start")
+        let fixture = MirrorFixture(root: root, baseURL: address.withLock { $0 }!, task: task)
+        defer {
+            task.cancel()
+            root.remove()
+        }
+        return try await body(fixture)
+    }
+
+    func url(_ path: String) -> URL { URL(string: baseURL.absoluteString + path)! }
+
+    struct Reply {
+        let status: Int
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+        func header(_ name: String) -> String? {
+            headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+        var json: Any? { try? JSONSerialization.jsonObject(with: Data(body)) }
+    }
+
+    func get(_ path: String, method: String = "GET", headers: [(name: String, value: String)] = []) async throws
+        -> Reply
+    {
+        let response = try await AsyncHTTPTransport.shared.send(
+            TransportRequest(method: method, url: url(path), headers: headers))
+        var body: [UInt8] = []
+        for try await buffer in response.body { body += buffer.readableBytesView }
+        return Reply(status: response.status, headers: response.headers, body: body)
+    }
+}
