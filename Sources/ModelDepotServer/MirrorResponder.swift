@@ -25,7 +25,7 @@ struct MirrorResponder: HTTPResponder {
         }
         logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",
-            metadata: ["ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)"])
+            metadata: ["ms": "\(Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded()))"])
         return response
     }
 

@@ -1,0 +1,68 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+/// Python's `huggingface_hub` 2.4.0 (the venv `.ci/run` creates) pulling from our mirror.
+@Suite struct PythonInteropTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let python = packageRoot.appendingPathComponent(".venv/bin/python")
+
+    @Test func huggingFaceHubDownloadsFromTheMirror() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.python.path),
+            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (.ci/run does this)"
+        )
+        let weights = SampleData.bytes(count: 3 << 20, seed: 51)
+        let config = Array(#"{"model_type": "demo"}"#.utf8)
+        let layout: [String: [UInt8]] = [
+            "acme/tiny/model.gguf": weights, "acme/tiny/config.json": config,
+            "acme/tiny/tokenizer/vocab.txt": Array("a b\n".utf8),
+        ]
+        try await MirrorFixture.with(layout) { mirror in
+            let home = try TemporaryDirectory(prefix: "modeldepot-pyhome")
+            defer { home.remove() }
+            let cache = home.path("hub")
+            let process = Process()
+            process.executableURL = Self.python
+            process.arguments = [
+                Self.packageRoot.appendingPathComponent("Tests/PythonPeers/hub_client.py").path, cache.path,
+            ]
+            process.environment = [
+                "HF_ENDPOINT": mirror.baseURL.absoluteString, "HF_HOME": home.url.path, "HF_HUB_DISABLE_TELEMETRY": "1",
+                "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PATH": "/usr/bin:/bin",
+            ]
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let (outData, errData) = await (
+                Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value,
+                Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+            )
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
+            let result = try #require(try JSONSerialization.jsonObject(with: outData) as? [String: Any])
+
+            let commit = try #require(result["sha"] as? String)
+            #expect(result["files"] as? [String] == ["config.json", "model.gguf", "tokenizer/vocab.txt"])
+            #expect(result["tree"] as? [String] == ["config.json", "model.gguf", "tokenizer", "tokenizer/vocab.txt"])
+            #expect((result["siblings"] as? [String: Int])?["model.gguf"] == weights.count)
+            #expect(result["missingRepo"] as? String == "RepositoryNotFoundError")
+            #expect(result["missingFile"] as? String == "RemoteEntryNotFoundError")
+            #expect(result["missingRevision"] as? String == "RevisionNotFoundError")
+
+            // What Python wrote: blobs named by our ETags, snapshot links, the ref without a newline.
+            let repo = cache.appendingPathComponent("models--acme--tiny")
+            let gguf = try Data(contentsOf: repo.appendingPathComponent("blobs/\(SampleData.sha256(weights))"))
+            #expect(gguf == Data(weights))
+            let configBlob = try Data(contentsOf: repo.appendingPathComponent("blobs/\(GitBlob.id(of: config))"))
+            #expect(configBlob == Data(config))
+            #expect(try String(contentsOf: repo.appendingPathComponent("refs/main"), encoding: .utf8) == commit)
+            let byBranch = try #require(result["byBranch"] as? String)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: byBranch)) == Data(weights))
+        }
+    }
+}
