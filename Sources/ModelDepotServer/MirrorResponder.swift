@@ -12,6 +12,10 @@ struct MirrorResponder: HTTPResponder {
 
     let source: any RepositorySource
     let logger: Logger
+    /// When set, every request must carry `Authorization: Bearer <token>`.
+    let token: String?
+    /// Tree entries per page; more come through `Link: <…>; rel="next"`.
+    let treePageSize: Int
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -30,6 +34,13 @@ struct MirrorResponder: HTTPResponder {
     }
 
     private func route(_ request: Request, context: Context) async throws -> Response {
+        if let token, !Self.authorized(request, token: token) {
+            throw request.headers[.authorization] == nil
+                ? HubServerError(
+                    status: 401, code: nil,
+                    message: "Authentication required: this mirror needs a token (HF_TOKEN or --token).", commit: nil)
+                : HubServerError.unauthorized
+        }
         guard request.method == .get || request.method == .head else {
             return Self.errorResponse(
                 HubServerError(status: 405, code: nil, message: "Only GET and HEAD are served.", commit: nil))
@@ -54,7 +65,7 @@ struct MirrorResponder: HTTPResponder {
             guard let entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
                 throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
             }
-            return Self.json(entries)
+            return page(entries, request: request)
         case .resolve(let type, let id, let revision, let path):
             let snapshot = try await snapshot(type, id, revision)
             guard let file = snapshot.file(at: path) else {
@@ -84,6 +95,36 @@ struct MirrorResponder: HTTPResponder {
             if results.count >= limit { break }
         }
         return Self.json(results)
+    }
+
+    /// One page of a listing, with a `Link` to the next one when there is more (the Hub's pagination).
+    private func page(_ entries: [[String: Any]], request: Request) -> Response {
+        let start = min(entries.count, max(0, request.uri.queryParameters["cursor"].flatMap { Int($0) } ?? 0))
+        let end = min(entries.count, start + treePageSize)
+        var response = Self.json(Array(entries[start..<end]))
+        if end < entries.count {
+            let host = request.head.authority ?? "127.0.0.1"
+            var query = request.uri.queryParameters.filter { $0.key != "cursor" }.map {
+                "\(HubEncoding.encodeSegment(String($0.key)))=\(HubEncoding.encodeSegment(String($0.value)))"
+            }
+            query.append("cursor=\(end)")
+            response.headers[HTTPField.Name("Link")!] =
+                "<http://\(host)\(request.uri.path)?\(query.joined(separator: "&"))>; rel=\"next\""
+        }
+        response.headers[HTTPField.Name("X-Total-Count")!] = "\(entries.count)"
+        return response
+    }
+
+    /// Constant-time comparison of the bearer token, so timing does not leak how much of a guess was right.
+    static func authorized(_ request: Request, token: String) -> Bool {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
+        let given = Array(header.dropFirst(7).utf8)
+        let expected = Array(token.utf8)
+        var difference = given.count ^ expected.count
+        for index in 0..<max(given.count, expected.count) {
+            difference |= Int((index < given.count ? given[index] : 0) ^ (index < expected.count ? expected[index] : 0))
+        }
+        return difference == 0
     }
 
     static func json(_ object: Any) -> Response {

@@ -16,15 +16,43 @@ import NIOCore
 public struct MirrorServer: Sendable {
     let source: any RepositorySource
     let logger: Logger
+    let token: String?
+    let treePageSize: Int
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
     /// - Parameters:
     ///   - stateFolder: where the hash index is kept (default `root/.modeldepot`, which is never served).
-    public init(root: URL, stateFolder: URL? = nil, logger: Logger = Logger(label: "modeldepot.server")) {
-        let state = stateFolder ?? root.appendingPathComponent(".modeldepot")
-        source = FolderRepositorySource(
-            root: root, index: HashIndex(storePath: state.appendingPathComponent("hash-index.json").path))
+    ///   - token: when set, requests without `Authorization: Bearer <token>` get 401.
+    ///   - treePageSize: tree entries per page (the Hub pages at 1000).
+    public init(
+        root: URL, stateFolder: URL? = nil, token: String? = nil, treePageSize: Int = 1000,
+        logger: Logger = Logger(label: "modeldepot.server")
+    ) {
+        self.init(
+            roots: [root], caches: [], stateFolder: stateFolder, token: token, treePageSize: treePageSize,
+            logger: logger)
+    }
+
+    /// Serves folders of repositories and Hub caches together; when both have a repository, the first
+    /// root that has it wins, then the first cache.
+    ///
+    /// - Parameter stateFolder: where the hash index is kept; default `.modeldepot` in the first root, else in
+    ///   the first cache.
+    public init(
+        roots: [URL], caches: [URL], stateFolder: URL? = nil, token: String? = nil, treePageSize: Int = 1000,
+        logger: Logger = Logger(label: "modeldepot.server")
+    ) {
+        let state =
+            stateFolder
+            ?? (roots.first ?? caches.first ?? URL(fileURLWithPath: ".")).appendingPathComponent(".modeldepot")
+        let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
+        let sources: [any RepositorySource] =
+            roots.map { FolderRepositorySource(root: $0, index: index) }
+            + caches.map { HubCacheRepositorySource(cache: $0, index: index) }
+        source = sources.count == 1 ? sources[0] : CombinedRepositorySource(sources: sources)
+        self.token = token
+        self.treePageSize = max(1, treePageSize)
         self.logger = logger
     }
 
@@ -36,7 +64,7 @@ public struct MirrorServer: Sendable {
     )
         async throws
     {
-        let responder = MirrorResponder(source: source, logger: logger)
+        let responder = MirrorResponder(source: source, logger: logger, token: token, treePageSize: treePageSize)
         let app = Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ModelDepot
 import ModelDepotServer
 
 struct ServeCommand: AsyncParsableCommand {
@@ -13,8 +14,14 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The folder whose <org>/<name>/ sub-folders are served.")
-    var root: String
+    @Option(help: "A folder whose <org>/<name>/ sub-folders are served as model repositories.")
+    var root: String?
+
+    @Flag(help: "Serve a Hub cache too: its repositories with their real commits and refs as revisions.")
+    var cache = false
+
+    @Option(help: "The Hub cache to serve with --cache (default: HF_HUB_CACHE, else HF_HOME/hub, as Python finds it).")
+    var cacheDir: String?
 
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
@@ -22,17 +29,37 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port (0 picks a free one).")
     var port: Int = 8080
 
+    @Option(help: "A file holding a token clients must send as 'Authorization: Bearer <token>' (HF_TOKEN).")
+    var tokenFile: String?
+
     func validate() throws {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue else {
-            throw ValidationError("--root \(root) is not a folder.")
+        guard root != nil || cache else { throw ValidationError("Give --root DIR, --cache, or both.") }
+        for folder in [root, cache ? cacheFolder.path : nil].compactMap({ $0 }) {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("\(folder == root ? "--root" : "The cache") \(folder) is not a folder.")
+            }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
     }
 
+    var cacheFolder: URL {
+        cacheDir.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? HubEnvironment().cacheDirectory
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        let server = MirrorServer(root: URL(fileURLWithPath: root).standardizedFileURL)
+        var token: String?
+        if let tokenFile {
+            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
+                throw ValidationError("Cannot read the token file \(tokenFile).")
+            }
+            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token?.isEmpty == false else { throw ValidationError("The token file \(tokenFile) is empty.") }
+        }
+        let server = MirrorServer(
+            roots: root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
+            caches: cache ? [cacheFolder] : [], token: token)
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
             FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\n".utf8))

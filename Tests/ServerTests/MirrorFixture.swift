@@ -15,7 +15,8 @@ struct MirrorFixture {
 
     /// Runs `body` with a mirror over the files `layout` maps (paths relative to the root) and stops it after.
     static func with<T>(
-        _ layout: [String: [UInt8]], _ body: (MirrorFixture) async throws -> T
+        _ layout: [String: [UInt8]], token: String? = nil, treePageSize: Int = 1000,
+        _ body: (MirrorFixture) async throws -> T
     ) async throws -> T {
         let root = try TemporaryDirectory(prefix: "modeldepot-mirror")
         for (path, bytes) in layout {
@@ -24,18 +25,23 @@ struct MirrorFixture {
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(bytes).write(to: url)
         }
-        let address = Mutex<URL?>(nil)
         let server = MirrorServer(
-            root: root.url, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            root: root.url, token: token, treePageSize: treePageSize,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        defer { root.remove() }
+        return try await serving(server, root: root, body)
+    }
+
+    /// Runs `body` while `server` listens on a free port, then stops it.
+    static func serving<T>(
+        _ server: MirrorServer, root: TemporaryDirectory, _ body: (MirrorFixture) async throws -> T
+    ) async throws -> T {
+        let address = Mutex<URL?>(nil)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } } }
+        defer { task.cancel() }
         let started = await waitUntil { address.withLock { $0 } != nil }
         try #require(started, "the mirror did not start")
-        let fixture = MirrorFixture(root: root, baseURL: address.withLock { $0 }!, task: task)
-        defer {
-            task.cancel()
-            root.remove()
-        }
-        return try await body(fixture)
+        return try await body(MirrorFixture(root: root, baseURL: address.withLock { $0 }!, task: task))
     }
 
     func url(_ path: String) -> URL { URL(string: baseURL.absoluteString + path)! }

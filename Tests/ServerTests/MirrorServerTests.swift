@@ -177,3 +177,43 @@ import Testing
         }
     }
 }
+
+@Suite struct MirrorAccessTests {
+    @Test func aTokenProtectedMirrorRefusesRequestsWithoutIt() async throws {
+        try await MirrorFixture.with(["acme/tiny/a.txt": Array("a".utf8)], token: "s3cret") { mirror in
+            let anonymous = try await mirror.get("/api/models/acme/tiny")
+            #expect(anonymous.status == 401)
+            #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+            #expect(anonymous.header("X-Error-Message") != nil)
+            let wrong = try await mirror.get(
+                "/acme/tiny/resolve/main/a.txt", headers: [("Authorization", "Bearer s3cre")])
+            #expect(wrong.status == 401)
+            let right = try await mirror.get(
+                "/acme/tiny/resolve/main/a.txt", headers: [("Authorization", "Bearer s3cret")])
+            #expect(right.status == 200 && right.body == Array("a".utf8))
+        }
+    }
+
+    @Test func bigTreesArePagedWithLinkHeaders() async throws {
+        var layout: [String: [UInt8]] = [:]
+        for index in 0..<25 { layout["acme/many/file-\(index).txt"] = Array("\(index)".utf8) }
+        try await MirrorFixture.with(layout, treePageSize: 10) { mirror in
+            var paths: [String] = []
+            var next: String? = "/api/models/acme/many/tree/main?recursive=true"
+            var pages = 0
+            while let path = next {
+                let reply = try await mirror.get(path)
+                let entries = try #require(reply.json as? [[String: Any]])
+                paths += entries.compactMap { $0["path"] as? String }
+                pages += 1
+                next = reply.header("Link").flatMap { link in
+                    guard let open = link.firstIndex(of: "<"), let close = link.firstIndex(of: ">") else { return nil }
+                    return URL(string: String(link[link.index(after: open)..<close]))
+                        .map { $0.path + ($0.query.map { "?" + $0 } ?? "") }
+                }
+            }
+            #expect(pages == 3)
+            #expect(Set(paths).count == 25 && paths.count == 25)
+        }
+    }
+}

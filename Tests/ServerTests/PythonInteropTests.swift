@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import ModelDepot
+import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
@@ -24,27 +26,7 @@ import Testing
             let home = try TemporaryDirectory(prefix: "modeldepot-pyhome")
             defer { home.remove() }
             let cache = home.path("hub")
-            let process = Process()
-            process.executableURL = Self.python
-            process.arguments = [
-                Self.packageRoot.appendingPathComponent("Tests/PythonPeers/hub_client.py").path, cache.path,
-            ]
-            process.environment = [
-                "HF_ENDPOINT": mirror.baseURL.absoluteString, "HF_HOME": home.url.path, "HF_HUB_DISABLE_TELEMETRY": "1",
-                "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PATH": "/usr/bin:/bin",
-            ]
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            let (outData, errData) = await (
-                Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value,
-                Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
-            )
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
-            let result = try #require(try JSONSerialization.jsonObject(with: outData) as? [String: Any])
+            let result = try await Self.runPeer(endpoint: mirror.baseURL, cache: cache, home: home.url)
 
             let commit = try #require(result["sha"] as? String)
             #expect(result["files"] as? [String] == ["config.json", "model.gguf", "tokenizer/vocab.txt"])
@@ -63,6 +45,42 @@ import Testing
             #expect(try String(contentsOf: repo.appendingPathComponent("refs/main"), encoding: .utf8) == commit)
             let byBranch = try #require(result["byBranch"] as? String)
             #expect(try Data(contentsOf: URL(fileURLWithPath: byBranch)) == Data(weights))
+
+            // A second machine pulls from a mirror of the cache Python just wrote: same commit, same bytes.
+            let cacheMirror = MirrorServer(
+                roots: [], caches: [cache], stateFolder: home.path("state"),
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            try await MirrorFixture.serving(cacheMirror, root: home) { second in
+                let again = try await Self.runPeer(
+                    endpoint: second.baseURL, cache: home.path("second-hub"), home: home.url)
+                #expect(again["sha"] as? String == commit)
+                #expect(again["files"] as? [String] == ["config.json", "model.gguf", "tokenizer/vocab.txt"])
+                let copy = home.path("second-hub/models--acme--tiny/blobs/\(SampleData.sha256(weights))")
+                #expect(try Data(contentsOf: copy) == Data(weights))
+            }
         }
+    }
+
+    /// Runs the Python peer script against `endpoint` and returns what it printed.
+    static func runPeer(endpoint: URL, cache: URL, home: URL) async throws -> [String: Any] {
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [packageRoot.appendingPathComponent("Tests/PythonPeers/hub_client.py").path, cache.path]
+        process.environment = [
+            "HF_ENDPOINT": endpoint.absoluteString, "HF_HOME": home.path, "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PATH": "/usr/bin:/bin",
+        ]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let (outData, errData) = await (
+            Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value,
+            Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+        )
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
+        return try #require(try JSONSerialization.jsonObject(with: outData) as? [String: Any])
     }
 }

@@ -1,0 +1,139 @@
+import Foundation
+import ModelDepot
+
+/// Serves the repositories of a Hub cache (ours or Python's) with their real commit ids, and every ref
+/// (branch or tag) as a revision.
+///
+/// Snapshot entries are followed one hop into the repository's `blobs/`, whose file names are the ETags
+/// clients cached them under: 64 hex (SHA-256, an LFS file) or 40 hex (git blob id). Entries that are real
+/// files (symlink-less caches) are hashed through the ``HashIndex``. Links that leave the repository folder
+/// are never followed. A snapshot that holds only some files serves those.
+struct HubCacheRepositorySource: RepositorySource {
+    let cache: URL
+    let index: HashIndex
+
+    init(cache: URL, index: HashIndex) {
+        self.cache = cache.standardizedFileURL.resolvingSymlinksInPath()
+        self.index = index
+    }
+
+    func repositories() throws -> [(RepoType, RepoID)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
+        return names.compactMap { name -> (RepoType, RepoID)? in
+            guard let parsed = RepoID.fromCacheFolderName(name),
+                FileManager.default.fileExists(
+                    atPath: cache.appendingPathComponent(name).appendingPathComponent("snapshots").path)
+            else { return nil }
+            return parsed
+        }.sorted { ($0.0.rawValue, $0.1) < ($1.0.rawValue, $1.1) }
+    }
+
+    func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
+        let repo = cache.appendingPathComponent(id.cacheFolderName(type: type))
+        guard FileManager.default.fileExists(atPath: repo.appendingPathComponent("snapshots").path) else { return nil }
+        let refs = readRefs(in: repo.appendingPathComponent("refs"))
+        let wanted = revision ?? "main"
+        let commit: String
+        if let target = refs[wanted] {
+            commit = target
+        } else if Self.isCommitID(wanted),
+            FileManager.default.fileExists(atPath: repo.appendingPathComponent("snapshots/\(wanted)").path)
+        {
+            commit = wanted
+        } else if revision == nil, let only = snapshotFolders(in: repo), only.count == 1 {
+            commit = only[0]
+        } else {
+            throw HubServerError.revisionNotFound(id: id, revision: wanted)
+        }
+        let snapshotFolder = repo.appendingPathComponent("snapshots").appendingPathComponent(commit)
+        var files: [ServedFile] = []
+        try collect(folder: snapshotFolder, prefix: "", repo: repo, into: &files)
+        index.save()
+        files.sort { $0.path < $1.path }
+        let branches = refs.filter { $0.value == commit }.map(\.key).sorted()
+        return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: branches)
+    }
+
+    private func collect(folder: URL, prefix: String, repo: URL, into files: inout [ServedFile]) throws {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.sorted() where name != ".git" {
+            let entry = folder.appendingPathComponent(name)
+            let relative = prefix.isEmpty ? name : prefix + "/" + name
+            let resolved = entry.resolvingSymlinksInPath()
+            guard resolved.path.hasPrefix(repo.resolvingSymlinksInPath().path + "/") else { continue }
+            var info = stat()
+            guard stat(resolved.path, &info) == 0 else { continue }
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                try collect(folder: entry, prefix: relative, repo: repo, into: &files)
+                continue
+            }
+            guard (info.st_mode & S_IFMT) == S_IFREG, let path = try? RepoFilePath(relative) else { continue }
+            let size = Int64(info.st_size)
+            let modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let modified = Date(timeIntervalSince1970: Double(modifiedNanoseconds) / 1e9)
+            // The first hop of the link names the blob, and so the ETag.
+            let blobName = (try? FileManager.default.destinationOfSymbolicLink(atPath: entry.path))
+                .map { URL(fileURLWithPath: $0).lastPathComponent }
+            if let blobName, HubEncoding.isSHA256(blobName) {
+                let pointer = GitBlob.id(of: Array(GitBlob.lfsPointer(sha256: blobName, size: size).utf8))
+                files.append(
+                    ServedFile(
+                        path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: pointer,
+                        sha256: blobName))
+            } else if let blobName, Self.isCommitID(blobName) {
+                files.append(
+                    ServedFile(
+                        path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: blobName,
+                        sha256: nil))
+            } else {
+                let lfs = size >= FolderRepositorySource.lfsThreshold
+                let digests = try index.digests(
+                    ofFileAt: resolved.path, size: size, modifiedNanoseconds: modifiedNanoseconds,
+                    inode: UInt64(info.st_ino), lfs: lfs)
+                files.append(
+                    ServedFile(
+                        path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: digests.gitOID,
+                        sha256: digests.sha256))
+            }
+        }
+    }
+
+    /// Every file under `refs/`: name (with `/` for nested refs like `refs/pr/1`) → commit.
+    private func readRefs(in folder: URL) -> [String: String] {
+        var refs: [String: String] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return refs }
+        while let relative = walker.nextObject() as? String {
+            let url = folder.appendingPathComponent(relative)
+            guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+            let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if Self.isCommitID(commit) { refs[relative] = commit }
+        }
+        return refs
+    }
+
+    private func snapshotFolders(in repo: URL) -> [String]? {
+        try? FileManager.default.contentsOfDirectory(atPath: repo.appendingPathComponent("snapshots").path)
+            .filter(Self.isCommitID)
+    }
+
+    static func isCommitID(_ text: String) -> Bool {
+        text.utf8.count == 40 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+}
+
+/// Serves repositories from several sources; the first that has a repository answers for it.
+struct CombinedRepositorySource: RepositorySource {
+    let sources: [any RepositorySource]
+
+    func repositories() throws -> [(RepoType, RepoID)] {
+        var seen = Set<String>()
+        return try sources.flatMap { try $0.repositories() }.filter { seen.insert("\($0.0)/\($0.1)").inserted }
+    }
+
+    func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
+        for source in sources {
+            if let snapshot = try await source.snapshot(type: type, id: id, revision: revision) { return snapshot }
+        }
+        return nil
+    }
+}
