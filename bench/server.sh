@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Mirror-server benchmark: `modeldepot serve` vs nginx serving the same file, same clients, same run.
+#
+#   bench/server.sh [--size-mib 64] [--clients 32]
+#
+# N concurrent curl clients each download the whole file; prints aggregate throughput for nginx and for our
+# mirror, the ratio (target >= 0.8), and checks every copy's SHA-256.
+set -euo pipefail
+size_mib=64
+clients=32
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --size-mib) size_mib=$2; shift 2 ;;
+        --clients) clients=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+for tool in nginx curl python3 sha256sum; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y nginx curl" >&2; exit 1; }
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/modeldepot-serverbench.XXXXXX)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "building modeldepot (release)…" >&2
+(cd "$root" && swift build -c release --product modeldepot >/dev/null)
+bin="$root/.build/release/modeldepot"
+
+mkdir -p "$work/root/acme/bench" "$work/tmp" "$work/out"
+head -c $((size_mib << 20)) /dev/urandom > "$work/root/acme/bench/model.gguf"
+expected=$(sha256sum "$work/root/acme/bench/model.gguf" | cut -c1-64)
+free_port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }
+
+nginx_port=$(free_port)
+cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+user root;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/tmp/body; proxy_temp_path $work/tmp/proxy; fastcgi_temp_path $work/tmp/fcgi;
+    uwsgi_temp_path $work/tmp/uwsgi; scgi_temp_path $work/tmp/scgi;
+    sendfile on;
+    server { listen 127.0.0.1:$nginx_port; root $work/root; }
+}
+CONF
+nginx -p "$work" -c "$work/nginx.conf" & pids+=($!)
+
+"$bin" serve --root "$work/root" --port 0 > "$work/serve.out" 2>/dev/null & pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+ours=$(sed -n 's/^listening on //p' "$work/serve.out")
+# Warm the hash index (the first request hashes the file once) and the page cache.
+curl -s -o /dev/null "$ours/acme/bench/resolve/main/model.gguf"
+curl -s -o /dev/null "http://127.0.0.1:$nginx_port/acme/bench/model.gguf"
+
+run_clients() {  # run_clients URL → seconds for all clients
+    rm -f "$work/out"/*
+    local start end client_pids=()
+    start=$(date +%s.%N)
+    for i in $(seq "$clients"); do curl -s -o "$work/out/$i" "$1" & client_pids+=($!); done
+    wait "${client_pids[@]}"
+    end=$(date +%s.%N)
+    for i in $(seq "$clients"); do
+        [ "$(sha256sum "$work/out/$i" | cut -c1-64)" = "$expected" ] || { echo "client $i got wrong bytes" >&2; exit 1; }
+    done
+    python3 -c "print($end - $start)"
+}
+nginx_t=$(run_clients "http://127.0.0.1:$nginx_port/acme/bench/model.gguf")
+ours_t=$(run_clients "$ours/acme/bench/resolve/main/model.gguf")
+total=$((size_mib * clients))
+echo "== $clients clients × ${size_mib} MiB (all copies verified)"
+python3 - "$nginx_t" "$ours_t" "$total" <<PY
+import sys
+nginx, ours, total = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+print(f"  nginx          {nginx:6.2f} s  {total/nginx:8.0f} MiB/s")
+print(f"  modeldepot     {ours:6.2f} s  {total/ours:8.0f} MiB/s")
+print(f"  ratio: our throughput / nginx = {nginx/ours:.2f}   (target >= 0.80)")
+PY
