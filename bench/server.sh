@@ -24,32 +24,15 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "building modeldepot (release)…" >&2
-(cd "$root" && swift build -c release --product modeldepot >/dev/null)
-bin="$root/.build/release/modeldepot"
+. "$root/bench/lib.sh"
+bin=$(build_release "$root")
 
-mkdir -p "$work/root/acme/bench" "$work/tmp" "$work/out"
+mkdir -p "$work/root/acme/bench" "$work/out"
 head -c $((size_mib << 20)) /dev/urandom > "$work/root/acme/bench/model.gguf"
 expected=$(sha256sum "$work/root/acme/bench/model.gguf" | cut -c1-64)
-free_port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }
-
 nginx_port=$(free_port)
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-daemon off;
-user root;
-error_log $work/error.log;
-pid $work/nginx.pid;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $work/tmp/body; proxy_temp_path $work/tmp/proxy; fastcgi_temp_path $work/tmp/fcgi;
-    uwsgi_temp_path $work/tmp/uwsgi; scgi_temp_path $work/tmp/scgi;
-    sendfile on;
-    server { listen 127.0.0.1:$nginx_port; root $work/root; }
-}
-CONF
-nginx -p "$work" -c "$work/nginx.conf" & pids+=($!)
+start_nginx "$work" "$nginx_port" "access_log off;" "root $work/root;"
+pids+=("$nginx_pid")
 
 "$bin" serve --root "$work/root" --port 0 > "$work/serve.out" 2>/dev/null & pids+=($!)
 for _ in $(seq 100); do grep -q listening "$work/serve.out" 2>/dev/null && break; sleep 0.1; done

@@ -31,37 +31,15 @@ nginx_pid=""
 cleanup() { [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "building modeldepot (release)…" >&2
-(cd "$root" && swift build -c release --product modeldepot >/dev/null)
-bin="$root/.build/release/modeldepot"
+. "$root/bench/lib.sh"
+bin=$(build_release "$root")
 
-mkdir -p "$work/www" "$work/tmp" "$work/out"
+mkdir -p "$work/www" "$work/out"
 head -c $((size_mib << 20)) /dev/urandom > "$work/www/model.bin"
 sha=$(python3 -c "import hashlib,sys;h=hashlib.sha256();f=open(sys.argv[1],'rb');[h.update(b) for b in iter(lambda:f.read(1<<22),b'')];print(h.hexdigest())" "$work/www/model.bin")
-port=$(python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])")
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-daemon off;
-user root;
-error_log $work/error.log;
-pid $work/nginx.pid;
-events { worker_connections 1024; }
-http {
-    log_format sent '\$bytes_sent';
-    access_log $work/access.log sent;
-    client_body_temp_path $work/tmp/body; proxy_temp_path $work/tmp/proxy; fastcgi_temp_path $work/tmp/fcgi;
-    uwsgi_temp_path $work/tmp/uwsgi; scgi_temp_path $work/tmp/scgi;
-    sendfile on;
-    keepalive_requests 100000;
-    server {
-        listen 127.0.0.1:$port;
-        location /files/ { alias $work/www/; }
-        location /limited/ { alias $work/www/; limit_rate 16m; }
-    }
-}
-CONF
-nginx -p "$work" -c "$work/nginx.conf" &
-nginx_pid=$!
+port=$(free_port)
+start_nginx "$work" "$port" "log_format sent '\$bytes_sent'; access_log $work/access.log sent;" \
+    "location /files/ { alias $work/www/; } location /limited/ { alias $work/www/; limit_rate 16m; }"
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/files/model.bin" -r 0-0 && break; sleep 0.1; done
 base="http://127.0.0.1:$port"
 

@@ -36,7 +36,7 @@ struct HubCacheRepositorySource: RepositorySource {
         let commit: String
         if let target = refs[wanted] {
             commit = target
-        } else if Self.isCommitID(wanted),
+        } else if HubEncoding.isGitID(wanted),
             FileManager.default.fileExists(atPath: repo.appendingPathComponent("snapshots/\(wanted)").path)
         {
             commit = wanted
@@ -80,7 +80,7 @@ struct HubCacheRepositorySource: RepositorySource {
                     ServedFile(
                         path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: pointer,
                         sha256: blobName))
-            } else if let blobName, Self.isCommitID(blobName) {
+            } else if let blobName, HubEncoding.isGitID(blobName) {
                 files.append(
                     ServedFile(
                         path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: blobName,
@@ -106,18 +106,14 @@ struct HubCacheRepositorySource: RepositorySource {
             let url = folder.appendingPathComponent(relative)
             guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
             let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if Self.isCommitID(commit) { refs[relative] = commit }
+            if HubEncoding.isGitID(commit) { refs[relative] = commit }
         }
         return refs
     }
 
     private func snapshotFolders(in repo: URL) -> [String]? {
         try? FileManager.default.contentsOfDirectory(atPath: repo.appendingPathComponent("snapshots").path)
-            .filter(Self.isCommitID)
-    }
-
-    static func isCommitID(_ text: String) -> Bool {
-        text.utf8.count == 40 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+            .filter { HubEncoding.isGitID($0) }
     }
 }
 

@@ -85,7 +85,7 @@ enum HubJSON {
         for file in snapshot.files where file.path.value.hasPrefix(folder + "/") {
             sha.update(data: Array("\(file.path.value)\0\(file.etag)\n".utf8))
         }
-        let oid = sha.finalize().map { String(format: "%02x", $0) }.joined()
+        let oid = sha.finalize().hexString
         return ["type": "directory", "oid": oid, "size": 0, "path": folder]
     }
 

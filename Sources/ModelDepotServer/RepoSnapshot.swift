@@ -40,7 +40,7 @@ struct RepoSnapshot: Sendable {
         for file in files.sorted(by: { $0.path < $1.path }) {
             sha.update(data: Array("\(file.path.value)\0\(file.etag)\n".utf8))
         }
-        return sha.finalize().map { String(format: "%02x", $0) }.joined()
+        return sha.finalize().hexString
     }
 }
 

@@ -25,7 +25,12 @@ public enum HubEncoding {
     }
 
     /// Whether a normalised ETag is a SHA-256 (an LFS file, checkable by hashing) rather than a git blob id.
-    public static func isSHA256(_ etag: String) -> Bool {
-        etag.utf8.count == 64 && etag.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    public static func isSHA256(_ etag: String) -> Bool { isLowercaseHex(etag, count: 64) }
+
+    /// Whether `text` is a 40-hex git id: a commit, or the blob id of a regular file.
+    public static func isGitID(_ text: String) -> Bool { isLowercaseHex(text, count: 40) }
+
+    private static func isLowercaseHex(_ text: String, count: Int) -> Bool {
+        text.utf8.count == count && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 }

@@ -57,7 +57,8 @@ final class PrefixHasher {
 }
 
 extension Sequence where Element == UInt8 {
-    var hexString: String {
+    /// Lowercase hex, for digests (shared with the server target, not public API).
+    package var hexString: String {
         let digits: [UInt8] = Array("0123456789abcdef".utf8)
         var result: [UInt8] = []
         for byte in self {

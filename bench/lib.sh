@@ -1,0 +1,36 @@
+# Helpers shared by the benchmarks; source it: . "$(dirname "$0")/lib.sh"
+
+# A free TCP port on 127.0.0.1.
+free_port() { python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',0));print(s.getsockname()[1])"; }
+
+# start_nginx WORK PORT LOG_DIRECTIVE SERVER_BODY: nginx in the foreground as a background job of this
+# shell, its files under WORK; sets nginx_pid.
+start_nginx() {
+    local work=$1 port=$2 log=$3 body=$4
+    mkdir -p "$work/tmp"
+    cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+user root;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 1024; }
+http {
+    $log
+    client_body_temp_path $work/tmp/body; proxy_temp_path $work/tmp/proxy; fastcgi_temp_path $work/tmp/fcgi;
+    uwsgi_temp_path $work/tmp/uwsgi; scgi_temp_path $work/tmp/scgi;
+    sendfile on;
+    keepalive_requests 100000;
+    server { listen 127.0.0.1:$port; $body }
+}
+CONF
+    nginx -p "$work" -c "$work/nginx.conf" &
+    nginx_pid=$!
+}
+
+# build_release ROOT: the release CLI; prints its path.
+build_release() {
+    echo "building modeldepot (release)…" >&2
+    (cd "$1" && swift build -c release --product modeldepot >/dev/null)
+    echo "$1/.build/release/modeldepot"
+}
