@@ -38,7 +38,7 @@ struct FolderRepositorySource: RepositorySource {
         let folder = root.appendingPathComponent(namespace).appendingPathComponent(id.name)
         guard isFolder(folder) else { return nil }
         var files: [ServedFile] = []
-        try collect(folder: folder, prefix: "", into: &files)
+        try await collect(folder: folder, prefix: "", into: &files)
         index.save()
         files.sort { $0.path < $1.path }
         let commit = RepoSnapshot.commitID(for: files)
@@ -48,12 +48,12 @@ struct FolderRepositorySource: RepositorySource {
         return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
     }
 
-    private func collect(folder: URL, prefix: String, into files: inout [ServedFile]) throws {
+    private func collect(folder: URL, prefix: String, into files: inout [ServedFile]) async throws {
         for child in try visibleChildren(of: folder) {
             let relative = prefix.isEmpty ? child.lastPathComponent : prefix + "/" + child.lastPathComponent
             guard let resolved = insideRoot(child) else { continue }
             if isFolder(resolved) {
-                try collect(folder: child, prefix: relative, into: &files)
+                try await collect(folder: child, prefix: relative, into: &files)
                 continue
             }
             guard let path = try? RepoFilePath(relative) else { continue }
@@ -62,7 +62,7 @@ struct FolderRepositorySource: RepositorySource {
             let size = Int64(info.st_size)
             let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
             let lfs = size >= Self.lfsThreshold || Self.lfsExtensions.contains(child.pathExtension.lowercased())
-            let digests = try index.digests(
+            let digests = try await index.digests(
                 ofFileAt: resolved.path, size: size, modifiedNanoseconds: modified, inode: UInt64(info.st_ino), lfs: lfs
             )
             files.append(

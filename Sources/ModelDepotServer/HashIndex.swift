@@ -1,11 +1,15 @@
+import Dispatch
 import Foundation
 import ModelDepot
 import Synchronization
 
 /// Remembers file digests by (size, modification time, inode), so each file is hashed once, when it is
 /// first needed — not on every request and not all at start-up. Saved as JSON in the server's state folder.
+///
+/// Hashing runs on a Dispatch queue, off the Swift concurrency pool, so a multi-gigabyte file being hashed
+/// does not stall the requests being served; concurrent requests for the same file wait for one hashing.
 final class HashIndex: Sendable {
-    struct Entry: Codable, Equatable {
+    struct Entry: Codable, Equatable, Sendable {
         var size: Int64
         var modifiedNanoseconds: Int64
         var inode: UInt64
@@ -15,6 +19,7 @@ final class HashIndex: Sendable {
 
     private let storePath: String?
     private let entries: Mutex<[String: Entry]>
+    private let inFlight = Mutex<[String: [CheckedContinuation<Entry, any Error>]]>([:])
 
     /// - Parameter storePath: where to persist the index; nil keeps it in memory.
     init(storePath: String?) {
@@ -27,7 +32,7 @@ final class HashIndex: Sendable {
     }
 
     /// The digests of the file at `path`, computed now if the file is new or changed.
-    func digests(ofFileAt path: String, size: Int64, modifiedNanoseconds: Int64, inode: UInt64, lfs: Bool) throws
+    func digests(ofFileAt path: String, size: Int64, modifiedNanoseconds: Int64, inode: UInt64, lfs: Bool) async throws
         -> Entry
     {
         if let known = entries.withLock({ $0[path] }), known.size == size,
@@ -36,6 +41,27 @@ final class HashIndex: Sendable {
         {
             return known
         }
+        return try await withCheckedThrowingContinuation { continuation in
+            let first = inFlight.withLock { waiting -> Bool in
+                defer { waiting[path, default: []].append(continuation) }
+                return waiting[path] == nil
+            }
+            guard first else { return }
+            DispatchQueue.global(qos: .utility).async {
+                let outcome = Result {
+                    try Self.compute(
+                        path: path, size: size, modifiedNanoseconds: modifiedNanoseconds, inode: inode, lfs: lfs)
+                }
+                if case .success(let entry) = outcome { self.entries.withLock { $0[path] = entry } }
+                let waiters = self.inFlight.withLock { $0.removeValue(forKey: path) ?? [] }
+                for waiter in waiters { waiter.resume(with: outcome) }
+            }
+        }
+    }
+
+    private static func compute(path: String, size: Int64, modifiedNanoseconds: Int64, inode: UInt64, lfs: Bool) throws
+        -> Entry
+    {
         var entry = Entry(size: size, modifiedNanoseconds: modifiedNanoseconds, inode: inode, gitOID: "", sha256: nil)
         if lfs {
             let sha = try FileDigests.sha256(ofFileAt: path)
@@ -44,7 +70,6 @@ final class HashIndex: Sendable {
         } else {
             entry.gitOID = try FileDigests.gitBlobID(ofFileAt: path)
         }
-        entries.withLock { $0[path] = entry }
         return entry
     }
 

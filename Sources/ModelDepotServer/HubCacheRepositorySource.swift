@@ -47,14 +47,14 @@ struct HubCacheRepositorySource: RepositorySource {
         }
         let snapshotFolder = repo.appendingPathComponent("snapshots").appendingPathComponent(commit)
         var files: [ServedFile] = []
-        try collect(folder: snapshotFolder, prefix: "", repo: repo, into: &files)
+        try await collect(folder: snapshotFolder, prefix: "", repo: repo, into: &files)
         index.save()
         files.sort { $0.path < $1.path }
         let branches = refs.filter { $0.value == commit }.map(\.key).sorted()
         return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: branches)
     }
 
-    private func collect(folder: URL, prefix: String, repo: URL, into files: inout [ServedFile]) throws {
+    private func collect(folder: URL, prefix: String, repo: URL, into files: inout [ServedFile]) async throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for name in names.sorted() where name != ".git" {
             let entry = folder.appendingPathComponent(name)
@@ -64,7 +64,7 @@ struct HubCacheRepositorySource: RepositorySource {
             var info = stat()
             guard stat(resolved.path, &info) == 0 else { continue }
             if (info.st_mode & S_IFMT) == S_IFDIR {
-                try collect(folder: entry, prefix: relative, repo: repo, into: &files)
+                try await collect(folder: entry, prefix: relative, repo: repo, into: &files)
                 continue
             }
             guard (info.st_mode & S_IFMT) == S_IFREG, let path = try? RepoFilePath(relative) else { continue }
@@ -87,7 +87,7 @@ struct HubCacheRepositorySource: RepositorySource {
                         sha256: nil))
             } else {
                 let lfs = size >= FolderRepositorySource.lfsThreshold
-                let digests = try index.digests(
+                let digests = try await index.digests(
                     ofFileAt: resolved.path, size: size, modifiedNanoseconds: modifiedNanoseconds,
                     inode: UInt64(info.st_ino), lfs: lfs)
                 files.append(
