@@ -1,7 +1,8 @@
 import Foundation
 import ModelDepot
 
-/// Serves `root/<org>/<name>/` folders as model repositories whose files are the folder's files.
+/// Serves `root/<org>/<name>/` folders as repositories of one type (models, or datasets for a dataset root)
+/// whose files are the folder's files.
 ///
 /// Hidden files and folders (`.git`, the state folder) are never listed, nor symbolic links that lead
 /// outside the root. Each repository has one branch, `main`, whose commit id is derived from the content;
@@ -9,6 +10,7 @@ import ModelDepot
 struct FolderRepositorySource: RepositorySource {
     let root: URL
     let index: HashIndex
+    let type: RepoType
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
     static let lfsThreshold: Int64 = 10 << 20
     static let lfsExtensions: Set<String> = [
@@ -16,9 +18,10 @@ struct FolderRepositorySource: RepositorySource {
         "mlmodel", "weight", "zip", "tar", "gz", "pkl", "ot", "model", "mlpackage",
     ]
 
-    init(root: URL, index: HashIndex) {
+    init(root: URL, index: HashIndex, type: RepoType = .model) {
         self.root = root.standardizedFileURL.resolvingSymlinksInPath()
         self.index = index
+        self.type = type
     }
 
     func repositories() throws -> [(RepoType, RepoID)] {
@@ -26,7 +29,7 @@ struct FolderRepositorySource: RepositorySource {
         for org in try visibleChildren(of: root) where isFolder(org) {
             for repo in try visibleChildren(of: org) where isFolder(repo) {
                 if let id = try? RepoID("\(org.lastPathComponent)/\(repo.lastPathComponent)") {
-                    result.append((.model, id))
+                    result.append((type, id))
                 }
             }
         }
@@ -34,7 +37,7 @@ struct FolderRepositorySource: RepositorySource {
     }
 
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
-        guard type == .model, let namespace = id.namespace else { return nil }
+        guard type == self.type, let namespace = id.namespace else { return nil }
         let folder = root.appendingPathComponent(namespace).appendingPathComponent(id.name)
         guard isFolder(folder) else { return nil }
         var files: [ServedFile] = []

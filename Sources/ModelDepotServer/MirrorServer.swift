@@ -34,21 +34,24 @@ public struct MirrorServer: Sendable {
             logger: logger)
     }
 
-    /// Serves folders of repositories and Hub caches together; when both have a repository, the first
-    /// root that has it wins, then the first cache.
+    /// Serves folders of repositories and Hub caches together; when several have a repository, the first
+    /// model root that has it wins, then dataset roots, then caches.
     ///
-    /// - Parameter stateFolder: where the hash index is kept; default `.modeldepot` in the first root, else in
-    ///   the first cache.
+    /// - Parameters:
+    ///   - roots: folders whose `<org>/<name>/` sub-folders are model repositories.
+    ///   - datasetRoots: the same for dataset repositories (`/api/datasets/…`, `/datasets/…/resolve/…`).
+    ///   - caches: Hub caches (ours or Python's), served with their commits and refs.
+    ///   - stateFolder: where the hash index is kept; default `.modeldepot` in the first folder given.
     public init(
-        roots: [URL], caches: [URL], stateFolder: URL? = nil, token: String? = nil, treePageSize: Int = 1000,
-        logger: Logger = Logger(label: "modeldepot.server")
+        roots: [URL], datasetRoots: [URL] = [], caches: [URL], stateFolder: URL? = nil, token: String? = nil,
+        treePageSize: Int = 1000, logger: Logger = Logger(label: "modeldepot.server")
     ) {
-        let state =
-            stateFolder
-            ?? (roots.first ?? caches.first ?? URL(fileURLWithPath: ".")).appendingPathComponent(".modeldepot")
+        let firstFolder = roots.first ?? datasetRoots.first ?? caches.first ?? URL(fileURLWithPath: ".")
+        let state = stateFolder ?? firstFolder.appendingPathComponent(".modeldepot")
         let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
         let sources: [any RepositorySource] =
             roots.map { FolderRepositorySource(root: $0, index: index) }
+            + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset) }
             + caches.map { HubCacheRepositorySource(cache: $0, index: index) }
         source = sources.count == 1 ? sources[0] : CombinedRepositorySource(sources: sources)
         self.token = token

@@ -17,6 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A folder whose <org>/<name>/ sub-folders are served as model repositories.")
     var root: String?
 
+    @Option(help: "A folder whose <org>/<name>/ sub-folders are served as dataset repositories.")
+    var datasetRoot: String?
+
     @Flag(help: "Serve a Hub cache too: its repositories with their real commits and refs as revisions.")
     var cache = false
 
@@ -33,11 +36,14 @@ struct ServeCommand: AsyncParsableCommand {
     var tokenFile: String?
 
     func validate() throws {
-        guard root != nil || cache else { throw ValidationError("Give --root DIR, --cache, or both.") }
-        for folder in [root, cache ? cacheFolder.path : nil].compactMap({ $0 }) {
+        guard root != nil || datasetRoot != nil || cache else {
+            throw ValidationError("Give --root DIR, --dataset-root DIR, --cache, or several of them.")
+        }
+        for folder in [root, datasetRoot, cache ? cacheFolder.path : nil].compactMap({ $0 }) {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-                throw ValidationError("\(folder == root ? "--root" : "The cache") \(folder) is not a folder.")
+                let name = folder == root ? "--root" : folder == datasetRoot ? "--dataset-root" : "The cache"
+                throw ValidationError("\(name) \(folder) is not a folder.")
             }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
@@ -59,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server = MirrorServer(
             roots: root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
+            datasetRoots: datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
             caches: cache ? [cacheFolder] : [], token: token)
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.

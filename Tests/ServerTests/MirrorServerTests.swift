@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import ModelDepot
+import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
@@ -214,6 +216,33 @@ import Testing
             }
             #expect(pages == 3)
             #expect(Set(paths).count == 25 && paths.count == 25)
+        }
+    }
+}
+
+@Suite struct DatasetMirrorTests {
+    @Test func datasetRootsAreServedUnderTheDatasetPrefixes() async throws {
+        let models = try TemporaryDirectory()
+        let datasets = try TemporaryDirectory()
+        defer {
+            models.remove()
+            datasets.remove()
+        }
+        let rows = Array("a,b\n1,2\n".utf8)
+        try FileManager.default.createDirectory(at: datasets.path("acme/table"), withIntermediateDirectories: true)
+        try Data(rows).write(to: datasets.path("acme/table/data.csv"))
+        let server = MirrorServer(
+            roots: [models.url], datasetRoots: [datasets.url], caches: [],
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await MirrorFixture.serving(server, root: models) { mirror in
+            let info = try #require(try await mirror.get("/api/datasets/acme/table").json as? [String: Any])
+            #expect(info["id"] as? String == "acme/table")
+            let file = try await mirror.get("/datasets/acme/table/resolve/main/data.csv")
+            #expect(file.status == 200 && file.body == rows)
+            let listed = try #require(try await mirror.get("/api/datasets").json as? [[String: Any]])
+            #expect(listed.compactMap { $0["id"] as? String } == ["acme/table"])
+            let notAModel = try await mirror.get("/api/models/acme/table")
+            #expect(notAModel.header("X-Error-Code") == "RepoNotFound")
         }
     }
 }
