@@ -42,4 +42,17 @@ enum FileResponse {
             chunkLength: 1 << 20)
         return Response(status: status, headers: headers, body: body)
     }
+
+    /// The Hub's answer for content kept elsewhere: a 302 whose headers carry what a client needs to name and
+    /// check the blob, since it must not follow the redirect for metadata.
+    static func redirect(for file: ServedFile, sha256: String, commit: String, to base: URL) -> Response {
+        var headers = HTTPFields()
+        headers[HTTPField.Name("X-Repo-Commit")!] = commit
+        headers[HTTPField.Name("X-Linked-Etag")!] = "\"\(sha256)\""
+        headers[HTTPField.Name("X-Linked-Size")!] = "\(file.size)"
+        headers[.location] = base.appendingPathComponent(sha256).absoluteString
+        headers[.cacheControl] = "no-store"
+        headers[.contentLength] = "0"
+        return Response(status: .found, headers: headers, body: ResponseBody())
+    }
 }

@@ -16,6 +16,8 @@ struct MirrorResponder: HTTPResponder {
     let token: String?
     /// Tree entries per page; more come through `Link: <…>; rel="next"`.
     let treePageSize: Int
+    /// Where LFS content is redirected to, when it is not streamed here.
+    var lfsRedirectBase: URL? = nil
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -70,6 +72,9 @@ struct MirrorResponder: HTTPResponder {
             let snapshot = try await snapshot(type, id, revision)
             guard let file = snapshot.file(at: path) else {
                 throw HubServerError.entryNotFound(path, commit: snapshot.commit)
+            }
+            if let base = lfsRedirectBase, let sha256 = file.sha256 {
+                return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
             return try await FileResponse.make(for: file, commit: snapshot.commit, request: request, context: context)
         }

@@ -18,6 +18,10 @@ public struct MirrorServer: Sendable {
     let logger: Logger
     let token: String?
     let treePageSize: Int
+    /// When set, LFS files are not streamed by the mirror: `resolve` answers `302` to `<base>/<sha256>` with the
+    /// commit, `X-Linked-Etag` and `X-Linked-Size`, as the Hub redirects to its CDN. Point it at any server
+    /// that serves blobs by SHA-256 (an nginx over a blob folder, a CDN). Clients must not send it the token.
+    public var lfsRedirectBase: URL?
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -67,7 +71,8 @@ public struct MirrorServer: Sendable {
     )
         async throws
     {
-        let responder = MirrorResponder(source: source, logger: logger, token: token, treePageSize: treePageSize)
+        let responder = MirrorResponder(
+            source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase)
         let app = Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),

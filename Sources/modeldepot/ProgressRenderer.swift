@@ -9,6 +9,7 @@ final class ProgressRenderer: Sendable {
     let mode: Mode
     private let lastPhase = Mutex<DownloadProgress.Phase?>(nil)
     private let barShown = Mutex(false)
+    private let snapshotPhase = Mutex<SnapshotProgress.Phase?>(nil)
 
     init(mode: Mode) { self.mode = mode }
 
@@ -35,6 +36,74 @@ final class ProgressRenderer: Sendable {
         case .bar:
             barShown.withLock { $0 = true }
             writeError("\r\u{1B}[K" + Self.bar(for: progress))
+        }
+    }
+
+    func render(_ progress: SnapshotProgress) {
+        switch mode {
+        case .quiet: return
+        case .json:
+            printJSON(
+                JSONEvent(
+                    event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted,
+                    total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
+                    etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
+                    files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile))
+        case .plain:
+            let phaseChanged = snapshotPhase.withLock { last in
+                defer { last = progress.phase }
+                return last != progress.phase
+            }
+            if phaseChanged && progress.phase == .downloading {
+                let size = progress.totalBytes.map(ByteFormat.string) ?? "?"
+                writeError(
+                    "\(progress.totalFiles) files, \(size); \(progress.filesCompleted) already in the cache\n")
+            }
+        case .bar:
+            guard progress.phase != .resolving else { return }
+            barShown.withLock { $0 = true }
+            writeError("\r\u{1B}[K" + Self.bar(for: progress))
+        }
+    }
+
+    /// One line: `[#####-----]  50%  1.0 GiB / 2.0 GiB  3/41 files  120.0 MiB/s  ETA 0:09  model.gguf`.
+    static func bar(for progress: SnapshotProgress, width: Int = 24) -> String {
+        let fraction = progress.fractionCompleted ?? 0
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        var parts = ["[\(bar)]", String(format: "%3d%%", Int(fraction * 100))]
+        parts.append(
+            ByteFormat.string(progress.bytesCompleted)
+                + (progress.totalBytes.map { " / " + ByteFormat.string($0) } ?? ""))
+        parts.append("\(progress.filesCompleted)/\(progress.totalFiles) files")
+        parts.append(ByteFormat.string(Int64(progress.bytesPerSecond)) + "/s")
+        if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
+            parts.append(String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60))
+        }
+        if let file = progress.currentFile { parts.append(String(file.suffix(40))) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// Prints a pulled snapshot: a JSON object, or the snapshot folder as the last line on stdout.
+    func finish(_ snapshot: Snapshot) {
+        finishLine()
+        if mode == .json {
+            printJSON(
+                JSONEvent(
+                    event: "completed", path: snapshot.folder.path, bytesReceived: snapshot.bytesDownloaded,
+                    message: snapshot.answeredFromCacheBecause, files: snapshot.files.count,
+                    repo: snapshot.repo.description, commit: snapshot.commit, filesDownloaded: snapshot.filesDownloaded)
+            )
+        } else {
+            if let reason = snapshot.answeredFromCacheBecause {
+                writeError("warning: answered from the cache without checking the Hub: \(reason)\n")
+            }
+            if mode != .quiet {
+                writeError(
+                    "\(snapshot.repo) @ \(snapshot.commit.prefix(12)): \(snapshot.files.count) files, \(snapshot.filesDownloaded) downloaded (\(ByteFormat.string(snapshot.bytesDownloaded)))\n"
+                )
+            }
+            print(snapshot.folder.path)
         }
     }
 
@@ -103,13 +172,26 @@ struct JSONEvent: Encodable {
     var alreadyPresent: Bool?
     var code: String?
     var message: String?
+    var files: Int?
+    var totalFiles: Int?
+    var currentFile: String?
+    var repo: String?
+    var commit: String?
+    var filesDownloaded: Int?
 
     init(
         event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil, bytesPerSecond: Double? = nil,
         etaSeconds: Double? = nil, connections: Int? = nil, path: String? = nil, sha256: String? = nil,
         bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
-        message: String? = nil
+        message: String? = nil, files: Int? = nil, totalFiles: Int? = nil, currentFile: String? = nil,
+        repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil
     ) {
+        self.files = files
+        self.totalFiles = totalFiles
+        self.currentFile = currentFile
+        self.repo = repo
+        self.commit = commit
+        self.filesDownloaded = filesDownloaded
         self.event = event
         self.phase = phase
         self.bytes = bytes

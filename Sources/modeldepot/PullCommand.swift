@@ -5,15 +5,28 @@ import ModelDepot
 struct PullCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
-        abstract: "Download a file from a URL, in parallel ranges, resumable and verified.",
+        abstract: "Download a model repository into the shared cache, or one file from a URL.",
         discussion: """
-            The last line on stdout is the absolute path of the finished file. Partial data is kept in \
-            <output>.incomplete; running the same command again resumes it.
+            With a repository id (org/name), the files of the revision that match --include/--exclude are \
+            downloaded into the Hugging Face cache layout (the same cache Python's huggingface_hub uses), each \
+            verified, and the last line on stdout is the snapshot folder. With an http(s) URL, one file is \
+            downloaded and the last line is its path. Interrupted downloads resume when the command runs again.
             """
     )
 
-    @Argument(help: "An http:// or https:// URL.")
-    var url: String
+    @Argument(help: "A repository id (org/name) or an http:// or https:// URL.")
+    var source: String
+
+    @Option(help: "Repository: the branch, tag or commit (default: main).")
+    var revision: String?
+
+    @Option(name: .customLong("include"), help: "Repository: only files matching this glob (repeatable; * crosses /).")
+    var include: [String] = []
+
+    @Option(name: .customLong("exclude"), help: "Repository: skip files matching this glob (repeatable).")
+    var exclude: [String] = []
+
+    @OptionGroup var hub: HubOptions
 
     @Option(name: .shortAndLong, help: "Where to save the file (default: the URL's file name in the current folder).")
     var output: String?
@@ -35,26 +48,61 @@ struct PullCommand: AsyncParsableCommand {
         }
     }
 
+    var engineConfiguration: DownloadConfiguration {
+        var configuration = DownloadConfiguration()
+        configuration.maxConnections = connections
+        configuration.initialConnections = min(configuration.initialConnections, connections)
+        configuration.syncBeforeRename = fsync
+        return configuration
+    }
+
+    var isURL: Bool { source.contains("://") }
+
     func run() async throws {
         let renderer = outputOptions.renderer
         do {
-            guard let source = URL(string: url), source.scheme != nil else {
-                throw ModelDepotError(.invalidURL, "'\(url)' is not a URL; give a full http:// or https:// URL.")
+            if isURL {
+                try await pullURL(renderer: renderer)
+            } else {
+                try await pullRepository(renderer: renderer)
             }
-            let destination = try Self.destination(for: source, output: output)
-            var configuration = DownloadConfiguration()
-            configuration.maxConnections = connections
-            configuration.initialConnections = min(configuration.initialConnections, connections)
-            configuration.syncBeforeRename = fsync
-            let downloader = Downloader(configuration: configuration)
-            let request = DownloadRequest(url: source, destination: destination, expectedSHA256: sha256)
-            let result = try await CancellableRun.run {
-                try await downloader.download(request) { renderer.render($0) }
-            }
-            renderer.finish(result)
         } catch {
             exitWithError(error, renderer: renderer)
         }
+    }
+
+    func pullRepository(renderer: ProgressRenderer) async throws {
+        guard output == nil, sha256 == nil else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "--output and --sha256 apply to URL downloads; a repository goes into the cache (see --cache-dir).")
+        }
+        let repo = try RepoID(source)
+        let pull = SnapshotDownloader(
+            hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration))
+        let request = SnapshotRequest(
+            repo: repo, type: try hub.type(), revision: revision ?? "main", include: include, exclude: exclude)
+        let snapshot = try await CancellableRun.run {
+            try await pull.download(request) { renderer.render($0) }
+        }
+        renderer.finish(snapshot)
+    }
+
+    func pullURL(renderer: ProgressRenderer) async throws {
+        guard revision == nil, include.isEmpty, exclude.isEmpty else {
+            throw ModelDepotError(
+                .invalidArgument, "--revision, --include and --exclude apply to repositories (org/name), not URLs.")
+        }
+        guard let source = URL(string: source), source.scheme != nil else {
+            throw ModelDepotError(.invalidURL, "'\(source)' is not a URL; give a full http:// or https:// URL.")
+        }
+        let destination = try Self.destination(for: source, output: output)
+        let downloader = Downloader(configuration: engineConfiguration)
+        let request = DownloadRequest(url: source, destination: destination, expectedSHA256: sha256)
+        let result = try await CancellableRun.run {
+            try await downloader.download(request) { renderer.render($0) }
+        }
+        renderer.finish(result)
     }
 
     static func destination(for url: URL, output: String?) throws -> URL {

@@ -59,6 +59,18 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
         public static let locked = Code("locked")
         /// The download was cancelled.
         public static let cancelled = Code("cancelled")
+        /// The Hub has no such repository, or it is private and the token does not grant access.
+        public static let repositoryNotFound = Code("repositoryNotFound")
+        /// The repository is gated: its terms must be accepted on the Hub before its files can be downloaded.
+        public static let gatedRepository = Code("gatedRepository")
+        /// The repository has no such branch, tag or commit.
+        public static let revisionNotFound = Code("revisionNotFound")
+        /// The repository has no such file at that revision.
+        public static let entryNotFound = Code("entryNotFound")
+        /// Offline (or the Hub unreachable) and the cache does not hold what was asked for.
+        public static let notCached = Code("notCached")
+        /// The cached snapshot lacks files its recorded tree lists.
+        public static let incompleteSnapshot = Code("incompleteSnapshot")
     }
 
     public let code: Code

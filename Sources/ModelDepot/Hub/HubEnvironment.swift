@@ -33,6 +33,37 @@ public struct HubEnvironment: Sendable {
         return endpoint
     }
 
+    /// `HF_TOKEN_PATH`, else `<home>/token`.
+    public var tokenFile: URL {
+        value("HF_TOKEN_PATH").map { URL(fileURLWithPath: expand($0)) } ?? home.appendingPathComponent("token")
+    }
+
+    /// The token Python would send: `HF_TOKEN`, else `HUGGING_FACE_HUB_TOKEN`, else the token file; CR/LF
+    /// removed and whitespace trimmed, empty meaning none. Nil as well when `HF_HUB_DISABLE_IMPLICIT_TOKEN` is set.
+    public var token: String? {
+        if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return nil }
+        for candidate in [variables["HF_TOKEN"], variables["HUGGING_FACE_HUB_TOKEN"]] {
+            if let candidate { return Self.cleanToken(candidate) }
+        }
+        guard let data = FileManager.default.contents(atPath: tokenFile.path) else { return nil }
+        return Self.cleanToken(String(decoding: data, as: UTF8.self))
+    }
+
+    /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
+    public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
+
+    /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
+    func flag(_ name: String) -> Bool {
+        guard let value = variables[name] else { return false }
+        return ["1", "on", "yes", "true"].contains(value.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    static func cleanToken(_ raw: String) -> String? {
+        let token = raw.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
+            .trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
     private func value(_ name: String) -> String? {
         guard let value = variables[name], !value.isEmpty else { return nil }
         return value

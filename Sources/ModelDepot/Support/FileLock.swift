@@ -26,7 +26,7 @@ final class FileLock: Sendable {
     {
         while true {
             try Task.checkCancellation()
-            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o664)
             guard descriptor >= 0 else {
                 throw POSIXFailure.error("Cannot create the lock file \(path)", errno: errno)
             }
@@ -46,9 +46,10 @@ final class FileLock: Sendable {
         }
     }
 
-    /// Removes the lock file, then releases the lock.
-    func release() {
-        unlink(path)
+    /// Releases the lock, removing the lock file first unless `keepingFile` (a lock file other tools share
+    /// and expect to stay, like the Hub cache's `.locks/`).
+    func release(keepingFile: Bool = false) {
+        if !keepingFile { unlink(path) }
         _ = close(descriptor)
     }
 

@@ -9,6 +9,9 @@ public struct DownloadRequest: Sendable {
     public var destination: URL
     /// Lowercase or uppercase hex SHA-256 the file must match; checked while streaming.
     public var expectedSHA256: String?
+    /// The git blob id (40 hex) the file must match, as the Hub names regular (non-LFS) files; checked by
+    /// reading the finished file once before it is moved into place.
+    public var expectedGitBlobID: String?
     /// The size the file must have, when known in advance.
     public var expectedSize: Int64?
     /// Extra request headers (for example `Authorization`). They are sent to the URL's origin only and
@@ -20,21 +23,42 @@ public struct DownloadRequest: Sendable {
         destination: URL,
         expectedSHA256: String? = nil,
         expectedSize: Int64? = nil,
+        expectedGitBlobID: String? = nil,
         headers: [(name: String, value: String)] = []
     ) {
         self.url = url
         self.destination = destination
         self.expectedSHA256 = expectedSHA256?.lowercased()
+        self.expectedGitBlobID = expectedGitBlobID?.lowercased()
         self.expectedSize = expectedSize
         self.headers = headers
+        self.partialPath = destination.path + ".incomplete"
+        self.resumeRecordPath = destination.path + ".incomplete.json"
+        self.lockPath = destination.path + ".lock"
+        self.lockIsShared = false
     }
 
-    /// Where the bytes collect until the file is complete and verified.
-    public var partialPath: String { destination.path + ".incomplete" }
+    /// Where the bytes collect until the file is complete and verified; `<destination>.incomplete` unless
+    /// ``placingWorkFiles(partial:resumeRecord:sharedLock:)`` chose otherwise.
+    public private(set) var partialPath: String
     /// The resume sidecar: which parts of the partial file are written, and of which version of the file.
-    public var resumeRecordPath: String { destination.path + ".incomplete.json" }
+    public private(set) var resumeRecordPath: String
     /// The lock file that keeps two processes from downloading to the same destination at once.
-    var lockPath: String { destination.path + ".lock" }
+    public private(set) var lockPath: String
+    /// A shared lock file belongs to a layout other tools also lock (the Hub cache's `.locks/`), so it is
+    /// left in place on release, as those tools leave it.
+    var lockIsShared: Bool
+
+    /// The same request with its work files elsewhere, for layouts that prescribe them (the Hub cache keeps
+    /// partial blobs in `blobs/` and locks in `.locks/<repo>/<etag>.lock`, shared with Python).
+    public func placingWorkFiles(partial: String, resumeRecord: String, sharedLock: String) -> DownloadRequest {
+        var request = self
+        request.partialPath = partial
+        request.resumeRecordPath = resumeRecord
+        request.lockPath = sharedLock
+        request.lockIsShared = true
+        return request
+    }
 }
 
 /// Tunables of the transfer engine. The defaults suit downloads of large files from a CDN.

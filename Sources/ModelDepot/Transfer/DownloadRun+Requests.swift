@@ -9,7 +9,7 @@ extension DownloadRun {
             var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
             if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
             if let ifRange { headers.append(("If-Range", ifRange)) }
-            if Self.sameOrigin(url, request.url) { headers.append(contentsOf: request.headers) }
+            if url.hasSameOrigin(as: request.url) { headers.append(contentsOf: request.headers) }
             let response = try await transport.send(TransportRequest(url: url, headers: headers))
             guard [301, 302, 303, 307, 308].contains(response.status) else {
                 if url != request.url { state.withLock { $0.resolvedURL = url } }
@@ -29,15 +29,6 @@ extension DownloadRun {
         throw ModelDepotError(
             .protocolViolation,
             "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
-    }
-
-    /// Scheme, host and port equal: the only case where credentials may be sent along.
-    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        func port(_ url: URL) -> Int? {
-            url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
-        }
-        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && port(lhs) == port(rhs)
     }
 
     /// Runs `operation`, retrying transient failures with backoff on the injected clock.

@@ -170,6 +170,16 @@ final class DownloadRun: Sendable {
                 "The file from \(request.url) has SHA-256 \(sha256) but \(expected) was expected. Nothing was kept; check the expected hash, or try again if the server sent bad data."
             )
         }
+        if let expected = request.expectedGitBlobID {
+            let actual = try FileDigests.gitBlobID(ofFileAt: request.partialPath)
+            if actual != expected {
+                Downloader.discardPartial(of: request)
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "The file from \(request.url) has git blob id \(actual) but \(expected) was expected. Nothing was kept; try again if the server sent bad data."
+                )
+            }
+        }
         emit(phase: .finalizing)
         if configuration.syncBeforeRename { try file.sync() }
         guard rename(request.partialPath, request.destination.path) == 0 else {

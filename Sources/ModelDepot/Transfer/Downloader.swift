@@ -71,7 +71,7 @@ public struct Downloader: Sendable {
         } catch is CancellationError {
             throw ModelDepotError.cancelled()
         }
-        defer { lock.release() }
+        defer { lock.release(keepingFile: request.lockIsShared) }
         // Another process may have finished the same file while this one waited for the lock.
         if let present = try Self.existingFile(for: request) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
@@ -139,6 +139,10 @@ public struct Downloader: Sendable {
                     .invalidArgument, "'\(hash)' is not a SHA-256: expected 64 hexadecimal characters.")
             }
         }
+        if let blobID = request.expectedGitBlobID, !HubEncoding.isGitID(blobID) {
+            throw ModelDepotError(
+                .invalidArgument, "'\(blobID)' is not a git blob id: expected 40 hexadecimal characters.")
+        }
         if let size = request.expectedSize, size < 0 {
             throw ModelDepotError(.invalidArgument, "The expected size \(size) is negative.")
         }
@@ -159,6 +163,8 @@ public struct Downloader: Sendable {
             let actual = try PrefixHasher.hashFile(atPath: path)
             guard actual == expected else { return nil }
             sha256 = actual
+        } else if let expected = request.expectedGitBlobID {
+            guard try FileDigests.gitBlobID(ofFileAt: path) == expected else { return nil }
         } else if request.expectedSize == nil {
             return nil
         }

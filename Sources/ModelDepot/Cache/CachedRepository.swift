@@ -1,0 +1,133 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One repository's folder in a ``HubCache``: blobs named by ETag, snapshots of relative symlinks, refs.
+///
+/// Every path built here comes from a validated ``RepoID``, a 40-hex commit, a ``RepoFilePath`` or a safe
+/// blob name, so nothing from the network can point outside the folder.
+public struct CachedRepository: Sendable, Hashable {
+    public let cache: HubCache
+    public let id: RepoID
+    public let type: RepoType
+    /// `<cache>/models--org--name`.
+    public let folder: URL
+
+    public var blobsFolder: URL { folder.appendingPathComponent("blobs", isDirectory: true) }
+    public var snapshotsFolder: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
+    public var refsFolder: URL { folder.appendingPathComponent("refs", isDirectory: true) }
+
+    public func blob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag) }
+
+    /// Where a download of blob `etag` collects its bytes. Python's `scan_cache_dir` lists `blobs/*.incomplete`
+    /// as unfinished downloads, and the fixed name (unlike Python 2.4's random one) lets a later run resume it.
+    public func partialBlob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag + ".incomplete") }
+
+    /// The lock Python takes for the same blob: both tools serialise on it.
+    public func lockFile(_ etag: String) -> URL {
+        cache.root.appendingPathComponent(".locks/\(folder.lastPathComponent)/\(etag).lock")
+    }
+
+    public func snapshotFolder(_ commit: String) -> URL {
+        snapshotsFolder.appendingPathComponent(commit, isDirectory: true)
+    }
+
+    public func snapshotFile(_ commit: String, _ path: RepoFilePath) -> URL {
+        snapshotFolder(commit).appendingPathComponent(path.value)
+    }
+
+    func noExistMarker(_ commit: String, _ path: RepoFilePath) -> URL {
+        folder.appendingPathComponent(".no_exist/\(commit)/\(path.value)")
+    }
+
+    func treeCacheFile(_ commit: String) -> URL {
+        folder.appendingPathComponent("trees/\(commit).json")
+    }
+
+    // MARK: - Refs
+
+    /// `refs/<revision>`; names with `/` (`refs/pr/1`) become sub-folders, as in Python.
+    func refFile(_ revision: String) throws -> URL {
+        let path = try RepoFilePath(revision)
+        return refsFolder.appendingPathComponent(path.value)
+    }
+
+    /// The commit a branch or tag pointed to when last pulled; nil when unknown. Read verbatim (no trimming),
+    /// as Python reads it.
+    public func commit(forRevision revision: String) -> String? {
+        if HubEncoding.isGitID(revision) { return revision }
+        guard let file = try? refFile(revision), let data = FileManager.default.contents(atPath: file.path) else {
+            return nil
+        }
+        let commit = String(decoding: data, as: UTF8.self)
+        return HubEncoding.isGitID(commit) ? commit : nil
+    }
+
+    /// Points `refs/<revision>` at `commit`: exactly 40 characters, no newline, written atomically and only
+    /// when it changes (so read-only caches still work when nothing changed).
+    public func setRef(_ revision: String, to commit: String) throws {
+        guard revision != commit else { return }
+        let file = try refFile(revision)
+        if let data = FileManager.default.contents(atPath: file.path), String(decoding: data, as: UTF8.self) == commit {
+            return
+        }
+        try HubCache.writeAtomically(Data(commit.utf8), to: file)
+    }
+
+    // MARK: - Snapshots
+
+    /// Makes `snapshots/<commit>/<path>` a relative symlink to `blobs/<etag>`, replacing what was there.
+    public func link(_ path: RepoFilePath, commit: String, toBlob etag: String) throws {
+        let link = snapshotFile(commit, path)
+        try HubCache.createFolder(link.deletingLastPathComponent())
+        // One `..` per folder between the link and the repo folder: the path's own folders, the commit, snapshots.
+        let target = String(repeating: "../", count: path.components.count + 1) + "blobs/" + etag
+        if let existing = try? FileManager.default.destinationOfSymbolicLink(atPath: link.path), existing == target {
+            return
+        }
+        let temporary = link.deletingLastPathComponent().appendingPathComponent(
+            ".\(link.lastPathComponent).\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).link")
+        guard symlink(target, temporary.path) == 0 else {
+            throw POSIXFailure.error("Cannot create the link \(temporary.path)", errno: errno)
+        }
+        guard rename(temporary.path, link.path) == 0 else {
+            let code = errno
+            unlink(temporary.path)
+            throw POSIXFailure.error("Cannot place the link \(link.path)", errno: code)
+        }
+    }
+
+    /// Whether `snapshots/<commit>/<path>` resolves to a file (a link to an existing blob, or a real file).
+    public func hasFile(_ path: RepoFilePath, commit: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: snapshotFile(commit, path).path, isDirectory: &isFolder)
+            && !isFolder.boolValue
+    }
+
+    /// Remembers that `path` does not exist at `commit` (`.no_exist/<commit>/<path>`, empty).
+    func markMissing(_ path: RepoFilePath, commit: String) {
+        let marker = noExistMarker(commit, path)
+        try? HubCache.createFolder(marker.deletingLastPathComponent())
+        FileManager.default.createFile(atPath: marker.path, contents: nil)
+    }
+
+    public func isKnownMissing(_ path: RepoFilePath, commit: String) -> Bool {
+        FileManager.default.fileExists(atPath: noExistMarker(commit, path).path)
+    }
+
+    // MARK: - Tree cache
+
+    /// The recursive file listing recorded for `commit` (`trees/<commit>.json`), nil when absent or unreadable.
+    public func recordedTree(_ commit: String) -> RecordedTree? {
+        guard let data = FileManager.default.contents(atPath: treeCacheFile(commit).path) else { return nil }
+        return try? RecordedTree(json: data)
+    }
+
+    func recordTree(_ tree: RecordedTree, commit: String) throws {
+        try HubCache.writeAtomically(tree.json(), to: treeCacheFile(commit))
+    }
+}

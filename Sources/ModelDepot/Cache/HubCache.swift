@@ -1,0 +1,90 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A Hub cache folder laid out exactly as Python's `huggingface_hub` lays it out (the protocol note, §4), so
+/// that either tool sees what the other downloaded.
+///
+/// ```
+/// <root>/CACHEDIR.TAG
+/// <root>/.locks/models--org--name/<etag>.lock
+/// <root>/models--org--name/{blobs,refs,snapshots,.no_exist,trees}/…
+/// ```
+public struct HubCache: Sendable, Hashable {
+    public let root: URL
+
+    public init(root: URL) {
+        self.root = root.standardizedFileURL
+    }
+
+    /// The cache `HF_HUB_CACHE` / `HF_HOME` point at.
+    public init(environment: HubEnvironment = HubEnvironment()) {
+        self.init(root: environment.cacheDirectory)
+    }
+
+    /// The folder of one repository (it may not exist yet).
+    public func repository(_ repo: RepoID, type: RepoType = .model) -> CachedRepository {
+        CachedRepository(
+            cache: self, id: repo, type: type,
+            folder: root.appendingPathComponent(repo.cacheFolderName(type: type), isDirectory: true))
+    }
+
+    /// Writes `CACHEDIR.TAG` (once) so that backup tools skip the cache.
+    public func writeCacheDirectoryTag() throws {
+        let tag = root.appendingPathComponent("CACHEDIR.TAG")
+        guard !FileManager.default.fileExists(atPath: tag.path) else { return }
+        try Self.createFolder(root)
+        let text = """
+            Signature: 8a477f597d28d172789f06886806bc55
+            # This folder is a model cache (Hugging Face Hub layout), written by ModelDepot.
+            # Backup tools that honour cache directory tags skip it: see https://bford.info/cachedir/
+
+            """
+        try? Data(text.utf8).write(to: tag, options: .atomic)
+    }
+
+    /// Whether a normalised ETag can name a file: letters, digits, `.`, `_`, `-`, at most 128 characters, not
+    /// starting with `.`. Hub ETags (40- or 64-hex) always pass; anything that could climb out of `blobs/` fails.
+    public static func isSafeBlobName(_ name: String) -> Bool {
+        guard (1...128).contains(name.utf8.count), !name.hasPrefix(".") else { return false }
+        return name.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", ".", "_", "-": true
+            default: false
+            }
+        }
+    }
+
+    static func createFolder(_ url: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw ModelDepotError(
+                .fileSystem,
+                "Cannot create \(url.path): \(error.localizedDescription). Check the permissions of the cache folder, or choose another with --cache-dir / HF_HUB_CACHE.",
+                underlying: error)
+        }
+    }
+
+    /// Writes `data` to `url` through a unique temporary file and a rename, so readers see all or nothing.
+    static func writeAtomically(_ data: Data, to url: URL) throws {
+        try createFolder(url.deletingLastPathComponent())
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            "\(url.lastPathComponent).\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp")
+        do {
+            try data.write(to: temporary)
+            guard rename(temporary.path, url.path) == 0 else {
+                throw POSIXFailure.error("Cannot move \(temporary.lastPathComponent) into place", errno: errno)
+            }
+        } catch {
+            unlink(temporary.path)
+            if let error = error as? ModelDepotError { throw error }
+            throw ModelDepotError(
+                .fileSystem, "Cannot write \(url.path): \(error.localizedDescription).", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+extension SnapshotDownloader {
+    /// The snapshot of `request` as the cache holds it, with no network: Python's offline rules (the protocol
+    /// note, §5). The commit is the revision itself or `refs/<revision>`; when `trees/<commit>.json` is
+    /// recorded, every selected file must be present.
+    public func cachedSnapshot(_ request: SnapshotRequest) throws -> Snapshot {
+        let repository = cache.repository(request.repo, type: request.type)
+        guard let commit = repository.commit(forRevision: request.revision) else {
+            throw ModelDepotError(
+                .notCached,
+                "\(request.repo) at '\(request.revision)' is not in the cache \(cache.root.path), and the Hub cannot be asked (offline or unreachable). Pull it while online."
+            )
+        }
+        let folder = repository.snapshotFolder(commit)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ModelDepotError(
+                .notCached,
+                "\(request.repo) at commit \(commit) is not in the cache \(cache.root.path) (no snapshot folder). Pull it while online."
+            )
+        }
+        let files: [RepoFilePath]
+        if let tree = repository.recordedTree(commit) {
+            let selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
+            let absent = selected.filter { !repository.hasFile($0, commit: commit) }
+            guard absent.isEmpty else {
+                let names = absent.prefix(10).map(\.value).joined(separator: ", ")
+                let more = absent.count > 10 ? " and \(absent.count - 10) more" : ""
+                throw ModelDepotError(
+                    .incompleteSnapshot,
+                    "The cached snapshot of \(request.repo) at \(commit) lacks \(absent.count) of its \(selected.count) selected files: \(names)\(more). Pull it again while online."
+                )
+            }
+            files = selected
+        } else {
+            files = Self.filesBelow(folder).filter { request.selection.selects($0.value) }
+        }
+        return Snapshot(repo: request.repo, type: request.type, commit: commit, folder: folder, files: files)
+    }
+
+    /// The files (links to blobs, or real files) under a snapshot folder, as repository paths.
+    static func filesBelow(_ folder: URL) -> [RepoFilePath] {
+        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+        var files: [RepoFilePath] = []
+        while let relative = walker.nextObject() as? String {
+            var isFolder: ObjCBool = false
+            let full = folder.appendingPathComponent(relative).path
+            guard FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue,
+                let path = try? RepoFilePath(relative)
+            else { continue }
+            files.append(path)
+        }
+        return files.sorted()
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import Logging
+
+/// Pulls a repository revision into a ``HubCache``, as Python's `snapshot_download` does, but resumable
+/// across restarts, with parallel ranges for large files and every file verified.
+///
+/// ```swift
+/// let pull = SnapshotDownloader(hub: try HubClient(environment: HubEnvironment()), cache: HubCache())
+/// let snapshot = try await pull.download(SnapshotRequest(repo: try RepoID("acme/tiny"), include: ["*.gguf"]))
+/// print(snapshot.folder.path)
+/// ```
+///
+/// The flow: resolve the revision to a commit (no call when it is one), list the commit's files (all pages,
+/// recorded in `trees/<commit>.json` so the next pull and offline checks need no listing), select with the
+/// patterns, then for each missing file: `HEAD` for its ETag, download into `blobs/<etag>.incomplete` under
+/// Python's `.locks/…/<etag>.lock`, verify (SHA-256 for LFS files, git blob id for the others), rename to
+/// `blobs/<etag>` and link `snapshots/<commit>/<path>` to it. A file that fails verification is never linked.
+public struct SnapshotDownloader: Sendable {
+    public let hub: HubClient
+    public let cache: HubCache
+    let downloader: Downloader
+    /// Files transferred at once; large files also use parallel ranges inside the engine.
+    public var maxConcurrentFiles: Int
+    let clock: any Clock<Duration>
+    let logger: Logger
+
+    public init(
+        hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
+        clock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "modeldepot.snapshot", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.hub = hub
+        self.cache = cache
+        self.downloader = downloader
+        self.maxConcurrentFiles = max(1, maxConcurrentFiles)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Downloads what is missing of `request` and returns the snapshot.
+    ///
+    /// Offline (``HubClient/isOffline``), or when the Hub cannot be reached, the cached snapshot is returned if
+    /// it is complete; a snapshot whose recorded tree lists missing files is an `incompleteSnapshot` error.
+    public func download(
+        _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
+    ) async throws -> Snapshot {
+        let repository = cache.repository(request.repo, type: request.type)
+        if hub.isOffline {
+            var snapshot = try cachedSnapshot(request)
+            snapshot.answeredFromCacheBecause = "offline mode is on"
+            return snapshot
+        }
+        let tracker = SnapshotProgressTracker(
+            clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: progress)
+        tracker.start()
+
+        let commit: String
+        let tree: RecordedTree
+        do {
+            commit = try await resolveCommit(request)
+            tree = try await fileTree(request, commit: commit, repository: repository)
+        } catch let error as ModelDepotError where Self.fallsBackToCache(error) {
+            logger.notice("the Hub is unreachable; answering from the cache", metadata: ["error": "\(error.message)"])
+            do {
+                var snapshot = try cachedSnapshot(request)
+                snapshot.answeredFromCacheBecause = error.message
+                return snapshot
+            } catch let cacheError as ModelDepotError where cacheError.code == .notCached {
+                throw error
+            }
+        }
+        let selected = try select(request, from: tree)
+
+        try cache.writeCacheDirectoryTag()
+        try HubCache.createFolder(repository.snapshotFolder(commit))
+        try repository.setRef(request.revision, to: commit)
+
+        let missing = selected.filter { !repository.hasFile($0, commit: commit) }
+        let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
+        let totalBytes = selected.reduce(0) { $0 + size($1) }
+        let missingBytes = missing.reduce(0) { $0 + size($1) }
+        tracker.planned(
+            totalBytes: totalBytes, totalFiles: selected.count, cachedBytes: totalBytes - missingBytes,
+            cachedFiles: selected.count - missing.count)
+
+        // Largest first: the long transfers start early and small files fill the gaps around them.
+        let queue = missing.sorted { size($0) > size($1) }
+        var received: Int64 = 0
+        try await withThrowingTaskGroup(of: Int64.self) { group in
+            var next = queue.makeIterator()
+            for _ in 0..<maxConcurrentFiles {
+                guard let path = next.next() else { break }
+                group.addTask {
+                    try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, tracker)
+                }
+            }
+            while let bytes = try await group.next() {
+                received += bytes
+                if let path = next.next() {
+                    group.addTask {
+                        try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, tracker)
+                    }
+                }
+            }
+        }
+        tracker.completed()
+        return Snapshot(
+            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
+            files: selected, filesDownloaded: missing.count, bytesDownloaded: received)
+    }
+
+    // MARK: - Steps
+
+    func resolveCommit(_ request: SnapshotRequest) async throws -> String {
+        if HubEncoding.isGitID(request.revision) { return request.revision }
+        let info = try await hub.repoInfo(request.repo, type: request.type, revision: request.revision)
+        guard let sha = info.sha?.lowercased(), HubEncoding.isGitID(sha) else {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(hub.endpoint.absoluteString) did not say which commit '\(request.revision)' of \(request.repo) is (no 'sha' in its info). Check that the endpoint is a Hub."
+            )
+        }
+        return sha
+    }
+
+    /// The commit's files: from `trees/<commit>.json` when recorded, else listed and recorded.
+    func fileTree(_ request: SnapshotRequest, commit: String, repository: CachedRepository) async throws
+        -> RecordedTree
+    {
+        if let recorded = repository.recordedTree(commit) { return recorded }
+        let entries = try await hub.listFiles(request.repo, type: request.type, revision: commit)
+        let tree = try RecordedTree(entries: entries)
+        try repository.recordTree(tree, commit: commit)
+        return tree
+    }
+
+    func select(_ request: SnapshotRequest, from tree: RecordedTree) throws -> [RepoFilePath] {
+        let selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
+        if selected.isEmpty, !request.selection.include.isEmpty, !tree.files.isEmpty {
+            let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
+            throw ModelDepotError(
+                .invalidArgument,
+                "No file of \(request.repo) matches --include \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some)."
+            )
+        }
+        return selected
+    }
+
+    /// Downloads one file into its blob and links it; returns the bytes received from the network.
+    func fetch(
+        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
+        _ repository: CachedRepository, _ tracker: SnapshotProgressTracker
+    ) async throws -> Int64 {
+        do {
+            let received = try await fetchBlob(path, commit: commit, file: file, request, repository, tracker)
+            tracker.fileFinished(path.value, size: file.size)
+            return received
+        } catch let error as ModelDepotError {
+            tracker.fileAbandoned(path.value)
+            throw Self.naming(path, in: error)
+        }
+    }
+
+    private func fetchBlob(
+        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
+        _ repository: CachedRepository, _ tracker: SnapshotProgressTracker
+    ) async throws -> Int64 {
+        let metadata: HubFileMetadata
+        switch try await hub.lookUpFile(request.repo, type: request.type, revision: commit, path: path) {
+        case .found(let found): metadata = found
+        case .missing(let reportedCommit, let error):
+            repository.markMissing(path, commit: reportedCommit ?? commit)
+            throw error
+        }
+        let etag = metadata.etag
+        let expectedSize = metadata.size ?? file.size
+        let blob = repository.blob(etag)
+        if Self.fileSize(blob.path) == expectedSize {
+            try repository.link(path, commit: commit, toBlob: etag)
+            return 0
+        }
+        let lock = repository.lockFile(etag)
+        try HubCache.createFolder(lock.deletingLastPathComponent())
+        let partial = repository.partialBlob(etag)
+        // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the resume
+        // sidecar; the engine follows the redirect itself and drops the token when it leaves the Hub's origin.
+        let url = hub.resolveURL(request.repo, type: request.type, revision: commit, path: path)
+        let download = DownloadRequest(
+            url: url, destination: blob,
+            expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil,
+            expectedSize: expectedSize,
+            expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil,
+            headers: hub.authorization(for: url)
+        ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
+        let result = try await downloader.download(download) { fileProgress in
+            tracker.fileProgress(path.value, done: fileProgress.bytesCompleted, size: expectedSize)
+        }
+        try repository.link(path, commit: commit, toBlob: etag)
+        return result.bytesReceived
+    }
+
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Errors the cache can answer instead: the Hub is unreachable or failing, not refusing.
+    static func fallsBackToCache(_ error: ModelDepotError) -> Bool {
+        [.network, .serverError, .rateLimited, .stalled].contains(error.code)
+    }
+
+    /// Prefixes the file's path to a download error, with what to do for the common cases.
+    static func naming(_ path: RepoFilePath, in error: ModelDepotError) -> ModelDepotError {
+        let advice: String
+        switch error.code {
+        case .checksumMismatch, .sizeMismatch:
+            advice =
+                " It was not linked into the snapshot. Run the pull again to fetch it anew; if it keeps failing, the server is sending bad data."
+        case .network, .serverError, .rateLimited, .stalled, .cancelled, .insufficientDiskSpace:
+            advice = " Bytes already received are kept: run the same pull again to resume."
+        default: advice = ""
+        }
+        return ModelDepotError(
+            error.code, "\(path): \(error.message)\(advice)", underlying: error.underlying,
+            retryAfter: error.retryAfter)
+    }
+}
+
+/// What to pull: a repository, a revision, and which of its files.
+public struct SnapshotRequest: Sendable, Hashable {
+    public var repo: RepoID
+    public var type: RepoType
+    /// A branch, tag or 40-hex commit; `main` by default.
+    public var revision: String
+    public var selection: FileSelection
+
+    public init(
+        repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
+        exclude: [String] = []
+    ) {
+        self.repo = repo
+        self.type = type
+        self.revision = revision
+        self.selection = FileSelection(include: include, exclude: exclude)
+    }
+}

@@ -1,0 +1,44 @@
+/// Progress of a whole repository pull, weighted by bytes across its files.
+public struct SnapshotProgress: Sendable, Equatable {
+    public enum Phase: String, Sendable, Equatable, Codable {
+        /// Resolving the revision and listing files.
+        case resolving
+        case downloading
+        case completed
+    }
+
+    public var phase: Phase
+    /// Bytes of the selected files on disk, those already cached included.
+    public var bytesCompleted: Int64
+    /// Total size of the selected files, once listed.
+    public var totalBytes: Int64?
+    public var filesCompleted: Int
+    public var totalFiles: Int
+    /// A file being transferred right now (the largest one in flight), for display.
+    public var currentFile: String?
+    /// Bytes per second over the last few seconds, over all files.
+    public var bytesPerSecond: Double
+    public var estimatedSecondsRemaining: Double?
+
+    public init(
+        phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, filesCompleted: Int = 0,
+        totalFiles: Int = 0, currentFile: String? = nil, bytesPerSecond: Double = 0,
+        estimatedSecondsRemaining: Double? = nil
+    ) {
+        self.phase = phase
+        self.bytesCompleted = bytesCompleted
+        self.totalBytes = totalBytes
+        self.filesCompleted = filesCompleted
+        self.totalFiles = totalFiles
+        self.currentFile = currentFile
+        self.bytesPerSecond = bytesPerSecond
+        self.estimatedSecondsRemaining = estimatedSecondsRemaining
+    }
+
+    /// 0...1 by bytes, when the total is known.
+    public var fractionCompleted: Double? {
+        guard let totalBytes else { return nil }
+        guard totalBytes > 0 else { return totalFiles == 0 ? 1 : Double(filesCompleted) / Double(totalFiles) }
+        return min(1, Double(bytesCompleted) / Double(totalBytes))
+    }
+}

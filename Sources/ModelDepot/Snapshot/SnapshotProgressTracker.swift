@@ -1,0 +1,83 @@
+import Synchronization
+
+/// Sums the progress of the files of one pull into one byte-weighted ``SnapshotProgress``.
+final class SnapshotProgressTracker: Sendable {
+    private struct State {
+        var progress: SnapshotProgress
+        /// Bytes on disk per file in flight.
+        var inFlight: [String: (done: Int64, size: Int64)] = [:]
+        /// Bytes of finished files.
+        var finishedBytes: Int64 = 0
+        var meter = SpeedMeter()
+        var lastEmit: Duration?
+    }
+
+    private let state: Mutex<State>
+    private let clock: EngineClock
+    private let interval: Duration
+    private let report: @Sendable (SnapshotProgress) -> Void
+
+    init(clock: EngineClock, interval: Duration, report: @escaping @Sendable (SnapshotProgress) -> Void) {
+        self.state = Mutex(State(progress: SnapshotProgress(phase: .resolving)))
+        self.clock = clock
+        self.interval = interval
+        self.report = report
+    }
+
+    func start() { report(SnapshotProgress(phase: .resolving)) }
+
+    /// The plan is known: `cachedBytes` of `totalBytes` (in `cachedFiles` of `totalFiles`) are already on disk.
+    func planned(totalBytes: Int64, totalFiles: Int, cachedBytes: Int64, cachedFiles: Int) {
+        emit(force: true) { state in
+            state.progress.phase = .downloading
+            state.progress.totalBytes = totalBytes
+            state.progress.totalFiles = totalFiles
+            state.progress.filesCompleted = cachedFiles
+            state.finishedBytes = cachedBytes
+        }
+    }
+
+    func fileProgress(_ path: String, done: Int64, size: Int64) {
+        emit(force: false) { state in state.inFlight[path] = (done, size) }
+    }
+
+    func fileFinished(_ path: String, size: Int64) {
+        emit(force: true) { state in
+            state.inFlight.removeValue(forKey: path)
+            state.finishedBytes += size
+            state.progress.filesCompleted += 1
+        }
+    }
+
+    /// A file that failed or was stopped no longer counts as in flight.
+    func fileAbandoned(_ path: String) {
+        state.withLock { _ = $0.inFlight.removeValue(forKey: path) }
+    }
+
+    func completed() {
+        emit(force: true) { state in
+            state.inFlight.removeAll()
+            state.progress.phase = .completed
+            state.progress.currentFile = nil
+            state.progress.estimatedSecondsRemaining = 0
+        }
+    }
+
+    private func emit(force: Bool, _ change: (inout State) -> Void) {
+        let now = clock.elapsed()
+        let snapshot = state.withLock { state -> SnapshotProgress? in
+            change(&state)
+            let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.done }
+            state.progress.bytesCompleted = done
+            state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done)
+            state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
+            if let total = state.progress.totalBytes, state.progress.bytesPerSecond > 0 {
+                state.progress.estimatedSecondsRemaining = Double(max(0, total - done)) / state.progress.bytesPerSecond
+            }
+            if !force, let last = state.lastEmit, now - last < interval { return nil }
+            state.lastEmit = now
+            return state.progress
+        }
+        if let snapshot { report(snapshot) }
+    }
+}

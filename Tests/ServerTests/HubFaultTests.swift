@@ -1,0 +1,117 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+/// Pulls through a CDN that misbehaves, and from a "hub" that sends hostile listings.
+@Suite struct HubFaultTests {
+    static let weights = SampleData.bytes(count: 6 << 20, seed: 11)
+    static let layout: [String: [UInt8]] = [
+        "acme/big/model.safetensors": weights, "acme/big/config.json": Array("{}".utf8),
+    ]
+
+    func pull(_ hub: HubFixture, clock: ImmediateClock = ImmediateClock()) -> SnapshotDownloader {
+        SnapshotDownloader(
+            hub: HubClient(endpoint: hub.mirror.baseURL, token: hub.token, clock: clock), cache: hub.cache,
+            downloader: Downloader(clock: clock, configuration: HubFixture.immediateConfiguration), clock: clock)
+    }
+
+    @Test func tokenGoesToTheHubButNeverToTheCDN() async throws {
+        try await HubFixture.with(Self.layout, token: "hf_secret", cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            let snapshot = try await pull(hub).download(SnapshotRequest(repo: try RepoID("acme/big")))
+            #expect(snapshot.filesDownloaded == 2)
+            let blob = try hub.repository("acme/big").blob(SampleData.sha256(Self.weights))
+            #expect(try Data(contentsOf: blob) == Data(Self.weights))
+            #expect(!cdn.requests.isEmpty, "the LFS file should have come from the CDN")
+            for request in cdn.requests {
+                #expect(request.header("Authorization") == nil, "the token leaked to the CDN: \(request.path)")
+            }
+        }
+    }
+
+    @Test func cdnFailuresAreRetriedAndResumed() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.status(503), times: 2)
+            cdn.inject(.reset(afterBytes: 300_000))
+            cdn.inject(.status(429, headers: [("Retry-After", "7")]))
+            let clock = ImmediateClock()
+            let snapshot = try await pull(hub, clock: clock).download(SnapshotRequest(repo: try RepoID("acme/big")))
+            #expect(snapshot.filesDownloaded == 2)
+            #expect(cdn.pendingFaults == 0)
+            #expect(clock.sleeps.contains(.seconds(7)), "Retry-After was not honoured: \(clock.sleeps)")
+            let file = snapshot.url(of: try RepoFilePath("model.safetensors"))
+            #expect(try Data(contentsOf: file) == Data(Self.weights))
+            // Bytes re-sent after the reset stay small: ranges resume, they do not restart.
+            #expect(cdn.bodyBytesSent < Int64(Self.weights.count) + (1 << 20))
+        }
+    }
+
+    @Test func corruptBytesAreNeverLinked() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.corrupt(atBodyOffset: 1000))
+            let request = SnapshotRequest(repo: try RepoID("acme/big"))
+            let error = await #expect(throws: ModelDepotError.self) { try await pull(hub).download(request) }
+            #expect(error?.code == .checksumMismatch)
+            #expect(error?.message.hasPrefix("model.safetensors:") == true)
+            let repo = try hub.repository("acme/big")
+            let sha = SampleData.sha256(Self.weights)
+            #expect(!FileManager.default.fileExists(atPath: repo.blob(sha).path))
+            #expect(!FileManager.default.fileExists(atPath: repo.partialBlob(sha).path))
+            let commit = try #require(repo.commit(forRevision: "main"))
+            #expect(!repo.hasFile(try RepoFilePath("model.safetensors"), commit: commit))
+
+            // The next pull fetches it again and succeeds.
+            let snapshot = try await pull(hub).download(request)
+            #expect(try Data(contentsOf: snapshot.url(of: RepoFilePath("model.safetensors"))) == Data(Self.weights))
+        }
+    }
+
+    @Test func twoPullsAtOnceDownloadEachFileOnce() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.throttle(bytesPerSecond: 8 << 20), times: 100)
+            let request = SnapshotRequest(repo: try RepoID("acme/big"))
+            // Real clocks: the second pull waits on the first one's lock file.
+            let endpoint = hub.mirror.baseURL
+            let cache = hub.cache
+            let make: @Sendable () -> SnapshotDownloader = {
+                SnapshotDownloader(hub: HubClient(endpoint: endpoint), cache: cache)
+            }
+            async let first = make().download(request)
+            async let second = make().download(request)
+            let (a, b) = try await (first, second)
+            #expect(a.folder == b.folder)
+            // The CDN sent the file's bytes once, not twice.
+            #expect(cdn.bodyBytesSent < Int64(Self.weights.count) * 3 / 2)
+        }
+    }
+
+    @Test func hostilePathsInAListingAreRefused() async throws {
+        let commit = String(repeating: "ab", count: 20)
+        let info = Array(#"{"id": "evil/repo", "sha": "\#(commit)"}"#.utf8)
+        for hostile in ["../../escape.txt", "/etc/passwd", "ok/../../escape.txt", "bad\nname.txt"] {
+            let escaped = hostile.replacingOccurrences(of: "\n", with: "\\n")
+            let tree = Array(
+                #"[{"type": "file", "oid": "\#(String(repeating: "cd", count: 20))", "size": 3, "path": "\#(escaped)"}]"#
+                    .utf8)
+            let server = try await FaultServer.start(files: [
+                "/api/models/evil/repo/revision/main": info, "/api/models/evil/repo/tree/\(commit)": tree,
+            ])
+            let folder = try TemporaryDirectory(prefix: "modeldepot-hostile")
+            defer { folder.remove() }
+            let pull = SnapshotDownloader(
+                hub: HubClient(endpoint: server.baseURL, clock: ImmediateClock()),
+                cache: HubCache(root: folder.path("cache")), clock: ImmediateClock())
+            let error = await #expect(throws: ModelDepotError.self) {
+                try await pull.download(SnapshotRequest(repo: try RepoID("evil/repo")))
+            }
+            #expect(error?.code == .protocolViolation, "\(hostile)")
+            #expect(!FileManager.default.fileExists(atPath: folder.path("escape.txt").path))
+            #expect(server.requests.allSatisfy { !$0.path.contains("resolve") })
+            try await server.shutdown()
+        }
+    }
+}
