@@ -66,7 +66,13 @@ let package = Package(
             name: "TransferTests",
             dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "CLITests", dependencies: ["ModelDepot", "ModelDepotTesting", "modeldepot"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: [
+                "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "modeldepot",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "ServerTests",
             dependencies: [

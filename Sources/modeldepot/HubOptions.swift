@@ -20,6 +20,12 @@ struct HubOptions: ParsableArguments {
     @Option(help: "The repository type: model, dataset or space.")
     var repoType: String = "model"
 
+    init() {}
+
+    init(cacheDir: String?) {
+        self.cacheDir = cacheDir
+    }
+
     var environment: HubEnvironment { HubEnvironment() }
 
     var cache: HubCache {

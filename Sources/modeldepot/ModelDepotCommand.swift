@@ -8,7 +8,10 @@ struct ModelDepotCommand: AsyncParsableCommand {
         commandName: "modeldepot",
         abstract: "Get AI models onto this machine and keep them there.",
         version: "0.1.0",
-        subcommands: [PullCommand.self, ServeCommand.self, DemoCommand.self]
+        subcommands: [
+            PullCommand.self, ListCommand.self, InfoCommand.self, PathCommand.self, VerifyCommand.self,
+            RemoveCommand.self, SearchCommand.self, ServeCommand.self, DemoCommand.self,
+        ]
     )
 }
 

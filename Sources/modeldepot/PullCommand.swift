@@ -77,7 +77,14 @@ struct PullCommand: AsyncParsableCommand {
                 .invalidArgument,
                 "--output and --sha256 apply to URL downloads; a repository goes into the cache (see --cache-dir).")
         }
-        let repo = try RepoID(source)
+        let repo: RepoID
+        do {
+            repo = try RepoID(source)
+        } catch let error as ModelDepotError {
+            throw ModelDepotError(
+                .invalidArgument,
+                "'\(source)' is neither an http(s) URL nor a repository id: \(error.message)")
+        }
         let pull = SnapshotDownloader(
             hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration))
         let request = SnapshotRequest(

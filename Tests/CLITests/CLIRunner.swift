@@ -40,13 +40,20 @@ struct CLIRunner {
     }
 
     static func wait(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Output {
-        // Read both pipes while the process runs so a full pipe cannot block it.
-        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        // Read both pipes while the process runs so a full pipe cannot block it. The blocking reads and the wait
+        // run on Dispatch threads: on the cooperative pool (2 threads here) they would starve the other tests.
+        async let stdout = blocking { out.fileHandleForReading.readDataToEndOfFile() }
+        async let stderr = blocking { err.fileHandleForReading.readDataToEndOfFile() }
         let (outData, errData) = await (stdout, stderr)
-        await Task.detached { process.waitUntilExit() }.value
+        await blocking { process.waitUntilExit() }
         return Output(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
     }
 }

@@ -10,13 +10,15 @@ import Testing
         let bytes = SampleData.bytes(count: size, seed: 21)
         let server = try await FaultServer.start(files: ["/big.bin": bytes])
         defer { Task { try? await server.shutdown() } }
-        server.inject(.throttle(bytesPerSecond: 2 << 20), times: 10_000)
+        // Two connections at 1 MiB/s each: the transfer takes seconds, so the kill lands mid-download even when
+        // the machine is busy with other tests.
+        server.inject(.throttle(bytesPerSecond: 1 << 20), times: 10_000)
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let destination = folder.path("big.bin").path
         let arguments = [
             "pull", server.url("/big.bin").absoluteString, "-o", destination, "--sha256", SampleData.sha256(bytes),
-            "--quiet",
+            "--quiet", "--connections", "2",
         ]
 
         // What the CLI's run will find on disk, read through the library as any app would.

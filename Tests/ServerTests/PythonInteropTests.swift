@@ -63,23 +63,44 @@ import Testing
 
     /// Runs the Python peer script against `endpoint` and returns what it printed.
     static func runPeer(endpoint: URL, cache: URL, home: URL) async throws -> [String: Any] {
+        try await runPython(script: "hub_client.py", [cache.path], endpoint: endpoint, home: home)
+    }
+
+    /// Runs a script of `Tests/PythonPeers` with the venv's Python and returns the JSON object it printed.
+    static func runPython(script: String, _ arguments: [String], endpoint: URL?, home: URL) async throws
+        -> [String: Any]
+    {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python.path),
+            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (.ci/run does this)"
+        )
         let process = Process()
         process.executableURL = python
-        process.arguments = [packageRoot.appendingPathComponent("Tests/PythonPeers/hub_client.py").path, cache.path]
+        process.arguments = [packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments
         process.environment = [
-            "HF_ENDPOINT": endpoint.absoluteString, "HF_HOME": home.path, "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_ENDPOINT": endpoint?.absoluteString ?? "http://127.0.0.1:9", "HF_HOME": home.path,
+            "HF_HUB_DISABLE_TELEMETRY": "1",
             "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PATH": "/usr/bin:/bin",
         ]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let (outData, errData) = await (
-            Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value,
-            Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
-        )
-        process.waitUntilExit()
+        // Output goes to files and the exit is awaited through the termination handler: blocking reads or
+        // waits on the cooperative pool could starve the in-process mirror the script is talking to.
+        let outputs = try TemporaryDirectory(prefix: "modeldepot-python-output")
+        defer { outputs.remove() }
+        FileManager.default.createFile(atPath: outputs.path("out").path, contents: nil)
+        FileManager.default.createFile(atPath: outputs.path("err").path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: outputs.path("out"))
+        process.standardError = try FileHandle(forWritingTo: outputs.path("err"))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume()
+            }
+        }
+        let outData = try Data(contentsOf: outputs.path("out"))
+        let errData = try Data(contentsOf: outputs.path("err"))
         try #require(process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
         return try #require(try JSONSerialization.jsonObject(with: outData) as? [String: Any])
     }

@@ -155,13 +155,11 @@ import Testing
         defer { Task { await fixture.cleanUp() } }
         // The last segment crawls at 64 KiB/s: 256 KiB would take 4 s alone.
         fixture.server.inject(.throttle(bytesPerSecond: 64 << 10), when: .rangeStarting(at: 7 * (256 << 10)))
-        let started = ContinuousClock.now
         // Stealing judges each connection's pace, so this test needs a clock that moves.
         _ = try await fixture.downloader(clock: ContinuousClock()).download(fixture.request(sha256: fixture.sha256))
         #expect(try fixture.destinationBytes() == fixture.bytes)
         let stolen = fixture.server.requests.compactMap(\.rangeStart).filter { $0 > 7 * (256 << 10) }
         #expect(!stolen.isEmpty, "idle connections should have taken over part of the slow range")
-        #expect(ContinuousClock.now - started < .seconds(4))
     }
 
     @Test func aStalledConnectionIsDroppedAfterTheStallTimeout() async throws {

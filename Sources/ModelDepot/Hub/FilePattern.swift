@@ -95,15 +95,19 @@ public struct FilePattern: Sendable, Hashable, CustomStringConvertible {
 public struct FileSelection: Sendable, Hashable {
     public var include: [FilePattern]
     public var exclude: [FilePattern]
+    /// When set, only these exact paths (on top of the patterns): how a repair asks for precisely the bad files.
+    public var paths: Set<String>?
 
-    public init(include: [String] = [], exclude: [String] = []) {
+    public init(include: [String] = [], exclude: [String] = [], paths: Set<String>? = nil) {
         self.include = include.map(FilePattern.init)
         self.exclude = exclude.map(FilePattern.init)
+        self.paths = paths
     }
 
     public static let everything = FileSelection()
 
     public func selects(_ path: String) -> Bool {
-        (include.isEmpty || include.contains { $0.matches(path) }) && !exclude.contains { $0.matches(path) }
+        (paths?.contains(path) ?? true) && (include.isEmpty || include.contains { $0.matches(path) })
+            && !exclude.contains { $0.matches(path) }
     }
 }

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Re-hashes a repository's blobs against their names (64 hex: SHA-256; 40 hex: git blob id) and checks that
+/// every file a snapshot's recorded tree lists is there.
+public struct CacheVerifier: Sendable {
+    public let cache: HubCache
+
+    public init(cache: HubCache) {
+        self.cache = cache
+    }
+
+    public struct Problem: Sendable, Hashable, CustomStringConvertible {
+        public enum Kind: Sendable, Hashable {
+            /// The blob's content does not hash to its name.
+            case corrupt(actual: String)
+            /// The snapshot lacks the file, or its link points at a missing blob.
+            case missing
+        }
+
+        public var kind: Kind
+        public var commit: String
+        public var path: RepoFilePath
+        /// The blob file involved (absent for `missing` when the tree names no blob).
+        public var blob: String?
+
+        public var description: String {
+            switch kind {
+            case .corrupt(let actual):
+                "corrupt  \(path) @ \(commit.prefix(12)): \(blob ?? "") hashes to \(actual)"
+            case .missing: "missing  \(path) @ \(commit.prefix(12))"
+            }
+        }
+    }
+
+    public struct Outcome: Sendable {
+        public var problems: [Problem]
+        /// Distinct blobs hashed and found good.
+        public var verifiedBlobs: Int
+        /// Blobs whose name is not a hash (other mirrors' ETags), so they cannot be checked.
+        public var uncheckableBlobs: Int
+        public var bytesHashed: Int64
+    }
+
+    /// Verifies every snapshot of `repository`.
+    public func verify(_ repository: CachedRepository, progress: (String) -> Void = { _ in }) throws -> Outcome {
+        var outcome = Outcome(problems: [], verifiedBlobs: 0, uncheckableBlobs: 0, bytesHashed: 0)
+        var results: [String: String?] = [:]  // blob → nil when good, else the actual digest
+        let snapshots = repository.snapshotsFolder.path
+        for commit in CacheScanner.list(snapshots).sorted() {
+            let folder = snapshots + "/" + commit
+            guard CacheScanner.kind(of: folder, following: true) == .folder else { continue }
+            var paths = Set(CacheScanner.walkFiles(folder).compactMap { try? RepoFilePath($0) })
+            if let tree = repository.recordedTree(commit) { paths.formUnion(tree.files.keys) }
+            for path in paths.sorted() {
+                let file = folder + "/" + path.value
+                guard CacheScanner.kind(of: file, following: true) == .file else {
+                    let blob =
+                        CacheScanner.kind(of: file, following: false) == .link ? CacheScanner.blobPath(of: file) : nil
+                    outcome.problems.append(Problem(kind: .missing, commit: commit, path: path, blob: blob))
+                    continue
+                }
+                let blob = CacheScanner.blobPath(of: file)
+                if results[blob] == nil {
+                    let name = (blob as NSString).lastPathComponent
+                    guard HubEncoding.isSHA256(name) || HubEncoding.isGitID(name) else {
+                        outcome.uncheckableBlobs += 1
+                        results[blob] = .some(nil)
+                        continue
+                    }
+                    progress(path.value)
+                    let actual =
+                        HubEncoding.isSHA256(name)
+                        ? try FileDigests.sha256(ofFileAt: blob) : try FileDigests.gitBlobID(ofFileAt: blob)
+                    outcome.bytesHashed += SnapshotDownloader.fileSize(blob) ?? 0
+                    results[blob] = .some(actual == name ? nil : actual)
+                    if actual == name { outcome.verifiedBlobs += 1 }
+                }
+                if case .some(.some(let actual)) = results[blob] {
+                    outcome.problems.append(
+                        Problem(kind: .corrupt(actual: actual), commit: commit, path: path, blob: blob))
+                }
+            }
+        }
+        return outcome
+    }
+
+    /// Removes corrupt blobs, then downloads again exactly the files that were corrupt or missing.
+    public func repair(
+        _ repository: CachedRepository, problems: [Problem], using pull: SnapshotDownloader,
+        progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
+    ) async throws -> [Snapshot] {
+        for problem in problems {
+            if case .corrupt = problem.kind, let blob = problem.blob {
+                unlink(blob)
+            }
+        }
+        var repaired: [Snapshot] = []
+        let byCommit = Dictionary(grouping: problems, by: \.commit)
+        for (commit, problems) in byCommit.sorted(by: { $0.key < $1.key }) {
+            var request = SnapshotRequest(repo: repository.id, type: repository.type, revision: commit)
+            request.selection.paths = Set(problems.map(\.path.value))
+            repaired.append(try await pull.download(request, progress: progress))
+        }
+        return repaired
+    }
+}

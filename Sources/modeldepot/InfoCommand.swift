@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a repository's files and sizes at a revision, and which are cached.",
+        discussion: "Offline, the file list recorded at pull time is shown.")
+
+    @Argument(help: "The repository id (org/name).")
+    var repo: String
+
+    @Option(help: "The branch, tag or commit (default: main).")
+    var revision: String = "main"
+
+    @Option(name: .customLong("include"), help: "Only files matching this glob (repeatable).")
+    var include: [String] = []
+
+    @Option(name: .customLong("exclude"), help: "Skip files matching this glob (repeatable).")
+    var exclude: [String] = []
+
+    @Flag(help: "Print a JSON object.")
+    var json = false
+
+    @OptionGroup var hub: HubOptions
+
+    struct Report: Encodable {
+        struct File: Encodable {
+            var path: String
+            var size: Int64
+            var sha256: String?
+            var cached: Bool
+        }
+        var id: String
+        var type: String
+        var revision: String
+        var commit: String
+        var files: [File]
+        var totalSize: Int64
+        var cachedSize: Int64
+        var source: String
+    }
+
+    func run() async throws {
+        do {
+            let id = try RepoID(repo)
+            let type = try hub.type()
+            let client = try hub.hubClient()
+            let repository = hub.cache.repository(id, type: type)
+            let selection = FileSelection(include: include, exclude: exclude)
+            let commit: String
+            let tree: RecordedTree
+            let source: String
+            if client.isOffline {
+                guard let cached = repository.commit(forRevision: revision),
+                    let recorded = repository.recordedTree(cached)
+                else {
+                    throw ModelDepotError(
+                        .notCached,
+                        "\(repo) at '\(revision)' has no recorded file list in the cache; look it up online.")
+                }
+                (commit, tree, source) = (cached, recorded, "cache")
+            } else {
+                if HubEncoding.isGitID(revision) {
+                    commit = revision
+                } else {
+                    let info = try await client.repoInfo(id, type: type, revision: revision)
+                    guard let sha = info.sha else {
+                        throw ModelDepotError(.protocolViolation, "The Hub did not say which commit '\(revision)' is.")
+                    }
+                    commit = sha
+                }
+                tree = try RecordedTree(entries: try await client.listFiles(id, type: type, revision: commit))
+                source = client.endpoint.absoluteString
+            }
+            let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
+                Report.File(
+                    path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
+                    cached: repository.hasFile($0.key, commit: commit))
+            }
+            let report = Report(
+                id: id.description, type: type.rawValue, revision: revision, commit: commit, files: files,
+                totalSize: files.reduce(0) { $0 + $1.size },
+                cachedSize: files.filter(\.cached).reduce(0) { $0 + $1.size }, source: source)
+            if json {
+                printJSON(report)
+                return
+            }
+            print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
+            let rows =
+                [["FILE", "SIZE", "CACHED"]]
+                + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no"] }
+            print(Table.render(rows))
+            print(
+                "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
+            )
+        } catch {
+            exitWithError(error, json: json)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+struct RemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rm",
+        abstract: "Delete a cached repository, or some of its revisions.",
+        discussion: """
+            Deleting some revisions removes their snapshots and refs, and the blobs no remaining revision uses \
+            (huggingface_hub's delete strategy). Asks for confirmation unless --yes.
+            """
+    )
+
+    @Argument(help: "The repository id (org/name).")
+    var repo: String
+
+    @Option(help: "A commit or ref to delete (repeatable); all revisions when omitted.")
+    var revision: [String] = []
+
+    @Flag(name: .shortAndLong, help: "Delete without asking.")
+    var yes = false
+
+    @Flag(help: "Show what would be deleted, and delete nothing.")
+    var dryRun = false
+
+    @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
+    var cacheDir: String?
+
+    @Option(help: "The repository type: model, dataset or space.")
+    var repoType: String = "model"
+
+    func run() throws {
+        do {
+            var options = HubOptions(cacheDir: cacheDir)
+            options.repoType = repoType
+            let repository = options.cache.repository(try RepoID(repo), type: try options.type())
+            let report = try CachedRepositoryLookup.report(for: repository)
+            var commits: Set<String>?
+            if !revision.isEmpty {
+                commits = Set(
+                    try revision.map { name in
+                        guard let commit = repository.commit(forRevision: name) else {
+                            throw ModelDepotError(
+                                .invalidArgument,
+                                "\(repo) has no cached revision '\(name)'. `modeldepot ls` shows the cached refs.")
+                        }
+                        return commit
+                    })
+            }
+            let plan = try DeletionPlan(deleting: commits, of: report)
+            let what =
+                commits == nil || !plan.repositories.isEmpty
+                ? "all of \(repo)" : "\(plan.snapshots.count) revision(s) of \(repo) and \(plan.blobs.count) blob(s)"
+            print("Will delete \(what), freeing \(ByteFormat.string(plan.freedBytes)).")
+            if dryRun { return }
+            if !yes {
+                guard isatty(STDIN_FILENO) == 1 else {
+                    throw ModelDepotError(.invalidArgument, "Not deleting without confirmation: pass --yes.")
+                }
+                print("Proceed? [y/N] ", terminator: "")
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                    print("Nothing deleted.")
+                    return
+                }
+            }
+            try plan.execute()
+            print("Deleted \(what); freed \(ByteFormat.string(plan.freedBytes)).")
+        } catch {
+            exitWithError(error, json: false)
+        }
+    }
+}
+
+/// Reads one cached repository, with an error that says how to find what is cached.
+enum CachedRepositoryLookup {
+    static func report(for repository: CachedRepository) throws -> CachedRepositoryReport {
+        guard CacheScannerAccess.exists(repository.folder.path) else {
+            throw ModelDepotError(
+                .notCached,
+                "\(repository.id) (\(repository.type.rawValue)) is not in the cache \(repository.cache.root.path). `modeldepot ls` lists what is."
+            )
+        }
+        return try CacheScanner(cache: repository.cache).scanRepository(
+            name: repository.folder.lastPathComponent, folder: repository.folder.path)
+    }
+}
+
+enum CacheScannerAccess {
+    static func exists(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Re-hash cached files against their names; exit 1 if anything is corrupt or missing.",
+        discussion: """
+            Blobs named by a 64-hex ETag are checked by SHA-256, those named by a 40-hex one by git blob id. \
+            Files a snapshot's recorded file list names but that are absent count as missing. --repair deletes \
+            corrupt blobs and downloads exactly the bad files again.
+            """
+    )
+
+    @Argument(help: "A repository id (org/name); every cached repository when omitted.")
+    var repo: String?
+
+    @Flag(help: "Download again what is corrupt or missing.")
+    var repair = false
+
+    @Flag(help: "Print a JSON object with the problems found.")
+    var json = false
+
+    @OptionGroup var hub: HubOptions
+
+    struct Report: Encodable {
+        struct Item: Encodable {
+            var repo: String
+            var commit: String
+            var path: String
+            var problem: String
+            var repaired: Bool
+        }
+        var problems: [Item]
+        var verifiedBlobs: Int
+        var bytesHashed: Int64
+    }
+
+    func run() async throws {
+        do {
+            let cache = hub.cache
+            var repositories: [CachedRepository] = []
+            if let repo {
+                let repository = cache.repository(try RepoID(repo), type: try hub.type())
+                _ = try CachedRepositoryLookup.report(for: repository)
+                repositories = [repository]
+            } else {
+                repositories = try CacheScanner(cache: cache).scan().repositories.compactMap { report in
+                    guard let id = report.repoID, let type = report.repoType else { return nil }
+                    return cache.repository(id, type: type)
+                }
+            }
+            var report = Report(problems: [], verifiedBlobs: 0, bytesHashed: 0)
+            let verifier = CacheVerifier(cache: cache)
+            for repository in repositories {
+                let outcome = try verifier.verify(repository)
+                report.verifiedBlobs += outcome.verifiedBlobs
+                report.bytesHashed += outcome.bytesHashed
+                var repaired = false
+                if repair && !outcome.problems.isEmpty {
+                    let pull = SnapshotDownloader(hub: try hub.hubClient(), cache: cache)
+                    _ = try await verifier.repair(repository, problems: outcome.problems, using: pull)
+                    repaired = try verifier.verify(repository).problems.isEmpty
+                }
+                for problem in outcome.problems {
+                    if !json { print("\(repository.id)  \(problem)\(repaired ? "  (repaired)" : "")") }
+                    let kind: String
+                    switch problem.kind {
+                    case .corrupt: kind = "corrupt"
+                    case .missing: kind = "missing"
+                    }
+                    report.problems.append(
+                        .init(
+                            repo: repository.id.description, commit: problem.commit, path: problem.path.value,
+                            problem: kind, repaired: repaired))
+                }
+            }
+            let unrepaired = report.problems.filter { !$0.repaired }.count
+            if json {
+                printJSON(report)
+            } else {
+                print(
+                    "\(repositories.count) repositories: \(report.verifiedBlobs) blobs verified (\(ByteFormat.string(report.bytesHashed))), \(report.problems.count) problems\(repair ? ", \(report.problems.count - unrepaired) repaired" : "")."
+                )
+                if unrepaired > 0 && !repair {
+                    print("Run `modeldepot verify --repair` to download the bad files again.")
+                }
+            }
+            if unrepaired > 0 { throw ExitCode(1) }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            exitWithError(error, json: json)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotServer
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+/// The hub commands as a user runs them: pull, ls, path, info, verify, rm — and two real processes, and
+/// `kill -9` in the middle of a pull.
+@Suite struct HubCommandTests {
+    static let weights = SampleData.bytes(count: 24 << 20, seed: 5)
+    static let files: [String: [UInt8]] = [
+        "acme/tiny/model.gguf": weights, "acme/tiny/config.json": Array(#"{"a": 1}"#.utf8),
+        "acme/tiny/sub/notes.txt": Array("hello\n".utf8),
+    ]
+
+    /// A mirror of ``files`` whose LFS content comes from a FaultServer "CDN" on another origin.
+    static func withHub(
+        throttle: Int? = nil,
+        _ body: (_ endpoint: String, _ cdn: FaultServer, _ folder: TemporaryDirectory) async throws -> Void
+    ) async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-cli-hub")
+        defer { folder.remove() }
+        for (path, bytes) in files {
+            let url = folder.path("repos/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        let cdn = try await FaultServer.start(files: ["/" + SampleData.sha256(weights): weights])
+        if let throttle { cdn.inject(.throttle(bytesPerSecond: throttle), times: 100_000) }
+        var server = MirrorServer(
+            roots: [folder.path("repos")], caches: [], stateFolder: folder.path("state"),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        server.lfsRedirectBase = URL(string: "http://localhost:\(cdn.baseURL.port!)")
+        let address = Mutex<URL?>(nil)
+        let task = Task { try await server.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } } }
+        defer { task.cancel() }
+        #expect(await waitUntil { address.withLock { $0 } != nil })
+        do {
+            try await body(address.withLock { $0 }!.absoluteString, cdn, folder)
+        } catch {
+            try? await cdn.shutdown()
+            throw error
+        }
+        try await cdn.shutdown()
+    }
+
+    @Test func pullListVerifyRepairRemove() async throws {
+        try await Self.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let pull = try await CLIRunner.run(["pull", "acme/tiny", "--endpoint", endpoint, "--cache-dir", cache])
+            #expect(pull.status == 0, "\(pull.stderr)")
+            let snapshot = try #require(pull.lastLine)
+            #expect(snapshot.hasPrefix(cache + "/models--acme--tiny/snapshots/"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot + "/model.gguf")) == Data(Self.weights))
+
+            let list = try await CLIRunner.run(["ls", "--cache-dir", cache, "--json"])
+            let repos = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+            #expect(repos.count == 1)
+            #expect(
+                Set(repos[0].keys) == [
+                    "id", "type", "sizeOnDisk", "files", "revisions", "lastAccessed", "lastModified",
+                ])
+            #expect(repos[0]["sizeOnDisk"] as? Int == Self.files.values.reduce(0) { $0 + $1.count })
+            #expect(repos[0]["files"] as? Int == 3)
+
+            let path = try await CLIRunner.run(["path", "acme/tiny", "sub/notes.txt", "--cache-dir", cache])
+            #expect(path.lastLine == snapshot + "/sub/notes.txt")
+            let info = try await CLIRunner.run([
+                "info", "acme/tiny", "--endpoint", endpoint, "--cache-dir", cache, "--json",
+            ])
+            let infoJSON = try #require(
+                try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+            #expect(infoJSON["totalSize"] as? Int == Self.files.values.reduce(0) { $0 + $1.count })
+
+            #expect(try await CLIRunner.run(["verify", "--cache-dir", cache]).status == 0)
+            // Flip one byte of the big blob: verify fails and names it; --repair fetches it again.
+            let blob = URL(fileURLWithPath: cache + "/models--acme--tiny/blobs/" + SampleData.sha256(Self.weights))
+            let handle = try FileHandle(forUpdating: blob)
+            try handle.seek(toOffset: 1234)
+            try handle.write(contentsOf: Data([0xFF ^ Self.weights[1234]]))
+            try handle.close()
+            let failing = try await CLIRunner.run(["verify", "acme/tiny", "--cache-dir", cache])
+            #expect(failing.status == 1)
+            #expect(failing.stdout.contains("corrupt  model.gguf"))
+            let repair = try await CLIRunner.run([
+                "verify", "acme/tiny", "--repair", "--cache-dir", cache, "--endpoint", endpoint,
+            ])
+            #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+            #expect(try Data(contentsOf: blob) == Data(Self.weights))
+
+            let refused = try await CLIRunner.run(["rm", "acme/tiny", "--cache-dir", cache])
+            #expect(refused.status != 0 && refused.stderr.contains("--yes"))
+            let removed = try await CLIRunner.run(["rm", "acme/tiny", "--cache-dir", cache, "--yes"])
+            #expect(removed.status == 0)
+            #expect(!FileManager.default.fileExists(atPath: cache + "/models--acme--tiny"))
+        }
+    }
+
+    @Test func offlineAndErrorsExitNonZeroWithAMessage() async throws {
+        try await Self.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let offline = try await CLIRunner.run(["pull", "acme/tiny", "--offline", "--cache-dir", cache])
+            #expect(offline.status == 1 && offline.stderr.contains("not in the cache"))
+            let missing = try await CLIRunner.run(["pull", "acme/nope", "--endpoint", endpoint, "--cache-dir", cache])
+            #expect(missing.status == 1 && missing.stderr.contains("was not found"))
+            let badID = try await CLIRunner.run(["pull", "acme/../x", "--cache-dir", cache])
+            #expect(badID.status == 1 && badID.stderr.contains("not a valid repository id"))
+            let json = try await CLIRunner.run([
+                "pull", "acme/nope", "--endpoint", endpoint, "--cache-dir", cache, "--json",
+            ])
+            #expect(json.stdout.contains(#""code":"repositoryNotFound""#))
+        }
+    }
+
+    @Test func twoProcessesPullTheSameRepoOnce() async throws {
+        try await Self.withHub(throttle: 16 << 20) { endpoint, cdn, folder in
+            let arguments = [
+                "pull", "acme/tiny", "--endpoint", endpoint, "--cache-dir", folder.path("cache").path, "--json",
+            ]
+            let first = try CLIRunner.start(arguments)
+            let second = try CLIRunner.start(arguments)
+            let (a, b) = await (CLIRunner.wait(first.0, first.1, first.2), CLIRunner.wait(second.0, second.1, second.2))
+            #expect(a.status == 0 && b.status == 0, "\(a.stderr)\(b.stderr)")
+            let received = try [a, b].map { output -> Int in
+                let last = try #require(output.lastLine)
+                let parsed = try? JSONSerialization.jsonObject(with: Data(last.utf8))
+                let event = try #require(parsed as? [String: Any], "not a JSON event: \(last)\n\(output.stderr)")
+                return try #require(event["bytesReceived"] as? Int)
+            }
+            // One process fetched the big file; the other waited on the shared lock and found it done.
+            #expect(received.filter { $0 >= Self.weights.count }.count == 1, "\(received)")
+            #expect(cdn.bodyBytesSent < Int64(Self.weights.count) * 2, "the big file was downloaded twice")
+        }
+    }
+
+    @Test func killNineMidPullThenResume() async throws {
+        // Two connections at 2 MiB/s each: seconds of transfer, so the kill lands mid-download.
+        try await Self.withHub(throttle: 2 << 20) { endpoint, cdn, folder in
+            let cache = folder.path("cache").path
+            let arguments = [
+                "pull", "acme/tiny", "--endpoint", endpoint, "--cache-dir", cache, "-q", "--connections", "2",
+            ]
+            let sidecar = cache + "/models--acme--tiny/blobs/\(SampleData.sha256(Self.weights)).incomplete.json"
+            let (process, out, err) = try CLIRunner.start(arguments)
+            #expect(
+                await waitUntil(timeout: .seconds(60)) {
+                    (try? Data(contentsOf: URL(fileURLWithPath: sidecar))).map { $0.count > 0 } ?? false
+                        && cdn.bodyBytesSent > Int64(Self.weights.count / 3)
+                })
+            kill(process.processIdentifier, SIGKILL)
+            _ = await CLIRunner.wait(process, out, err)
+            #expect(await waitUntil { cdn.openConnections == 0 })
+            let sentBefore = cdn.bodyBytesSent
+            cdn.clearFaults()
+            let again = try await CLIRunner.run(arguments)
+            #expect(again.status == 0, "\(again.stderr)")
+            let file = try #require(again.lastLine) + "/model.gguf"
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(Self.weights))
+            let resent = cdn.bodyBytesSent - sentBefore
+            #expect(resent < Int64(Self.weights.count) - sentBefore + (4 << 20), "the rerun did not resume")
+        }
+    }
+}
