@@ -1,40 +1,36 @@
-import Foundation
 import Synchronization
 
-/// A running download that an app can watch and control: pause, resume, cancel.
-///
-/// ```swift
-/// let task = downloader.start(request)
-/// for await state in task.states {
-///     if case .downloading(let progress) = state { show(progress) }
-/// }
-/// let file = try await task.result().file
-/// ```
-/// Pausing and cancelling stop the transfer for real (connections close) and keep the partial data, so
-/// ``resume()`` — or a new download of the same request, even in another process — continues from it.
-public final class DownloadTask: Sendable {
-    public enum State: Sendable {
-        case pending
-        case downloading(DownloadProgress)
-        case paused(DownloadProgress?)
-        case completed(DownloadResult)
-        case failed(ModelDepotError)
-        case cancelled
+/// Where a controllable transfer stands. ``DownloadTask`` (one file) and ``ModelDownloadTask`` (a repository)
+/// both report these states, with their own progress and result types.
+public enum TransferState<Progress: Sendable, Output: Sendable>: Sendable {
+    case pending
+    case downloading(Progress)
+    case paused(Progress?)
+    case completed(Output)
+    case failed(ModelDepotError)
+    case cancelled
 
-        /// True for `completed`, `failed` and `cancelled`: nothing more will happen without ``resume()``.
-        public var isFinal: Bool {
-            switch self {
-            case .completed, .failed, .cancelled: true
-            default: false
-            }
+    /// True for `completed`, `failed` and `cancelled`: nothing more will happen without a resume.
+    public var isFinal: Bool {
+        switch self {
+        case .completed, .failed, .cancelled: true
+        default: false
         }
     }
+}
 
-    private enum Intent { case run, pause, cancel(discard: Bool) }
+/// The state machine behind the observable tasks: runs an operation in a `Task`, publishes its progress and
+/// state to any number of subscribers, and really stops it on pause or cancel (the operation sees
+/// cancellation; its partial data stays for a resume).
+final class TransferController<Progress: Sendable, Output: Sendable>: Sendable {
+    typealias State = TransferState<Progress, Output>
+    typealias Operation = @Sendable (_ report: @escaping @Sendable (Progress) -> Void) async throws -> Output
+
+    private enum Intent { case run, pause, cancel }
 
     private struct Inner {
         var state: State = .pending
-        var lastProgress: DownloadProgress?
+        var lastProgress: Progress?
         var intent: Intent = .run
         var running: Task<Void, Never>?
         var subscribers: [Int: AsyncStream<State>.Continuation] = [:]
@@ -42,20 +38,17 @@ public final class DownloadTask: Sendable {
         var resultWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    public let request: DownloadRequest
-    private let downloader: Downloader
+    private let operation: Operation
     private let inner = Mutex(Inner())
 
-    init(request: DownloadRequest, downloader: Downloader) {
-        self.request = request
-        self.downloader = downloader
+    init(operation: @escaping Operation) {
+        self.operation = operation
     }
 
-    /// The current state.
-    public var state: State { inner.withLock { $0.state } }
+    var state: State { inner.withLock { $0.state } }
 
     /// Every state from now on, starting with the current one; ends after a final state.
-    public var states: AsyncStream<State> {
+    var states: AsyncStream<State> {
         AsyncStream { continuation in
             let id = inner.withLock { inner -> Int in
                 inner.nextSubscriber += 1
@@ -73,29 +66,8 @@ public final class DownloadTask: Sendable {
         }
     }
 
-    /// Progress events (phase, bytes, speed, ETA, connections) from now on; ends when the task reaches a final
-    /// state, with a `completed` event if it succeeded.
-    public var progress: AsyncStream<DownloadProgress> {
-        let states = self.states
-        return AsyncStream { continuation in
-            let forwarding = Task {
-                for await state in states {
-                    switch state {
-                    case .downloading(let progress): continuation.yield(progress)
-                    case .completed(let result):
-                        continuation.yield(
-                            DownloadProgress(phase: .completed, bytesCompleted: result.size, totalBytes: result.size))
-                    default: break
-                    }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in forwarding.cancel() }
-        }
-    }
-
-    /// Starts (or restarts after a pause or failure) the transfer. Does nothing while it runs or once completed.
-    public func resume() {
+    /// Starts, or restarts after a pause, failure or cancel. Does nothing while running or once completed.
+    func resume() {
         inner.withLock { inner in
             guard inner.running == nil else { return }
             if case .completed = inner.state { return }
@@ -104,24 +76,19 @@ public final class DownloadTask: Sendable {
         }
     }
 
-    /// Stops the transfer, keeping partial data; returns once the connections are closed.
-    public func pause() async {
-        await stop(with: .pause)
-    }
+    func pause() async { await stop(with: .pause) }
 
-    /// Stops the transfer for good. Partial data stays for a later download unless `discardingPartialData`.
-    public func cancel(discardingPartialData: Bool = false) async {
-        await stop(with: .cancel(discard: discardingPartialData))
-        if discardingPartialData { Downloader.discardPartial(of: request) }
+    /// Stops for good (until a resume) and waits for the operation to end.
+    func cancel() async {
+        await stop(with: .cancel)
         update { inner in inner.state.isFinal ? nil : set(.cancelled, in: &inner) }
     }
 
-    /// Waits for a final state and returns the file, or throws what ended the download.
-    public func result() async throws -> DownloadResult {
+    /// Waits for a final state and returns the output, or throws what ended the operation.
+    func result() async throws -> Output {
         while true {
-            let state = inner.withLock { $0.state }
-            switch state {
-            case .completed(let result): return result
+            switch inner.withLock({ $0.state }) {
+            case .completed(let output): return output
             case .failed(let error): throw error
             case .cancelled: throw ModelDepotError.cancelled()
             default:
@@ -149,16 +116,18 @@ public final class DownloadTask: Sendable {
     private func run() async {
         let outcome: State
         do {
-            let result = try await downloader.download(request) { progress in
+            let output = try await operation { progress in
                 self.update { inner in
                     inner.lastProgress = progress
                     guard case .run = inner.intent else { return nil }
                     return self.set(.downloading(progress), in: &inner)
                 }
             }
-            outcome = .completed(result)
+            outcome = .completed(output)
         } catch let error as ModelDepotError {
             outcome = .failed(error)
+        } catch is CancellationError {
+            outcome = .failed(.cancelled())
         } catch {
             outcome = .failed(ModelDepotError(.network, "\(error)", underlying: error))
         }
@@ -195,14 +164,5 @@ public final class DownloadTask: Sendable {
     private func update(_ body: (inout Inner) -> (@Sendable () -> Void)?) {
         let followUp = inner.withLock { body(&$0) }
         followUp?()
-    }
-}
-
-extension Downloader {
-    /// Starts downloading `request` and returns a handle to watch and control it.
-    public func start(_ request: DownloadRequest) -> DownloadTask {
-        let task = DownloadTask(request: request, downloader: self)
-        task.resume()
-        return task
     }
 }

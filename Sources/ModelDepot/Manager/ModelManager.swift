@@ -1,0 +1,151 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The app-facing entry point: download models into the shared Hub cache, watch and control those downloads,
+/// and manage what is on disk.
+///
+/// ```swift
+/// let models = try ModelManager()
+/// let task = await models.download(try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF"), matching: ["*q4_k_m.gguf"])
+/// let snapshot = try await task.result()
+/// if await models.isComplete(try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF"), matching: ["*q4_k_m.gguf"]) { … }
+/// ```
+/// Identical requests made while one is in flight share one task. Everything but ``download(_:type:revision:matching:excluding:)``
+/// works without the network.
+public actor ModelManager {
+    public nonisolated let cache: HubCache
+    public nonisolated let pull: SnapshotDownloader
+    private var inFlight: [SnapshotRequest: ModelDownloadTask] = [:]
+
+    public init(pull: SnapshotDownloader) {
+        self.pull = pull
+        self.cache = pull.cache
+    }
+
+    /// A manager for the cache, endpoint, token and offline mode the environment names (as Python reads them).
+    public init(environment: HubEnvironment = HubEnvironment()) throws {
+        self.init(
+            pull: SnapshotDownloader(
+                hub: try HubClient(environment: environment), cache: HubCache(environment: environment)))
+    }
+
+    /// Starts (or joins) downloading the files of `repo` at `revision` that match the patterns.
+    public func download(
+        _ repo: RepoID, type: RepoType = .model, revision: String = "main", matching patterns: [String] = [],
+        excluding: [String] = []
+    ) -> ModelDownloadTask {
+        let request = SnapshotRequest(repo: repo, type: type, revision: revision, include: patterns, exclude: excluding)
+        if let running = inFlight[request], !running.state.isFinal { return running }
+        let task = ModelDownloadTask(request: request, pull: pull)
+        inFlight[request] = task
+        task.resume()
+        return task
+    }
+
+    /// The snapshot folder, or one file in it, when cached at `revision`; nil otherwise. No network.
+    public nonisolated func localPath(
+        _ repo: RepoID, type: RepoType = .model, revision: String = "main", file: String? = nil
+    ) -> URL? {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision) else { return nil }
+        guard let file else {
+            let folder = repository.snapshotFolder(commit)
+            return FileManager.default.fileExists(atPath: folder.path) ? folder : nil
+        }
+        guard let path = try? RepoFilePath(file), repository.hasFile(path, commit: commit) else { return nil }
+        return repository.snapshotFile(commit, path)
+    }
+
+    /// Whether every file of `revision` that matches the patterns is cached, per the file list recorded at
+    /// pull time. False when no list was recorded (nothing proves completeness). No network.
+    public nonisolated func isComplete(
+        _ repo: RepoID, type: RepoType = .model, revision: String = "main", matching patterns: [String] = [],
+        excluding: [String] = []
+    ) -> Bool {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision), repository.recordedTree(commit) != nil else {
+            return false
+        }
+        let request = SnapshotRequest(repo: repo, type: type, revision: revision, include: patterns, exclude: excluding)
+        return (try? pull.cachedSnapshot(request)) != nil
+    }
+
+    /// Every cached repository, including those other tools (Python's `huggingface_hub`) downloaded.
+    public nonisolated func cachedModels() throws -> [CachedRepositoryReport] {
+        guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
+        return try CacheScanner(cache: cache).scan().repositories
+    }
+
+    /// Bytes the cache takes, each blob counted once.
+    public nonisolated func cacheSize() throws -> Int64 {
+        guard FileManager.default.fileExists(atPath: cache.root.path) else { return 0 }
+        return try CacheScanner(cache: cache).scan().sizeOnDisk
+    }
+
+    /// Deletes a repository, or one revision of it (blobs other revisions use stay). Returns the bytes freed.
+    @discardableResult
+    public func delete(_ repo: RepoID, type: RepoType = .model, revision: String? = nil) async throws -> Int64 {
+        try await stopDownloads { $0.repo == repo && $0.type == type }
+        let repository = cache.repository(repo, type: type)
+        guard FileManager.default.fileExists(atPath: repository.folder.path) else { return 0 }
+        let report = try CacheScanner(cache: cache).scanRepository(
+            name: repository.folder.lastPathComponent, folder: repository.folder.path)
+        var commits: Set<String>?
+        if let revision {
+            guard let commit = repository.commit(forRevision: revision) else { return 0 }
+            commits = [commit]
+        }
+        let plan = try DeletionPlan(deleting: commits, of: report)
+        try plan.execute()
+        return plan.freedBytes
+    }
+
+    /// Deletes every cached repository (and stops downloads in flight). Returns the bytes freed.
+    @discardableResult
+    public func clearCache() async throws -> Int64 {
+        try await stopDownloads { _ in true }
+        var freed: Int64 = 0
+        for repository in try cachedModels() {
+            let plan = try DeletionPlan(deleting: nil, of: repository)
+            try plan.execute()
+            freed += plan.freedBytes
+        }
+        return freed
+    }
+
+    /// Records that a model was just used: its blobs' access times become now, so `ls`, `scan_cache_dir`
+    /// and least-recently-used cleanups see it as recent even on `noatime` file systems.
+    public nonisolated func markAccessed(_ repo: RepoID, type: RepoType = .model, revision: String = "main") throws {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision) else {
+            throw ModelDepotError(.notCached, "\(repo) at '\(revision)' is not cached.")
+        }
+        let folder = repository.snapshotFolder(commit).path
+        var times = [timespec(tv_sec: 0, tv_nsec: Self.timeNow), timespec(tv_sec: 0, tv_nsec: Self.timeOmit)]
+        for file in CacheScanner.walkFiles(folder) {
+            let blob = CacheScanner.blobPath(of: folder + "/" + file)
+            _ = utimensat(AT_FDCWD, blob, &times, 0)
+        }
+    }
+
+    // `UTIME_NOW` / `UTIME_OMIT`, which Swift does not import from Glibc (they are macros of expressions).
+    #if canImport(Darwin)
+        private static let timeNow = -1
+        private static let timeOmit = -2
+    #else
+        private static let timeNow = (1 << 30) - 1
+        private static let timeOmit = (1 << 30) - 2
+    #endif
+
+    private func stopDownloads(where matches: (SnapshotRequest) -> Bool) async throws {
+        for (request, task) in inFlight where matches(request) {
+            await task.cancel()
+            inFlight[request] = nil
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// A repository download an app can watch and control: pause, resume, cancel.
+///
+/// ```swift
+/// let task = await manager.download(try RepoID("acme/tiny"), matching: ["*.gguf"])
+/// for await progress in task.progress {
+///     print(progress.filesCompleted, "/", progress.totalFiles, progress.fractionCompleted ?? 0)
+/// }
+/// let folder = try await task.result().folder
+/// ```
+/// Progress is weighted by bytes across the files. Pausing closes every connection and keeps what arrived;
+/// ``resume()`` (or a later pull, even by another process) continues from there.
+public final class ModelDownloadTask: Sendable {
+    public typealias State = TransferState<SnapshotProgress, Snapshot>
+
+    public let request: SnapshotRequest
+    private let controller: TransferController<SnapshotProgress, Snapshot>
+
+    init(request: SnapshotRequest, pull: SnapshotDownloader) {
+        self.request = request
+        self.controller = TransferController { report in
+            try await pull.download(request, progress: report)
+        }
+    }
+
+    public var state: State { controller.state }
+
+    /// Every state from now on, starting with the current one; ends after a final state.
+    public var states: AsyncStream<State> { controller.states }
+
+    /// Progress from now on; ends with the task, with a `completed` event if it succeeded.
+    public var progress: AsyncStream<SnapshotProgress> {
+        forwardProgress(of: states) { state in
+            switch state {
+            case .downloading(let progress): progress
+            case .completed(let snapshot):
+                SnapshotProgress(
+                    phase: .completed, filesCompleted: snapshot.files.count, totalFiles: snapshot.files.count)
+            default: nil
+            }
+        }
+    }
+
+    public func resume() { controller.resume() }
+    public func pause() async { await controller.pause() }
+    public func cancel() async { await controller.cancel() }
+
+    /// Waits for the end and returns the snapshot, or throws what ended the download.
+    public func result() async throws -> Snapshot { try await controller.result() }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+/// The app-facing manager over our mirror: observable tasks, sharing, pause/resume, cache management.
+@Suite struct ModelManagerTests {
+    static let weights = SampleData.bytes(count: 8 << 20, seed: 17)
+    static let layout: [String: [UInt8]] = [
+        "acme/chat/model-q4.gguf": weights, "acme/chat/config.json": Array(#"{"n": 1}"#.utf8),
+        "acme/chat/README.md": Array("# chat\n".utf8),
+    ]
+
+    func manager(_ hub: HubFixture, clock: any Clock<Duration> = ImmediateClock()) -> ModelManager {
+        var configuration = HubFixture.immediateConfiguration
+        configuration.progressInterval = .zero
+        return ModelManager(
+            pull: SnapshotDownloader(
+                hub: HubClient(endpoint: hub.mirror.baseURL, clock: ImmediateClock()), cache: hub.cache,
+                downloader: Downloader(configuration: configuration), clock: clock))
+    }
+
+    @Test func downloadIsObservableAndTheCacheKnowsTheModel() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let models = manager(hub)
+            let id = try RepoID("acme/chat")
+            #expect(!models.isComplete(id))
+            let task = await models.download(id, matching: ["*.gguf", "*.json"])
+            let shared = await models.download(id, matching: ["*.gguf", "*.json"])
+            #expect(task === shared, "identical requests in flight share one task")
+
+            let seen = Mutex<[SnapshotProgress]>([])
+            for await progress in task.progress { seen.withLock { $0.append(progress) } }
+            let snapshot = try await task.result()
+            let progress = seen.withLock { $0 }
+            let downloading = progress.filter { $0.phase == .downloading }
+            #expect(downloading.first?.totalFiles == 2)
+            #expect(downloading.first?.totalBytes == Int64(Self.weights.count + 8))
+            #expect(downloading.map(\.bytesCompleted) == downloading.map(\.bytesCompleted).sorted())
+            #expect(downloading.last?.bytesCompleted == Int64(Self.weights.count + 8))
+            #expect(progress.last?.phase == .completed)
+            #expect(snapshot.files.map(\.value) == ["config.json", "model-q4.gguf"])
+
+            #expect(models.isComplete(id, matching: ["*.gguf", "*.json"]))
+            #expect(!models.isComplete(id), "README.md is not cached, so the whole repo is not complete")
+            #expect(models.localPath(id, file: "model-q4.gguf") == snapshot.url(of: try RepoFilePath("model-q4.gguf")))
+            #expect(models.localPath(id, file: "README.md") == nil)
+            #expect(try models.cachedModels().map(\.id) == ["acme/chat"])
+            #expect(try models.cacheSize() == Int64(Self.weights.count + 8))
+
+            let next = await models.download(id, matching: ["*.gguf", "*.json"])
+            #expect(next !== task, "a finished task is not reused: a new request checks the Hub again")
+            #expect(try await next.result().filesDownloaded == 0)
+        }
+    }
+
+    @Test func pauseKeepsWhatArrivedAndResumeFinishes() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.throttle(bytesPerSecond: 1 << 20), times: 1000)
+            let models = manager(hub, clock: ContinuousClock())
+            let id = try RepoID("acme/chat")
+            let task = await models.download(id)
+            #expect(await waitUntil { cdn.bodyBytesSent > 1 << 20 })
+            await task.pause()
+            guard case .paused(let progress) = task.state else {
+                Issue.record("expected paused, got \(task.state)")
+                return
+            }
+            #expect((progress?.bytesCompleted ?? 0) > 0)
+            let partial = try hub.repository("acme/chat").partialBlob(SampleData.sha256(Self.weights))
+            #expect(FileManager.default.fileExists(atPath: partial.path), "paused data is kept on disk")
+            let sentAtPause = cdn.bodyBytesSent
+
+            cdn.clearFaults()
+            task.resume()
+            let snapshot = try await task.result()
+            #expect(try Data(contentsOf: snapshot.url(of: RepoFilePath("model-q4.gguf"))) == Data(Self.weights))
+            #expect(cdn.bodyBytesSent - sentAtPause < Int64(Self.weights.count), "resume did not start over")
+        }
+    }
+
+    @Test func cancelStopsAndDeleteFreesTheDisk() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.throttle(bytesPerSecond: 1 << 20), times: 1000)
+            let models = manager(hub, clock: ContinuousClock())
+            let id = try RepoID("acme/chat")
+            let task = await models.download(id)
+            #expect(await waitUntil { cdn.bodyBytesSent > 0 })
+            await task.cancel()
+            guard case .cancelled = task.state else {
+                Issue.record("expected cancelled, got \(task.state)")
+                return
+            }
+            cdn.clearFaults()
+            _ = try await models.download(id).result()
+            #expect(models.isComplete(id))
+
+            // Access times: made old, then marked as used now.
+            let old = Date(timeIntervalSinceNow: -86_400 * 30)
+            let blob = try hub.repository("acme/chat").blob(SampleData.sha256(Self.weights))
+            var times = [
+                timespec(tv_sec: Int(old.timeIntervalSince1970), tv_nsec: 0),
+                timespec(tv_sec: Int(old.timeIntervalSince1970), tv_nsec: 0),
+            ]
+            for file in try FileManager.default.contentsOfDirectory(atPath: blob.deletingLastPathComponent().path) {
+                _ = utimensat(AT_FDCWD, blob.deletingLastPathComponent().appendingPathComponent(file).path, &times, 0)
+            }
+            #expect(try models.cachedModels()[0].lastAccessed < Date(timeIntervalSinceNow: -86_400))
+            try models.markAccessed(id)
+            #expect(try models.cachedModels()[0].lastAccessed > Date(timeIntervalSinceNow: -60))
+
+            let freed = try await models.delete(id)
+            #expect(freed == Int64(Self.weights.count + 8 + 7))
+            #expect(!models.isComplete(id) && models.localPath(id) == nil)
+            #expect(try await models.clearCache() == 0)
+        }
+    }
+}
