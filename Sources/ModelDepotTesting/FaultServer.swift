@@ -43,6 +43,8 @@ public final class FaultServer: Sendable {
         var requests: [RecordedRequest] = []
         var bodyBytesSent: Int64 = 0
         var openConnections = 0
+        var bodiesInFlight = 0
+        var peakBodiesInFlight = 0
         var stalledChannels: [any Channel] = []
     }
 
@@ -116,6 +118,9 @@ public final class FaultServer: Sendable {
 
     /// Client connections currently open.
     public var openConnections: Int { state.withLock { $0.openConnections } }
+
+    /// The most response bodies that were being sent at the same time so far.
+    public var peakBodiesInFlight: Int { state.withLock { $0.peakBodiesInFlight } }
 
     /// Faults injected but not yet used.
     public var pendingFaults: Int { state.withLock { $0.rules.reduce(0) { $0 + $1.remaining } } }

@@ -25,7 +25,17 @@ final class FaultServerHandler: ChannelInboundHandler {
 
     private let holder: ServerHolder
     private var head: HTTPRequestHead?
-    private var pending: PendingBody?
+    private var pending: PendingBody? {
+        didSet {
+            // Count bodies being sent at once (for connection-budget assertions).
+            guard (oldValue == nil) != (pending == nil) else { return }
+            let delta = pending == nil ? -1 : 1
+            holder.server.withLock { $0 }?.state.withLock { state in
+                state.bodiesInFlight += delta
+                state.peakBodiesInFlight = max(state.peakBodiesInFlight, state.bodiesInFlight)
+            }
+        }
+    }
     private var isPumping = false
 
     init(holder: ServerHolder) { self.holder = holder }

@@ -19,7 +19,8 @@ public struct TemporaryDirectory: Sendable {
 public enum SampleData {
     public static func bytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: count)
-        var state = seed | 1
+        // Odd and distinct for every seed (`seed | 1` would give 40 and 41 the same stream).
+        var state = (seed &* 0x9E37_79B9_7F4A_7C15) | 1
         result.withUnsafeMutableBytes { raw in
             var index = 0
             while index < count {

@@ -116,3 +116,29 @@ import Testing
         }
     }
 }
+
+/// Many large files under one connection budget.
+@Suite struct ConnectionBudgetTests {
+    @Test func aPullOfManyLargeFilesStaysWithinTheBudget() async throws {
+        let blobs = (0..<4).map { SampleData.bytes(count: (6 << 20) + $0, seed: UInt64(40 + $0)) }
+        var layout: [String: [UInt8]] = [:]
+        for (index, bytes) in blobs.enumerated() { layout["acme/shards/model-\(index).safetensors"] = bytes }
+        try await HubFixture.with(layout, cdn: blobs) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.throttle(bytesPerSecond: 8 << 20), times: 10_000)
+            var configuration = HubFixture.immediateConfiguration
+            configuration.maxConnections = 5
+            configuration.initialConnections = 4
+            configuration.segmentSize = 1 << 20
+            let snapshot = try await hub.downloader(configuration: configuration).download(
+                SnapshotRequest(repo: try RepoID("acme/shards")))
+            #expect(snapshot.filesDownloaded == 4)
+            #expect(cdn.peakBodiesInFlight <= 5, "\(cdn.peakBodiesInFlight) bodies at once with a budget of 5")
+            #expect(cdn.peakBodiesInFlight >= 2, "files should still download in parallel")
+            for (index, bytes) in blobs.enumerated() {
+                #expect(
+                    try Data(contentsOf: snapshot.url(of: RepoFilePath("model-\(index).safetensors"))) == Data(bytes))
+            }
+        }
+    }
+}

@@ -85,22 +85,30 @@ public struct SnapshotDownloader: Sendable {
 
         // Largest first: the long transfers start early and small files fill the gaps around them.
         let queue = missing.sorted { size($0) > size($1) }
+        // One budget for the whole pull: each file in flight holds a permit for its first connection, and
+        // extra ranges of large files borrow the rest segment by segment.
+        let budget = ConnectionBudget(limit: downloader.configuration.maxConnections)
+        let engine = downloader.with { $0.connectionBudget = budget }
+        let parallelFiles = min(maxConcurrentFiles, budget.limit)
         var received: Int64 = 0
+        let job: @Sendable (RepoFilePath) async throws -> Int64 = { path in
+            do {
+                try await budget.acquire()
+            } catch {
+                throw ModelDepotError.cancelled()
+            }
+            defer { budget.release() }
+            return try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
+        }
         try await withThrowingTaskGroup(of: Int64.self) { group in
             var next = queue.makeIterator()
-            for _ in 0..<maxConcurrentFiles {
+            for _ in 0..<parallelFiles {
                 guard let path = next.next() else { break }
-                group.addTask {
-                    try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, tracker)
-                }
+                group.addTask { try await job(path) }
             }
             while let bytes = try await group.next() {
                 received += bytes
-                if let path = next.next() {
-                    group.addTask {
-                        try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, tracker)
-                    }
-                }
+                if let path = next.next() { group.addTask { try await job(path) } }
             }
         }
         tracker.completed()
@@ -149,10 +157,10 @@ public struct SnapshotDownloader: Sendable {
     /// Downloads one file into its blob and links it; returns the bytes received from the network.
     func fetch(
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ tracker: SnapshotProgressTracker
+        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker
     ) async throws -> Int64 {
         do {
-            let received = try await fetchBlob(path, commit: commit, file: file, request, repository, tracker)
+            let received = try await fetchBlob(path, commit: commit, file: file, request, repository, engine, tracker)
             tracker.fileFinished(path.value, size: file.size)
             return received
         } catch let error as ModelDepotError {
@@ -163,7 +171,7 @@ public struct SnapshotDownloader: Sendable {
 
     private func fetchBlob(
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ tracker: SnapshotProgressTracker
+        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker
     ) async throws -> Int64 {
         let metadata: HubFileMetadata
         switch try await hub.lookUpFile(request.repo, type: request.type, revision: commit, path: path) {
@@ -192,7 +200,7 @@ public struct SnapshotDownloader: Sendable {
             expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil,
             headers: hub.authorization(for: url)
         ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
-        let result = try await downloader.download(download) { fileProgress in
+        let result = try await engine.download(download) { fileProgress in
             tracker.fileProgress(path.value, done: fileProgress.bytesCompleted, size: expectedSize)
         }
         try repository.link(path, commit: commit, toBlob: etag)

@@ -87,6 +87,9 @@ public struct DownloadConfiguration: Sendable {
     public var syncBeforeRename: Bool = false
     /// How often the engine restarts from zero when the file changes on the server mid-download.
     public var maxSourceChanges: Int = 2
+    /// Shared with other downloads running at the same time: connections beyond a download's first one each
+    /// need a permit from it. Nil: only ``maxConnections`` limits this download.
+    public var connectionBudget: ConnectionBudget?
 
     public init() {}
 }

@@ -83,9 +83,26 @@ extension DownloadRun {
             case parked
             case finished
         }
+        let budget = index > 0 ? configuration.connectionBudget : nil
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
+            // Beyond the first connection, a shared budget decides whether this one may open at all.
+            if let budget {
+                let budgetSeen = budget.signal.generation
+                let (complete, parked) = state.withLock { ($0.scheduler!.isComplete, index >= $0.controller.target) }
+                if complete { return }
+                if parked {
+                    await signal.wait(after: seen)
+                    continue
+                }
+                guard budget.tryAcquire() else {
+                    await waitForEither(signal, after: seen, budget.signal, after: budgetSeen)
+                    continue
+                }
+            }
+            var permitHeld = budget != nil
+            defer { if permitHeld { budget?.release() } }
             let now = clock.elapsed()
             let decision = state.withLock { state -> Decision in
                 if state.scheduler!.isComplete { return .finished }
@@ -101,6 +118,12 @@ extension DownloadRun {
                 }
             }
             defer { if case .wait = decision { state.withLock { $0.idleConnections -= 1 } } }
+            let fetching = if case .run = decision { true } else { false }
+            if permitHeld && !fetching {
+                // Not fetching: give the permit back before waiting, so another download can use it.
+                budget?.release()
+                permitHeld = false
+            }
             switch decision {
             case .run(let segment):
                 logger.trace("segment", metadata: ["connection": "\(index)", "range": "\(segment.range)"])

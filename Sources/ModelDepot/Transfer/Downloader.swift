@@ -48,6 +48,15 @@ public struct Downloader: Sendable {
         self.random = random
     }
 
+    /// The same downloader (transport, disk, clock) with other settings.
+    public func with(_ change: (inout DownloadConfiguration) -> Void) -> Downloader {
+        var configuration = self.configuration
+        change(&configuration)
+        return Downloader(
+            transport: transport, fileSystem: fileSystem, clock: clock, configuration: configuration, logger: logger,
+            random: random)
+    }
+
     /// Downloads `request.url` to `request.destination`, or returns at once if it is already there.
     ///
     /// - Parameter progress: called from the download's tasks, in order, at most every
