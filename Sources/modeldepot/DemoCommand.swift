@@ -1,24 +1,29 @@
 import ArgumentParser
 import Foundation
+import Logging
 import ModelDepot
+import ModelDepotServer
 import ModelDepotTesting
+import Synchronization
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Pull a generated sample model from an embedded local server (no network needed).",
+        abstract: "Pull a generated sample model from an embedded local Hub (no network needed).",
         discussion: """
-            Starts an HTTP server on 127.0.0.1 serving a generated file, makes it misbehave once (a connection \
-            reset and a 503), and pulls the file with the transfer engine: parallel ranges, retries, SHA-256 \
-            verification. The last line on stdout is the absolute path of the pulled file.
+            Generates a small model repository, serves it with the built-in Hub mirror on 127.0.0.1 (its large \
+            file through a second, misbehaving "CDN" server: one 503 and one connection reset), and pulls it into \
+            a Hub cache exactly as `modeldepot pull org/name` does: parallel ranges, retries, every file \
+            verified, Python-compatible layout. Then it verifies the cache. The last line on stdout is the \
+            snapshot folder.
             """
     )
 
-    @Option(help: "Size of the sample model in MiB.")
+    @Option(help: "Size of the sample model's weights in MiB.")
     var sizeMib: Int = 64
 
-    @Option(name: .shortAndLong, help: "Where to save it (default: a new temporary folder).")
-    var output: String?
+    @Option(help: "The cache to pull into (default: a new temporary folder).")
+    var cacheDir: String?
 
     @OptionGroup var outputOptions: OutputOptions
 
@@ -28,50 +33,85 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let renderer = outputOptions.renderer
+        let chatty = !outputOptions.quiet && !outputOptions.json
         do {
-            let bytes = SampleData.bytes(count: sizeMib << 20, seed: 2026)
-            let expected = SampleData.sha256(bytes)
-            let server = try await FaultServer.start(files: ["/models/demo-model.bin": bytes])
-            server.inject(.status(503, headers: [("Retry-After", "0")]), times: 1, when: .laterRanges)
-            server.inject(.reset(afterBytes: 300_000), times: 1, when: .laterRanges)
-            let destination: URL
-            if let output {
-                destination = URL(fileURLWithPath: output).standardizedFileURL
-            } else {
-                destination = FileManager.default.temporaryDirectory
-                    .appendingPathComponent("modeldepot-demo-\(UUID().uuidString.prefix(8))")
-                    .appendingPathComponent("demo-model.bin")
+            let workspace = FileManager.default.temporaryDirectory
+                .appendingPathComponent("modeldepot-demo-\(UUID().uuidString.prefix(8))")
+            let weights = SampleData.bytes(count: sizeMib << 20, seed: 2026)
+            try Self.writeRepository(at: workspace.appendingPathComponent("repos/demo/tiny-chat"), weights: weights)
+            let cdn = try await FaultServer.start(files: ["/" + SampleData.sha256(weights): weights])
+            cdn.inject(.status(503, headers: [("Retry-After", "0")]), times: 1, when: .laterRanges)
+            cdn.inject(.reset(afterBytes: 300_000), times: 1, when: .laterRanges)
+            var mirror = MirrorServer(
+                roots: [workspace.appendingPathComponent("repos")], caches: [],
+                stateFolder: workspace.appendingPathComponent("state"),
+                logger: Logger(label: "demo", factory: { _ in SwiftLogNoOpLogHandler() }))
+            mirror.lfsRedirectBase = URL(string: "http://localhost:\(cdn.baseURL.port!)")
+            let address = Mutex<URL?>(nil)
+            let serving = Task {
+                try await mirror.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } }
             }
-            if !outputOptions.quiet && !outputOptions.json {
-                log("serving a \(sizeMib) MiB sample model at \(server.url("/models/demo-model.bin"))")
-                log("the server will reset one connection and answer one request with 503")
+            defer {
+                serving.cancel()
+                try? FileManager.default.removeItem(at: workspace.appendingPathComponent("repos"))
+            }
+            guard await waitUntil(timeout: .seconds(10), { address.withLock { $0 } != nil }),
+                let endpoint = address.withLock({ $0 })
+            else {
+                throw ModelDepotError(.network, "The embedded Hub did not start.")
+            }
+            let cache =
+                cacheDir.map { HubCache(root: URL(fileURLWithPath: $0)) }
+                ?? HubCache(root: workspace.appendingPathComponent("cache"))
+            if chatty {
+                log("embedded Hub at \(endpoint) serving demo/tiny-chat (\(sizeMib) MiB of weights + 3 small files)")
+                log("its CDN at localhost:\(cdn.baseURL.port!) will answer one range with 503 and reset one connection")
             }
             var configuration = DownloadConfiguration()
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
             configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
-            let downloader = Downloader(configuration: configuration)
-            let request = DownloadRequest(
-                url: server.url("/models/demo-model.bin"), destination: destination, expectedSHA256: expected)
-            let result: DownloadResult
+            let pull = SnapshotDownloader(
+                hub: HubClient(endpoint: endpoint), cache: cache, downloader: Downloader(configuration: configuration))
+            let snapshot: Snapshot
             do {
-                result = try await CancellableRun.run {
-                    try await downloader.download(request) { renderer.render($0) }
+                snapshot = try await CancellableRun.run {
+                    try await pull.download(SnapshotRequest(repo: try RepoID("demo/tiny-chat"))) { renderer.render($0) }
                 }
             } catch {
-                try? await server.shutdown()
+                try? await cdn.shutdown()
                 throw error
             }
-            try? await server.shutdown()
-            if !outputOptions.quiet && !outputOptions.json {
+            try? await cdn.shutdown()
+            let outcome = try CacheVerifier(cache: cache).verify(cache.repository(snapshot.repo))
+            if chatty {
                 renderer.finishLine()
                 log(
-                    "verified SHA-256 \(result.sha256 ?? "-") over \(server.requests.count) requests (faults recovered: \(2 - server.pendingFaults))"
+                    "pulled \(snapshot.files.count) files into \(cache.root.path) (the layout Python's huggingface_hub reads)"
                 )
+                log(
+                    "CDN requests: \(cdn.requests.count), faults recovered: \(2 - cdn.pendingFaults); re-verified \(outcome.verifiedBlobs) blobs: \(outcome.problems.isEmpty ? "all good" : "\(outcome.problems.count) problems")"
+                )
+                log("try: modeldepot ls --cache-dir \(cache.root.path)")
             }
-            renderer.finish(result)
+            guard outcome.problems.isEmpty else {
+                throw ModelDepotError(.checksumMismatch, "Verification found problems: \(outcome.problems)")
+            }
+            renderer.finish(snapshot)
         } catch {
             exitWithError(error, renderer: renderer)
         }
+    }
+
+    /// A small but realistic repository: config, tokenizer, a README and the weights.
+    static func writeRepository(at folder: URL, weights: [UInt8]) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let files: [String: [UInt8]] = [
+            "config.json": Array(#"{"architectures": ["DemoForCausalLM"], "hidden_size": 64}"#.utf8),
+            "tokenizer.json": Array(#"{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}}"#.utf8),
+            "README.md": Array("# tiny-chat\n\nA generated sample model for the ModelDepot demo.\n".utf8),
+            "model.safetensors": weights,
+        ]
+        for (name, bytes) in files { try Data(bytes).write(to: folder.appendingPathComponent(name)) }
     }
 
     private func log(_ line: String) {

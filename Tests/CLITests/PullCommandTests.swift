@@ -90,14 +90,19 @@ import Testing
         #expect(output.stderr.contains("404"))
     }
 
-    @Test func demoPullsTheSampleModelOffline() async throws {
+    @Test func demoPullsTheSampleModelFromTheEmbeddedHub() async throws {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
-        let output = try await CLIRunner.run(["demo", "--size-mib", "4", "-o", folder.path("demo.bin").path])
+        let cache = folder.path("cache").path
+        let output = try await CLIRunner.run(["demo", "--size-mib", "4", "--cache-dir", cache])
         #expect(output.status == 0, "\(output.stderr)")
-        #expect(output.lastLine == folder.path("demo.bin").path)
+        let snapshot = try #require(output.lastLine)
+        #expect(snapshot.hasPrefix(cache + "/models--demo--tiny-chat/snapshots/"))
         #expect(output.stderr.contains("faults recovered: 2"))
-        let attributes = try FileManager.default.attributesOfItem(atPath: folder.path("demo.bin").path)
-        #expect((attributes[.size] as? NSNumber)?.intValue == 4 << 20)
+        #expect(output.stderr.contains("re-verified 4 blobs: all good"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot + "/model.safetensors")).count == 4 << 20)
+        // The result is a normal cache: `ls` sees the model.
+        let list = try await CLIRunner.run(["ls", "--cache-dir", cache])
+        #expect(list.stdout.contains("demo/tiny-chat"))
     }
 }
