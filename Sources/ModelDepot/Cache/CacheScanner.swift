@@ -92,12 +92,14 @@ public struct CacheScanner: Sendable {
             var entries: [CachedFileEntry] = []
             var revisionBlobs = Set<String>()
             var newest: Double?
-            for relative in Self.walkFiles(revisionFolder) {
+            for (relative, isLink) in Self.walkEntries(revisionFolder) {
                 let file = revisionFolder + "/" + relative
-                let blob = Self.blobPath(of: file)
+                let blob = isLink ? Self.blobPath(of: file) : file
                 if blobStats[blob] == nil {
                     var info = stat()
                     guard stat(blob, &info) == 0 else { throw corrupt("blob missing (broken link): \(blob)") }
+                    // A link to a folder: Python's `is_dir()` skips it.
+                    if (info.st_mode & S_IFMT) == S_IFDIR { continue }
                     blobStats[blob] = info
                 }
                 let info = blobStats[blob]!
@@ -151,47 +153,102 @@ public struct CacheScanner: Sendable {
 
     /// Names in a folder, `.` and `..` excluded; empty when it cannot be read.
     static func list(_ path: String) -> [String] {
+        entries(path).map(\.name)
+    }
+
+    /// Names in a folder with their `d_type` (`DT_UNKNOWN` when the file system does not say).
+    static func entries(_ path: String) -> [(name: String, type: UInt8)] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
-        var names: [String] = []
+        var names: [(String, UInt8)] = []
         while let entry = readdir(directory) {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
             }
-            if name != "." && name != ".." { names.append(name) }
+            if name != "." && name != ".." { names.append((name, entry.pointee.d_type)) }
         }
         return names
     }
 
-    /// Paths (relative, `/`-separated) of everything below `root` that is not a folder, following links to
-    /// folders as Python's `glob("**/*")` + `is_dir()` does not descend them but skips them.
-    static func walkFiles(_ root: String) -> [String] {
-        var result: [String] = []
+    /// Paths (relative, `/`-separated) of everything below `root` that is not a folder, with whether each is a
+    /// symlink. Uses the folder entries' types, so it costs no `stat` per file; links are not followed (a link
+    /// to a folder shows up as a file here and is skipped once its target is found to be a folder).
+    static func walkEntries(_ root: String) -> [(path: String, isLink: Bool)] {
+        var result: [(String, Bool)] = []
         var pending = [""]
         while let relative = pending.popLast() {
             let folder = relative.isEmpty ? root : root + "/" + relative
-            for name in list(folder) {
+            for (name, type) in entries(folder) {
                 let child = relative.isEmpty ? name : relative + "/" + name
-                switch kind(of: folder + "/" + name, following: false) {
-                case .folder: pending.append(child)
-                case .link where kind(of: folder + "/" + name, following: true) == .folder: continue
-                case nil: continue
-                default: result.append(child)
+                var kind = type
+                if kind == UInt8(DT_UNKNOWN) {
+                    switch self.kind(of: folder + "/" + name, following: false) {
+                    case .folder: kind = UInt8(DT_DIR)
+                    case .link: kind = UInt8(DT_LNK)
+                    case nil: continue
+                    default: kind = UInt8(DT_REG)
+                    }
+                }
+                if kind == UInt8(DT_DIR) {
+                    pending.append(child)
+                } else {
+                    result.append((child, kind == UInt8(DT_LNK)))
                 }
             }
         }
         return result
     }
 
+    /// Like ``walkEntries(_:)`` but only the paths of files and links to files.
+    static func walkFiles(_ root: String) -> [String] {
+        walkEntries(root).compactMap { entry in
+            guard entry.isLink else { return entry.path }
+            return kind(of: root + "/" + entry.path, following: true) == .file ? entry.path : nil
+        }
+    }
+
     /// The first symlink hop made absolute (without resolving further), or the path itself when not a link.
     static func blobPath(of file: String) -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(file, &buffer, buffer.count - 1)
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = buffer.withUnsafeMutableBufferPointer { pointer in
+            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) {
+                readlink(file, $0, pointer.count - 1)
+            }
+        }
         guard count > 0 else { return file }
-        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if target.hasPrefix("/") { return (target as NSString).standardizingPath }
-        let parent = (file as NSString).deletingLastPathComponent
-        return normalize(parent + "/" + target)
+        return resolve(target: buffer[0..<count], from: file)
+    }
+
+    /// Joins a link's target to the link's folder and removes `.`/`..` lexically, as `os.path.abspath` does.
+    ///
+    /// The common case — a cache link `../../blobs/<etag>` — is handled on bytes without splitting strings:
+    /// each leading `../` drops one trailing component of the link's folder.
+    static func resolve(target: ArraySlice<UInt8>, from file: String) -> String {
+        if target.first == UInt8(ascii: "/") {
+            return normalize(String(decoding: target, as: UTF8.self))
+        }
+        var base = Array(file.utf8)
+        // The link's folder.
+        while let last = base.last, last != UInt8(ascii: "/") { base.removeLast() }
+        if !base.isEmpty { base.removeLast() }
+        var rest = target[...]
+        while rest.count >= 3, rest.starts(with: [UInt8(ascii: "."), UInt8(ascii: "."), UInt8(ascii: "/")]) {
+            rest = rest.dropFirst(3)
+            while let last = base.last, last != UInt8(ascii: "/") { base.removeLast() }
+            if !base.isEmpty { base.removeLast() }
+        }
+        let joined = base + [UInt8(ascii: "/")] + rest
+        // Anything unusual left (`./`, inner `..`, `//`) takes the general path.
+        if rest.contains(UInt8(ascii: ".")) && (rest.starts(with: [UInt8(ascii: ".")]) || containsDotSegment(rest)) {
+            return normalize(String(decoding: joined, as: UTF8.self))
+        }
+        return String(decoding: joined, as: UTF8.self)
+    }
+
+    private static func containsDotSegment(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.contains("/./") || text.contains("/../") || text.hasSuffix("/.") || text.hasSuffix("/..")
+            || text.contains("//")
     }
 
     /// Removes `.` and `..` components lexically, as `os.path.abspath` does (no symlink resolution).
