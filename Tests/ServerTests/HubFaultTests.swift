@@ -142,3 +142,27 @@ import Testing
         }
     }
 }
+
+/// The Hub API itself failing: retried with backoff on the injected clock.
+@Suite struct HubAPIRetryTests {
+    @Test func rateLimitedAndFailingListingsAreRetried() async throws {
+        let commit = String(repeating: "ab", count: 20)
+        let info = Array(#"{"id": "acme/x", "sha": "\#(commit)"}"#.utf8)
+        let server = try await FaultServer.start(files: ["/api/models/acme/x/revision/main": info])
+        server.inject(.status(429, headers: [("Retry-After", "3")]))
+        server.inject(.status(503), times: 2)
+        let clock = ImmediateClock()
+        let hub = HubClient(endpoint: server.baseURL, clock: clock)
+        let result = try await hub.repoInfo(try RepoID("acme/x"), revision: "main")
+        #expect(result.sha == commit)
+        #expect(server.requests.count == 4)
+        #expect(clock.sleeps.first == .seconds(3), "Retry-After was not honoured: \(clock.sleeps)")
+
+        server.inject(.status(503), times: 100)
+        let failing = await #expect(throws: ModelDepotError.self) {
+            try await hub.repoInfo(try RepoID("acme/x"), revision: "main")
+        }
+        #expect(failing?.code == .serverError)
+        try await server.shutdown()
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import NIOCore
+import Testing
+
+@testable import ModelDepot
+
+/// The Hub's error conventions and Python's environment rules, without a server.
+@Suite struct HubClientUnitTests {
+    static let url = URL(string: "https://hub.example/api/models/acme/tiny/revision/v2")!
+
+    static func response(_ status: Int, _ headers: [(String, String)] = []) -> TransportResponse {
+        TransportResponse(status: status, headers: headers.map { (name: $0.0, value: $0.1) }, body: .empty)
+    }
+
+    @Test func errorsAreClassifiedByHeaderNotStatus() {
+        let error = { (status: Int, headers: [(String, String)], body: String) in
+            HubClient.hubError(for: Self.response(status, headers), url: Self.url, body: Array(body.utf8))
+        }
+        #expect(error(401, [("X-Error-Code", "RepoNotFound")], "").code == .repositoryNotFound)
+        #expect(error(403, [("X-Error-Code", "GatedRepo")], "").code == .gatedRepository)
+        #expect(error(401, [("X-Error-Code", "GatedRepo")], "").message.contains("accept its terms"))
+        let revision = error(404, [("X-Error-Code", "RevisionNotFound")], "")
+        #expect(revision.code == .revisionNotFound && revision.message.contains("'v2'"))
+        #expect(error(404, [("X-Error-Code", "EntryNotFound")], "").code == .entryNotFound)
+        #expect(error(401, [], "").code == .repositoryNotFound)
+        #expect(
+            error(401, [("X-Error-Message", "Invalid credentials in Authorization header")], "").code == .unauthorized)
+        #expect(error(500, [], #"{"error": "boom"}"#).message.contains("boom"))
+        let limited = error(429, [("RateLimit", #""api";r=0;t=55"#)], "")
+        #expect(limited.code == .rateLimited && limited.retryAfter == .seconds(55))
+        #expect(limited.message.contains("55 s"))
+        #expect(error(429, [("Retry-After", "7")], "").retryAfter == .seconds(7))
+    }
+
+    @Test func linkHeadersGiveTheNextPage() {
+        let base = URL(string: "http://h/api/models/a/b/tree/main")!
+        #expect(
+            HubClient.nextLink(in: #"<http://h/next?cursor=2>; rel="next""#, relativeTo: base)?.absoluteString
+                == "http://h/next?cursor=2")
+        #expect(HubClient.nextLink(in: #"<http://h/prev>; rel="prev""#, relativeTo: base) == nil)
+    }
+
+    @Test func metadataComesFromTheRedirectAndRefusesUnsafeETags() throws {
+        let commit = String(repeating: "a", count: 40)
+        let sha = String(repeating: "b", count: 64)
+        let redirect = Self.response(
+            302,
+            [
+                ("X-Repo-Commit", commit), ("X-Linked-Etag", "\"\(sha)\""), ("X-Linked-Size", "42"),
+                ("Content-Length", "0"),
+            ])
+        let metadata = try HubClient.metadata(
+            from: redirect, location: URL(string: "https://cdn/x")!, url: Self.url, isRedirect: true)
+        #expect(metadata.etag == sha && metadata.size == 42 && metadata.commit == commit)
+        let hostile = Self.response(200, [("X-Repo-Commit", commit), ("ETag", "\"../../etc/passwd\"")])
+        #expect(throws: ModelDepotError.self) {
+            try HubClient.metadata(from: hostile, location: Self.url, url: Self.url, isRedirect: false)
+        }
+        let noCommit = Self.response(200, [("ETag", "\"\(sha)\"")])
+        #expect(throws: ModelDepotError.self) {
+            try HubClient.metadata(from: noCommit, location: Self.url, url: Self.url, isRedirect: false)
+        }
+    }
+
+    @Test func tokenAndOfflineFollowPythonsRules() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("md-env-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("  hf_file\r\n".utf8).write(to: folder.appendingPathComponent("token"))
+        #expect(HubEnvironment(variables: ["HF_HOME": folder.path]).token == "hf_file")
+        #expect(HubEnvironment(variables: ["HF_HOME": folder.path, "HF_TOKEN": "hf_env"]).token == "hf_env")
+        #expect(
+            HubEnvironment(variables: ["HF_HOME": folder.path, "HUGGING_FACE_HUB_TOKEN": "hf_legacy"]).token
+                == "hf_legacy")
+        #expect(HubEnvironment(variables: ["HF_HOME": folder.path, "HF_TOKEN": ""]).token == nil)
+        #expect(
+            HubEnvironment(variables: ["HF_HOME": "/nonexistent", "HF_TOKEN_PATH": folder.path + "/token"]).token
+                == "hf_file")
+        #expect(
+            HubEnvironment(variables: ["HF_HOME": folder.path, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1"]).token == nil)
+        #expect(HubEnvironment(variables: ["HF_HUB_OFFLINE": "YES"]).isOffline)
+        #expect(HubEnvironment(variables: ["TRANSFORMERS_OFFLINE": "1"]).isOffline)
+        #expect(!HubEnvironment(variables: ["HF_HUB_OFFLINE": "0"]).isOffline)
+    }
+
+    @Test func theTokenGoesToTheEndpointOriginOnly() {
+        let hub = HubClient(endpoint: URL(string: "https://hub.example/")!, token: "secret")
+        #expect(hub.endpoint.absoluteString == "https://hub.example")
+        #expect(hub.authorization(for: URL(string: "https://hub.example/a/resolve/main/x")!).count == 1)
+        #expect(hub.authorization(for: URL(string: "https://cdn.example/x")!).isEmpty)
+        #expect(hub.authorization(for: URL(string: "http://hub.example/x")!).isEmpty)
+        #expect(hub.authorization(for: URL(string: "https://hub.example:8443/x")!).isEmpty)
+    }
+}
