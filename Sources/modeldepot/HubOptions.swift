@@ -2,34 +2,17 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-/// Where the cache and the Hub are, shared by every command that uses them. Unset options follow the same
-/// environment variables as Python's `huggingface_hub` (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, …).
-struct HubOptions: ParsableArguments {
+/// Which cache and which kind of repository: the options of every command that reads the cache. Unset, the
+/// cache is where Python's `huggingface_hub` would look (HF_HUB_CACHE, HF_HOME/hub, …).
+struct CacheOptions: ParsableArguments {
     @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
     var cacheDir: String?
-
-    @Option(help: "The Hub to use (default: HF_ENDPOINT, else https://huggingface.co).")
-    var endpoint: String?
-
-    @Option(help: "The access token (default: HF_TOKEN, else the token file HF_TOKEN_PATH or HF_HOME/token).")
-    var token: String?
-
-    @Flag(help: "Use only the cache; never touch the network (also HF_HUB_OFFLINE=1).")
-    var offline = false
 
     @Option(help: "The repository type: model, dataset or space.")
     var repoType: String = "model"
 
-    init() {}
-
-    init(cacheDir: String?) {
-        self.cacheDir = cacheDir
-    }
-
-    var environment: HubEnvironment { HubEnvironment() }
-
     var cache: HubCache {
-        guard let cacheDir else { return HubCache(environment: environment) }
+        guard let cacheDir else { return HubCache(environment: HubEnvironment()) }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let expanded = cacheDir.hasPrefix("~/") ? NSHomeDirectory() + cacheDir.dropFirst() : cacheDir
         return HubCache(root: URL(fileURLWithPath: expanded, relativeTo: cwd))
@@ -44,6 +27,35 @@ struct HubOptions: ParsableArguments {
         }
         return type
     }
+
+    init() {}
+
+    init(cacheDir: String?) {
+        self.cacheDir = cacheDir
+    }
+
+    func repository(_ id: String) throws -> CachedRepository {
+        cache.repository(try RepoID(id), type: try type())
+    }
+}
+
+/// The cache plus where the Hub is and how to talk to it, for commands that use the network. Unset options
+/// follow the same environment variables as Python's `huggingface_hub` (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE).
+struct HubOptions: ParsableArguments {
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Option(help: "The Hub to use (default: HF_ENDPOINT, else https://huggingface.co).")
+    var endpoint: String?
+
+    @Option(help: "The access token (default: HF_TOKEN, else the token file HF_TOKEN_PATH or HF_HOME/token).")
+    var token: String?
+
+    @Flag(help: "Use only the cache; never touch the network (also HF_HUB_OFFLINE=1).")
+    var offline = false
+
+    var environment: HubEnvironment { HubEnvironment() }
+    var cache: HubCache { cacheOptions.cache }
+    func type() throws -> RepoType { try cacheOptions.type() }
 
     func hubClient() throws -> HubClient {
         let environment = self.environment

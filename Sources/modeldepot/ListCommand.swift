@@ -12,11 +12,12 @@ struct ListCommand: ParsableCommand {
     @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
     var cacheDir: String?
 
+    var cache: HubCache { CacheOptions(cacheDir: cacheDir).cache }
+
     @Flag(help: "Print a JSON array with one object per repository.")
     var json = false
 
     func run() throws {
-        let cache = HubOptions(cacheDir: cacheDir).cache
         do {
             let report = try CacheScanner(cache: cache).scan()
             if json {

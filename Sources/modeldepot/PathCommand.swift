@@ -16,18 +16,11 @@ struct PathCommand: ParsableCommand {
     @Option(help: "The branch, tag or commit (default: main).")
     var revision: String = "main"
 
-    @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
-    var cacheDir: String?
-
-    @Option(help: "The repository type: model, dataset or space.")
-    var repoType: String = "model"
+    @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
         do {
-            var options = HubOptions(cacheDir: cacheDir)
-            options.repoType = repoType
-            let id = try RepoID(repo)
-            let repository = options.cache.repository(id, type: try options.type())
+            let repository = try cacheOptions.repository(repo)
             guard let commit = repository.commit(forRevision: revision),
                 CacheScannerAccess.exists(repository.snapshotFolder(commit).path)
             else {

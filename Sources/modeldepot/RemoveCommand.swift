@@ -24,17 +24,11 @@ struct RemoveCommand: ParsableCommand {
     @Flag(help: "Show what would be deleted, and delete nothing.")
     var dryRun = false
 
-    @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
-    var cacheDir: String?
-
-    @Option(help: "The repository type: model, dataset or space.")
-    var repoType: String = "model"
+    @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
         do {
-            var options = HubOptions(cacheDir: cacheDir)
-            options.repoType = repoType
-            let repository = options.cache.repository(try RepoID(repo), type: try options.type())
+            let repository = try cacheOptions.repository(repo)
             let report = try CachedRepositoryLookup.report(for: repository)
             var commits: Set<String>?
             if !revision.isEmpty {

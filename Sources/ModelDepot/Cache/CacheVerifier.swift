@@ -49,7 +49,14 @@ public struct CacheVerifier: Sendable {
         for commit in CacheScanner.list(snapshots).sorted() {
             let folder = snapshots + "/" + commit
             guard CacheScanner.kind(of: folder, following: true) == .folder else { continue }
-            var paths = Set(CacheScanner.walkFiles(folder).compactMap { try? RepoFilePath($0) })
+            // Every entry but folders, broken links included (they are missing files).
+            var paths = Set(
+                CacheScanner.walkEntries(folder).compactMap { entry -> RepoFilePath? in
+                    guard CacheScanner.kind(of: folder + "/" + entry.path, following: true) != .folder else {
+                        return nil
+                    }
+                    return try? RepoFilePath(entry.path)
+                })
             if let tree = repository.recordedTree(commit) { paths.formUnion(tree.files.keys) }
             for path in paths.sorted() {
                 let file = folder + "/" + path.value
