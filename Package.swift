@@ -28,7 +28,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            resources: [.copy("Catalog/catalog.json")]
         ),
         .target(
             name: "ModelDepotTesting",

@@ -8,11 +8,11 @@ struct InfoCommand: AsyncParsableCommand {
         abstract: "Show a repository's files and sizes at a revision, and which are cached.",
         discussion: "Offline, the file list recorded at pull time is shown.")
 
-    @Argument(help: "The repository id (org/name).")
+    @Argument(help: "A repository id (org/name) or a catalog model name.")
     var repo: String
 
-    @Option(help: "The branch, tag or commit (default: main).")
-    var revision: String = "main"
+    @Option(help: "The branch, tag or commit (default: main, or the catalog entry's pinned revision).")
+    var revision: String?
 
     @Option(name: .customLong("include"), help: "Only files matching this glob (repeatable).")
     var include: [String] = []
@@ -25,6 +25,8 @@ struct InfoCommand: AsyncParsableCommand {
 
     @OptionGroup var hub: HubOptions
 
+    @OptionGroup var catalogOptions: CatalogOptions
+
     struct Report: Encodable {
         struct File: Encodable {
             var path: String
@@ -32,6 +34,7 @@ struct InfoCommand: AsyncParsableCommand {
             var sha256: String?
             var cached: Bool
         }
+        var catalogEntry: CatalogEntry?
         var id: String
         var type: String
         var revision: String
@@ -44,11 +47,13 @@ struct InfoCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let id = try RepoID(repo)
-            let type = try hub.type()
+            let entry = repo.contains("/") ? nil : try catalogOptions.load().entry(named: repo)
+            let id = try entry?.repo ?? RepoID(repo)
+            let type = try entry?.repoType ?? hub.type()
+            let revision = self.revision ?? entry?.revision ?? "main"
             let client = try hub.hubClient()
             let repository = hub.cache.repository(id, type: type)
-            let selection = FileSelection(include: include, exclude: exclude)
+            let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)
             let commit: String
             let tree: RecordedTree
             let source: String
@@ -80,12 +85,23 @@ struct InfoCommand: AsyncParsableCommand {
                     cached: repository.hasFile($0.key, commit: commit))
             }
             let report = Report(
-                id: id.description, type: type.rawValue, revision: revision, commit: commit, files: files,
+                catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
+                files: files,
                 totalSize: files.reduce(0) { $0 + $1.size },
                 cachedSize: files.filter(\.cached).reduce(0) { $0 + $1.size }, source: source)
             if json {
                 printJSON(report)
                 return
+            }
+            if let entry {
+                print("\(entry.name): \(entry.description)")
+                var facts = [entry.format.rawValue, entry.capabilities.map(\.rawValue).joined(separator: ", ")]
+                if let quantization = entry.quantization { facts.append(quantization) }
+                if let context = entry.contextLength { facts.append("context \(context)") }
+                if let dimensions = entry.embeddingDimensions { facts.append("\(dimensions) dimensions") }
+                if let license = entry.license { facts.append("license \(license)") }
+                print("  " + facts.joined(separator: " · "))
+                print("  required for readiness: \(entry.required.joined(separator: ", "))")
             }
             print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
             let rows =

@@ -9,7 +9,8 @@ struct ModelDepotCommand: AsyncParsableCommand {
         abstract: "Get AI models onto this machine and keep them there.",
         version: "0.1.0",
         subcommands: [
-            PullCommand.self, ListCommand.self, InfoCommand.self, PathCommand.self, VerifyCommand.self,
+            PullCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self, InfoCommand.self,
+            PathCommand.self, VerifyCommand.self,
             RemoveCommand.self, SearchCommand.self, ServeCommand.self, DemoCommand.self,
         ]
     )

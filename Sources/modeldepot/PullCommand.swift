@@ -14,7 +14,9 @@ struct PullCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A repository id (org/name) or an http:// or https:// URL.")
+    @Argument(
+        help:
+            "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), or an http(s) URL.")
     var source: String
 
     @Option(help: "Repository: the branch, tag or commit (default: main).")
@@ -27,6 +29,8 @@ struct PullCommand: AsyncParsableCommand {
     var exclude: [String] = []
 
     @OptionGroup var hub: HubOptions
+
+    @OptionGroup var catalogOptions: CatalogOptions
 
     @Option(name: .shortAndLong, help: "Where to save the file (default: the URL's file name in the current folder).")
     var output: String?
@@ -77,6 +81,10 @@ struct PullCommand: AsyncParsableCommand {
                 .invalidArgument,
                 "--output and --sha256 apply to URL downloads; a repository goes into the cache (see --cache-dir).")
         }
+        if !source.contains("/"), let entries = try catalogOptions.load().resolve(source) {
+            try await pullCatalogEntries(entries, renderer: renderer)
+            return
+        }
         let repo: RepoID
         do {
             repo = try RepoID(source)
@@ -93,6 +101,27 @@ struct PullCommand: AsyncParsableCommand {
             try await pull.download(request) { renderer.render($0) }
         }
         renderer.finish(snapshot)
+    }
+
+    /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
+    func pullCatalogEntries(_ entries: [CatalogEntry], renderer: ProgressRenderer) async throws {
+        guard include.isEmpty, exclude.isEmpty else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "--include/--exclude do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
+            )
+        }
+        let pull = SnapshotDownloader(
+            hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration))
+        for entry in entries {
+            var pinned = entry.snapshotRequest
+            if let revision { pinned.revision = revision }
+            let request = pinned
+            let snapshot = try await CancellableRun.run {
+                try await pull.download(request) { renderer.render($0) }
+            }
+            renderer.finish(snapshot)
+        }
     }
 
     func pullURL(renderer: ProgressRenderer) async throws {

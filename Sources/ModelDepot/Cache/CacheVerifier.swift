@@ -45,6 +45,8 @@ public struct CacheVerifier: Sendable {
     public func verify(_ repository: CachedRepository, progress: (String) -> Void = { _ in }) throws -> Outcome {
         var outcome = Outcome(problems: [], verifiedBlobs: 0, uncheckableBlobs: 0, bytesHashed: 0)
         var results: [String: String?] = [:]  // blob → nil when good, else the actual digest
+        var memory = VerificationMemory(repository: repository)
+        defer { memory.save() }
         let snapshots = repository.snapshotsFolder.path
         for commit in CacheScanner.list(snapshots).sorted() {
             let folder = snapshots + "/" + commit
@@ -80,6 +82,7 @@ public struct CacheVerifier: Sendable {
                         ? try FileDigests.sha256(ofFileAt: blob) : try FileDigests.gitBlobID(ofFileAt: blob)
                     outcome.bytesHashed += SnapshotDownloader.fileSize(blob) ?? 0
                     results[blob] = .some(actual == name ? nil : actual)
+                    memory.remember(blob: blob, ok: actual == name)
                     if actual == name { outcome.verifiedBlobs += 1 }
                 }
                 if case .some(.some(let actual)) = results[blob] {

@@ -47,6 +47,25 @@ public actor ModelManager {
         return task
     }
 
+    /// Starts (or joins) downloading exactly a catalog entry's variant, at its pinned revision.
+    public func download(_ entry: CatalogEntry) -> ModelDownloadTask {
+        let request = entry.snapshotRequest
+        return download(
+            request.repo, type: request.type, revision: request.revision, matching: entry.files, excluding: [])
+    }
+
+    /// Whether a catalog entry's files are all cached (per the recorded file list) and every path it requires
+    /// for loading is present. No network.
+    public nonisolated func isComplete(_ entry: CatalogEntry) -> Bool {
+        let request = entry.snapshotRequest
+        guard isComplete(request.repo, type: request.type, revision: request.revision, matching: entry.files),
+            let folder = localPath(request.repo, type: request.type, revision: request.revision)
+        else { return false }
+        return entry.required.allSatisfy {
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
+        }
+    }
+
     /// The snapshot folder, or one file in it, when cached at `revision`; nil otherwise. No network.
     public nonisolated func localPath(
         _ repo: RepoID, type: RepoType = .model, revision: String = "main", file: String? = nil

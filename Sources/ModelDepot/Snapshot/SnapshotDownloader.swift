@@ -100,6 +100,13 @@ public struct SnapshotDownloader: Sendable {
             defer { budget.release() }
             return try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
         }
+        // Blobs verified by hash on the way in are remembered once at the end (also when a file fails), so
+        // readiness checks need not hash them again.
+        defer {
+            var memory = VerificationMemory(repository: repository)
+            for blob in tracker.verifiedBlobs { memory.remember(blob: blob, ok: true) }
+            if !tracker.verifiedBlobs.isEmpty { memory.save() }
+        }
         try await withThrowingTaskGroup(of: Int64.self) { group in
             var next = queue.makeIterator()
             for _ in 0..<parallelFiles {
@@ -204,6 +211,7 @@ public struct SnapshotDownloader: Sendable {
             tracker.fileProgress(path.value, done: fileProgress.bytesCompleted, size: expectedSize)
         }
         try repository.link(path, commit: commit, toBlob: etag)
+        if download.expectedSHA256 != nil || download.expectedGitBlobID != nil { tracker.verified(blob.path) }
         return result.bytesReceived
     }
 

@@ -10,6 +10,7 @@ final class SnapshotProgressTracker: Sendable {
         var finishedBytes: Int64 = 0
         var meter = SpeedMeter()
         var lastEmit: Duration?
+        var verified: [String] = []
     }
 
     private let state: Mutex<State>
@@ -53,6 +54,13 @@ final class SnapshotProgressTracker: Sendable {
     func fileAbandoned(_ path: String) {
         state.withLock { _ = $0.inFlight.removeValue(forKey: path) }
     }
+
+    /// A blob that was checked by hash as it arrived.
+    func verified(_ blob: String) {
+        state.withLock { $0.verified.append(blob) }
+    }
+
+    var verifiedBlobs: [String] { state.withLock { $0.verified } }
 
     func completed() {
         emit(force: true) { state in

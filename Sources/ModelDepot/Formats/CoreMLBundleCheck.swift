@@ -1,0 +1,24 @@
+import Foundation
+
+/// Checks a compiled Core ML model folder (`.mlmodelc`) without Core ML: the parts Core ML needs to load it
+/// are there and no file in it is empty (a download cut short leaves empty or missing parts).
+public enum CoreMLBundleCheck {
+    /// Files (relative) found in the folder.
+    public static func check(folder: String) throws -> [String] {
+        guard CacheScanner.kind(of: folder, following: true) == .folder else {
+            throw FormatProblem("\((folder as NSString).lastPathComponent) is missing or not a folder")
+        }
+        let files = CacheScanner.walkFiles(folder)
+        guard files.contains("coremldata.bin") else {
+            throw FormatProblem("\((folder as NSString).lastPathComponent) lacks coremldata.bin")
+        }
+        guard files.contains(where: { $0 == "model.mil" || $0.hasPrefix("model.espresso") || $0.hasPrefix("model") })
+        else {
+            throw FormatProblem("\((folder as NSString).lastPathComponent) lacks its model description (model.mil)")
+        }
+        for file in files where (SnapshotDownloader.fileSize(folder + "/" + file) ?? 0) == 0 {
+            throw FormatProblem("\((folder as NSString).lastPathComponent)/\(file) is empty")
+        }
+        return files
+    }
+}

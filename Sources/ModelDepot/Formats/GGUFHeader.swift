@@ -1,0 +1,173 @@
+import Foundation
+
+/// What a GGUF file's header says (llama.cpp's format): version, tensors, and the metadata apps care about.
+/// Reading it also checks the file: wrong magic, a truncated header, or tensor data that would run past the
+/// end of the file make it `corrupt`, with the reason.
+public struct GGUFHeader: Sendable, Equatable {
+    public var version: UInt32
+    public var tensorCount: UInt64
+    public var metadataCount: UInt64
+    public var architecture: String?
+    public var name: String?
+    public var contextLength: UInt64?
+    /// `general.file_type`, e.g. 15 = Q4_K_M.
+    public var fileType: UInt32?
+    public var quantization: String? { fileType.flatMap { Self.fileTypeNames[$0] } }
+    /// `general.parameter_count` when present, else the sum of the tensors' element counts.
+    public var parameterCount: UInt64?
+    /// The size the file must have for all tensors to fit, when every tensor type is known.
+    public var requiredFileSize: Int64?
+
+    static let magic: [UInt8] = Array("GGUF".utf8)
+
+    /// Reads and checks the header of the GGUF file at `path`.
+    public static func read(path: String) throws -> GGUFHeader {
+        var reader = try BinaryFileReader(path: path)
+        defer { reader.close() }
+        do {
+            return try parse(&reader)
+        } catch let truncated as BinaryFileReader.Truncated {
+            throw FormatProblem(
+                "truncated GGUF: the header needs more than \(truncated.offset) bytes but the file has \(reader.fileSize)"
+            )
+        }
+    }
+
+    private static func parse(_ reader: inout BinaryFileReader) throws -> GGUFHeader {
+        guard reader.fileSize >= 4, Array(try reader.bytes(4)) == magic else {
+            throw FormatProblem("not a GGUF file (wrong magic bytes)")
+        }
+        let version = try reader.integer(UInt32.self)
+        guard (1...3).contains(version) else { throw FormatProblem("unsupported GGUF version \(version)") }
+        let wide = version >= 2
+        let readCount = { (reader: inout BinaryFileReader) throws -> UInt64 in
+            wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+        }
+        let tensorCount = try readCount(&reader)
+        let metadataCount = try readCount(&reader)
+        guard tensorCount < 1 << 24, metadataCount < 1 << 24 else {
+            throw FormatProblem("implausible GGUF counts (\(tensorCount) tensors, \(metadataCount) keys)")
+        }
+        var header = GGUFHeader(version: version, tensorCount: tensorCount, metadataCount: metadataCount)
+        var alignment: UInt64 = 32
+        for _ in 0..<metadataCount {
+            let key = try string(&reader, wide: wide)
+            let type = try reader.integer(UInt32.self)
+            let value = try self.value(&reader, type: type, wide: wide, keep: interesting(key))
+            switch key {
+            case "general.architecture": header.architecture = value.text
+            case "general.name": header.name = value.text
+            case "general.file_type": header.fileType = value.number.map(UInt32.init(truncatingIfNeeded:))
+            case "general.parameter_count": header.parameterCount = value.number
+            case "general.alignment": alignment = max(1, value.number ?? 32)
+            default:
+                if key.hasSuffix(".context_length") { header.contextLength = value.number }
+            }
+        }
+        var elements: UInt64 = 0
+        var end: UInt64 = 0
+        var allKnown = true
+        for _ in 0..<tensorCount {
+            _ = try string(&reader, wide: wide)
+            let dimensions = try reader.integer(UInt32.self)
+            guard dimensions <= 8 else { throw FormatProblem("a tensor with \(dimensions) dimensions") }
+            var count: UInt64 = 1
+            for _ in 0..<dimensions {
+                count = count.multipliedReportingOverflow(by: try readCount(&reader)).partialValue
+            }
+            let type = try reader.integer(UInt32.self)
+            let offset = try reader.integer(UInt64.self)
+            elements &+= count
+            if let (block, bytes) = typeSizes[type] {
+                end = max(end, offset &+ (count + block - 1) / block * bytes)
+            } else {
+                allKnown = false
+            }
+        }
+        if header.parameterCount == nil { header.parameterCount = elements }
+        let dataStart = (UInt64(reader.offset) + alignment - 1) / alignment * alignment
+        if allKnown {
+            let required = Int64(clamping: dataStart + end)
+            header.requiredFileSize = required
+            if required > reader.fileSize {
+                throw FormatProblem(
+                    "truncated GGUF: its tensors need \(required) bytes but the file has \(reader.fileSize)")
+            }
+        }
+        return header
+    }
+
+    private init(version: UInt32, tensorCount: UInt64, metadataCount: UInt64) {
+        self.version = version
+        self.tensorCount = tensorCount
+        self.metadataCount = metadataCount
+    }
+
+    private static func interesting(_ key: String) -> Bool {
+        key.hasPrefix("general.") || key.hasSuffix(".context_length")
+    }
+
+    private enum Value {
+        case number(UInt64), text(String), other
+        var number: UInt64? { if case .number(let value) = self { value } else { nil } }
+        var text: String? { if case .text(let value) = self { value } else { nil } }
+    }
+
+    private static func string(_ reader: inout BinaryFileReader, wide: Bool) throws -> String {
+        let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+        guard length < 1 << 30 else { throw FormatProblem("a GGUF string of \(length) bytes") }
+        return String(decoding: try reader.bytes(Int(length)), as: UTF8.self)
+    }
+
+    /// Reads (or skips) one metadata value of GGUF type `type`.
+    private static func value(_ reader: inout BinaryFileReader, type: UInt32, wide: Bool, keep: Bool) throws -> Value {
+        switch type {
+        case 0, 1, 7: return .number(UInt64(try reader.integer(UInt8.self)))
+        case 2, 3: return .number(UInt64(try reader.integer(UInt16.self)))
+        case 4, 5, 6: return .number(UInt64(try reader.integer(UInt32.self)))
+        case 10, 11, 12: return .number(try reader.integer(UInt64.self))
+        case 8:
+            if keep { return .text(try string(&reader, wide: wide)) }
+            let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+            try reader.skip(Int64(clamping: length))
+            return .other
+        case 9:
+            let elementType = try reader.integer(UInt32.self)
+            let count = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+            if let width = fixedWidths[elementType] {
+                try reader.skip(Int64(clamping: count.multipliedReportingOverflow(by: width).partialValue))
+            } else {
+                guard count < 1 << 26 else { throw FormatProblem("a GGUF array of \(count) entries") }
+                for _ in 0..<count { _ = try value(&reader, type: elementType, wide: wide, keep: false) }
+            }
+            return .other
+        default: throw FormatProblem("unknown GGUF metadata type \(type)")
+        }
+    }
+
+    private static let fixedWidths: [UInt32: UInt64] = [
+        0: 1, 1: 1, 7: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 10: 8, 11: 8, 12: 8,
+    ]
+
+    /// ggml tensor types: (elements per block, bytes per block).
+    private static let typeSizes: [UInt32: (UInt64, UInt64)] = [
+        0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 36),
+        10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
+        24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 30: (1, 2),
+    ]
+
+    /// `general.file_type` values (llama.cpp's `llama_ftype`).
+    static let fileTypeNames: [UInt32: String] = [
+        0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S",
+        12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K",
+        19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
+        26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16",
+    ]
+}
+
+/// Why a file is not a valid model file, in words for people.
+public struct FormatProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

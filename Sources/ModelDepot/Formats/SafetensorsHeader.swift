@@ -1,0 +1,53 @@
+import Foundation
+
+/// What a safetensors file's JSON header says, checked against the file: every tensor's byte range must lie
+/// inside the data section, else the file is `corrupt`.
+public struct SafetensorsHeader: Sendable, Equatable {
+    public var tensorCount: Int
+    /// Elements over all tensors.
+    public var parameterCount: Int64
+    /// Tensors per dtype (`F16`, `BF16`, `F32`, `I8`, …).
+    public var dtypes: [String: Int]
+    public var metadata: [String: String]
+
+    /// Reads and checks the header of the safetensors file at `path`.
+    public static func read(path: String) throws -> SafetensorsHeader {
+        var reader = try BinaryFileReader(path: path)
+        defer { reader.close() }
+        guard reader.fileSize >= 8 else {
+            throw FormatProblem("truncated safetensors: shorter than its 8-byte header size")
+        }
+        let headerSize = try reader.integer(UInt64.self)
+        guard headerSize <= 100 << 20, Int64(headerSize) + 8 <= reader.fileSize else {
+            throw FormatProblem(
+                "truncated or invalid safetensors: a \(headerSize)-byte header in a \(reader.fileSize)-byte file")
+        }
+        let json = try reader.bytes(Int(headerSize))
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
+            throw FormatProblem("invalid safetensors: its header is not a JSON object")
+        }
+        let dataSize = reader.fileSize - 8 - Int64(headerSize)
+        var header = SafetensorsHeader(tensorCount: 0, parameterCount: 0, dtypes: [:], metadata: [:])
+        for (name, value) in object {
+            if name == "__metadata__" {
+                header.metadata = (value as? [String: String]) ?? [:]
+                continue
+            }
+            guard let tensor = value as? [String: Any], let dtype = tensor["dtype"] as? String,
+                let shape = (tensor["shape"] as? [NSNumber])?.map(\.int64Value),
+                let offsets = (tensor["data_offsets"] as? [NSNumber])?.map(\.int64Value), offsets.count == 2
+            else {
+                throw FormatProblem("invalid safetensors: tensor '\(name)' lacks dtype, shape or data_offsets")
+            }
+            guard offsets[0] >= 0, offsets[0] <= offsets[1], offsets[1] <= dataSize else {
+                throw FormatProblem(
+                    "truncated safetensors: tensor '\(name)' ends at byte \(offsets[1]) of a \(dataSize)-byte data section"
+                )
+            }
+            header.tensorCount += 1
+            header.parameterCount += shape.reduce(1) { $0.multipliedReportingOverflow(by: $1).partialValue }
+            header.dtypes[dtype, default: 0] += 1
+        }
+        return header
+    }
+}

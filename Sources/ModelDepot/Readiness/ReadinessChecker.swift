@@ -1,0 +1,162 @@
+import Foundation
+
+/// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
+/// recorded at pull time, format checks from file headers, and hash verification from
+/// ``VerificationMemory`` (a re-hash only with `verifying: true`, and only of blobs not yet verified).
+public struct ReadinessChecker: Sendable {
+    public let cache: HubCache
+
+    public init(cache: HubCache) {
+        self.cache = cache
+    }
+
+    /// The readiness of a catalog entry: its variant's files and every path it requires.
+    public func check(_ entry: CatalogEntry, verifying: Bool = false) throws -> ReadinessReport {
+        let request = entry.snapshotRequest
+        return try check(
+            name: entry.name, repo: entry.repo, type: entry.repoType, revision: request.revision,
+            selection: request.selection, required: entry.required, verifying: verifying)
+    }
+
+    /// The readiness of a repository at a revision: every file of its recorded tree that `selection` selects.
+    public func check(
+        _ repo: RepoID, type: RepoType = .model, revision: String = "main", selection: FileSelection = .everything,
+        verifying: Bool = false
+    ) throws -> ReadinessReport {
+        try check(
+            name: repo.description, repo: repo, type: type, revision: revision, selection: selection, required: [],
+            verifying: verifying)
+    }
+
+    private func check(
+        name: String, repo: RepoID, type: RepoType, revision: String, selection: FileSelection, required: [String],
+        verifying: Bool
+    ) throws -> ReadinessReport {
+        let repository = cache.repository(repo, type: type)
+        var report = ReadinessReport(
+            name: name, repo: repo, revision: revision, commit: nil, readiness: .notDownloaded, files: required,
+            details: [:], folder: nil)
+        guard let commit = repository.commit(forRevision: revision),
+            CacheScanner.kind(of: repository.snapshotFolder(commit).path, following: true) == .folder
+        else {
+            report.readiness = inProgress(repository) ? .downloading(missing: required) : .notDownloaded
+            return report
+        }
+        report.commit = commit
+        let folder = repository.snapshotFolder(commit)
+        report.folder = folder
+        let tree = repository.recordedTree(commit)
+        let expected: [RepoFilePath: RecordedTree.File?]
+        if let tree {
+            expected = tree.files.filter { selection.selects($0.key.value) }.mapValues { $0 }
+        } else {
+            expected = Dictionary(
+                uniqueKeysWithValues: SnapshotDownloader.filesBelow(folder).filter { selection.selects($0.value) }
+                    .map { ($0, nil) })
+        }
+        report.files = Array(Set(expected.keys.map(\.value) + required)).sorted()
+
+        // Presence.
+        var missing = expected.keys.filter { !repository.hasFile($0, commit: commit) }.map(\.value)
+        missing += required.filter { !FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path) }
+        missing = Array(Set(missing)).sorted()
+        let present = expected.keys.filter { repository.hasFile($0, commit: commit) }.sorted()
+        if !missing.isEmpty {
+            if inProgress(repository) {
+                report.readiness = .downloading(missing: missing)
+            } else {
+                report.readiness = present.isEmpty ? .notDownloaded : .partial(missing: missing)
+            }
+            return report
+        }
+
+        // Damage: sizes against the recorded tree, formats by their headers, remembered hash failures.
+        var memory = VerificationMemory(repository: repository)
+        var corrupt: [String: String] = [:]
+        var unverified: [String] = []
+        for path in present {
+            let file = folder.appendingPathComponent(path.value).path
+            let blob = CacheScanner.blobPath(of: file)
+            if let recorded = expected[path] ?? nil, let size = SnapshotDownloader.fileSize(blob), size != recorded.size
+            {
+                corrupt[path.value] = "size \(size) bytes, \(recorded.size) expected"
+                continue
+            }
+            do {
+                if let detail = try Self.inspect(file) { report.details[path.value] = detail }
+            } catch let problem as FormatProblem {
+                corrupt[path.value] = problem.reason
+                continue
+            }
+            var outcome = memory.outcome(forBlob: blob)
+            if outcome == nil, verifying {
+                outcome = try Self.hashMatchesName(blob)
+                if let outcome { memory.remember(blob: blob, ok: outcome) }
+            }
+            switch outcome {
+            case false?: corrupt[path.value] = "its content does not hash to its blob name"
+            case nil: unverified.append(path.value)
+            default: break
+            }
+        }
+        for part in required where part.hasSuffix(".mlmodelc") {
+            do {
+                let files = try CoreMLBundleCheck.check(folder: folder.appendingPathComponent(part).path)
+                report.details[part] = "Core ML model, \(files.count) files"
+            } catch let problem as FormatProblem {
+                corrupt[part] = problem.reason
+            }
+        }
+        if verifying { memory.save() }
+        if !corrupt.isEmpty {
+            report.readiness = .corrupt(corrupt)
+        } else if !unverified.isEmpty {
+            report.readiness = .unverified(unverified)
+        } else {
+            report.readiness = .ready
+        }
+        return report
+    }
+
+    /// Whether a download into this repository is under way or can resume: partial blobs in `blobs/`.
+    private func inProgress(_ repository: CachedRepository) -> Bool {
+        CacheScanner.list(repository.blobsFolder.path).contains { $0.hasSuffix(".incomplete") }
+    }
+
+    /// Checks a file's format by its extension; returns a one-line summary, nil for formats it does not read.
+    public static func inspect(_ path: String) throws -> String? {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "gguf":
+            let header = try GGUFHeader.read(path: path)
+            var parts = ["GGUF v\(header.version)", "\(header.tensorCount) tensors"]
+            if let architecture = header.architecture { parts.append(architecture) }
+            if let quantization = header.quantization { parts.append(quantization) }
+            if let parameters = header.parameterCount { parts.append("\(Self.count(parameters)) parameters") }
+            if let context = header.contextLength { parts.append("context \(context)") }
+            return parts.joined(separator: " · ")
+        case "safetensors":
+            let header = try SafetensorsHeader.read(path: path)
+            let dtypes = header.dtypes.keys.sorted().joined(separator: "/")
+            return
+                "safetensors · \(header.tensorCount) tensors · \(dtypes) · \(Self.count(UInt64(max(0, header.parameterCount)))) parameters"
+        default:
+            return nil
+        }
+    }
+
+    /// Hashes a blob against its name (64 hex: SHA-256, 40 hex: git blob id); nil for names that are not hashes.
+    static func hashMatchesName(_ blob: String) throws -> Bool? {
+        let name = (blob as NSString).lastPathComponent
+        if HubEncoding.isSHA256(name) { return try FileDigests.sha256(ofFileAt: blob) == name }
+        if HubEncoding.isGitID(name) { return try FileDigests.gitBlobID(ofFileAt: blob) == name }
+        return nil
+    }
+
+    static func count(_ value: UInt64) -> String {
+        switch value {
+        case 1_000_000_000...: String(format: "%.1fB", Double(value) / 1e9)
+        case 1_000_000...: String(format: "%.0fM", Double(value) / 1e6)
+        default: "\(value)"
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract:
+            "Tell whether models are ready to load: ready, notDownloaded, partial, corrupt, downloading or unverified.",
+        discussion: """
+            A catalog name checks that entry's files and every path it requires; org/name checks the whole \
+            repository at its cached revision (every file recorded at pull time), narrowed by --include. \
+            Formats are checked from file headers (GGUF, safetensors, Core ML); hashes are remembered from pulls \
+            and `verify`, and --verify hashes what was never verified. Without names: every cached repository. \
+            Exit code 0 only when every model asked about is ready.
+            """)
+
+    @Argument(help: "Catalog model names or repository ids (org/name).")
+    var names: [String] = []
+
+    @Option(help: "The branch, tag or commit for repository ids (default: main).")
+    var revision: String = "main"
+
+    @Option(name: .customLong("include"), help: "Only files matching this glob (repeatable; repository ids only).")
+    var include: [String] = []
+
+    @Flag(help: "Hash files that were never verified (and remember the result).")
+    var verify = false
+
+    @Flag(help: "Print a JSON array with one object per model.")
+    var json = false
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    struct Output: Encodable {
+        var name: String
+        var repo: String
+        var revision: String
+        var commit: String?
+        var status: String
+        var missing: [String]?
+        var corrupt: [String: String]?
+        var unverified: [String]?
+        var files: [String]
+        var details: [String: String]
+        var path: String?
+    }
+
+    func run() throws {
+        do {
+            let checker = ReadinessChecker(cache: cacheOptions.cache)
+            var reports: [ReadinessReport] = []
+            if names.isEmpty {
+                let cached =
+                    FileManager.default.fileExists(atPath: cacheOptions.cache.root.path)
+                    ? try CacheScanner(cache: cacheOptions.cache).scan().repositories : []
+                for repository in cached {
+                    guard let id = repository.repoID, let type = repository.repoType else { continue }
+                    let revision = repository.revisions.first { $0.refs.contains("main") } ?? repository.revisions.first
+                    reports.append(
+                        try checker.check(
+                            id, type: type, revision: revision?.commit ?? "main",
+                            selection: FileSelection(include: include), verifying: verify))
+                }
+            } else {
+                let catalog = try catalogOptions.load()
+                for name in names {
+                    if !name.contains("/"), let entries = catalog.resolve(name) {
+                        reports += try entries.map { try checker.check($0, verifying: verify) }
+                    } else {
+                        reports.append(
+                            try checker.check(
+                                try RepoID(name), type: try cacheOptions.type(), revision: revision,
+                                selection: FileSelection(include: include), verifying: verify))
+                    }
+                }
+            }
+            if json {
+                printJSON(reports.map(Self.output))
+            } else {
+                for report in reports { print(Self.describe(report)) }
+                if reports.isEmpty { print("Nothing is cached in \(cacheOptions.cache.root.path).") }
+            }
+            if !reports.allSatisfy(\.readiness.isReady) { throw ExitCode(1) }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            exitWithError(error, json: json)
+        }
+    }
+
+    static func output(_ report: ReadinessReport) -> Output {
+        var output = Output(
+            name: report.name, repo: report.repo.description, revision: report.revision, commit: report.commit,
+            status: report.readiness.name, files: report.files, details: report.details, path: report.folder?.path)
+        switch report.readiness {
+        case .partial(let missing), .downloading(let missing): output.missing = missing
+        case .corrupt(let files): output.corrupt = files
+        case .unverified(let files): output.unverified = files
+        default: break
+        }
+        return output
+    }
+
+    static func describe(_ report: ReadinessReport) -> String {
+        var lines: [String] = []
+        switch report.readiness {
+        case .ready: lines.append("\(report.name): ready (\(report.files.count) files)")
+        case .notDownloaded: lines.append("\(report.name): not downloaded — run `modeldepot pull \(report.name)`")
+        case .partial(let missing):
+            lines.append(
+                "\(report.name): partial, missing \(missing.joined(separator: ", ")) — run `modeldepot pull \(report.name)`"
+            )
+        case .downloading(let missing):
+            lines.append(
+                "\(report.name): download in progress or interrupted, missing \(missing.joined(separator: ", "))")
+        case .corrupt(let files):
+            lines.append("\(report.name): corrupt — run `modeldepot verify \(report.repo) --repair`")
+            for (file, reason) in files.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(reason)") }
+        case .unverified(let files):
+            lines.append(
+                "\(report.name): present but \(files.count) file(s) never verified — run `modeldepot status \(report.name) --verify`"
+            )
+        }
+        for (file, detail) in report.details.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(detail)") }
+        return lines.joined(separator: "\n")
+    }
+}
