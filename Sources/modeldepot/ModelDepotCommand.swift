@@ -11,7 +11,8 @@ struct ModelDepotCommand: AsyncParsableCommand {
         subcommands: [
             PullCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self, InfoCommand.self,
             PathCommand.self, VerifyCommand.self,
-            RemoveCommand.self, SearchCommand.self, ServeCommand.self, DemoCommand.self,
+            RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
+            DemoCommand.self,
         ]
     )
 }

@@ -129,3 +129,28 @@ import Testing
         }
     }
 }
+
+/// The disk check before a pull, with the free space simulated.
+@Suite struct DiskPreflightTests {
+    @Test func aPullThatCannotFitFailsFirstAndNamesWhatCouldBeEvicted() async throws {
+        try await HubFixture.with(ModelManagerTests.layout) { hub in
+            // Something else is cached and could make room.
+            let other = hub.cache.repository(try RepoID("acme/other"))
+            try FileManager.default.createDirectory(at: other.blobsFolder, withIntermediateDirectories: true)
+            let bytes = SampleData.bytes(count: 5000, seed: 99)
+            try Data(bytes).write(to: other.blob(SampleData.sha256(bytes)))
+            try other.link(
+                try RepoFilePath("x.bin"), commit: String(repeating: "9", count: 40), toBlob: SampleData.sha256(bytes))
+
+            var pull = hub.downloader()
+            pull.availableSpace = { _ in 1000 }
+            let error = await #expect(throws: ModelDepotError.self) {
+                try await pull.download(SnapshotRequest(repo: try RepoID("acme/chat")))
+            }
+            #expect(error?.code == .insufficientDiskSpace)
+            #expect(error?.message.contains("acme/other (5000 bytes)") == true, "\(error?.message ?? "")")
+            let repository = try hub.repository("acme/chat")
+            #expect(!FileManager.default.fileExists(atPath: repository.blobsFolder.path), "nothing was downloaded")
+        }
+    }
+}

@@ -161,6 +161,44 @@ public actor ModelManager {
         private static let timeOmit = (1 << 30) - 2
     #endif
 
+    /// Protects a cached model from ``prune(maxSize:dryRun:)``.
+    public nonisolated func pin(_ repo: RepoID, type: RepoType = .model) throws {
+        try PinStore(cache: cache).pin(repo, type: type)
+    }
+
+    public nonisolated func unpin(_ repo: RepoID, type: RepoType = .model) {
+        PinStore(cache: cache).unpin(repo, type: type)
+    }
+
+    /// Evicts least recently used, unpinned models until the cache takes at most `maxSize` bytes.
+    @discardableResult
+    public func prune(maxSize: Int64, dryRun: Bool = false) async throws -> StorageBudget.Plan {
+        let plan = try StorageBudget(cache: cache).plan(maxSize: maxSize)
+        guard !dryRun else { return plan }
+        for repository in plan.evicted {
+            if let id = repository.repoID, let type = repository.repoType {
+                try await stopDownloads { $0.repo == id && $0.type == type }
+            }
+        }
+        try plan.execute()
+        return plan
+    }
+
+    /// The readiness of a catalog entry; only ready models should be loaded.
+    public nonisolated func readiness(of entry: CatalogEntry, verifying: Bool = false) throws -> ReadinessReport {
+        try ReadinessChecker(cache: cache).check(entry, verifying: verifying)
+    }
+
+    /// The catalog entries that are ready to load right now, optionally with a capability — the selection an
+    /// app offers its users (a model that is not ready cannot be picked).
+    public nonisolated func readyModels(in catalog: ModelCatalog, capability: ModelCapability? = nil) -> [CatalogEntry]
+    {
+        let checker = ReadinessChecker(cache: cache)
+        return catalog.entries(capability: capability).filter { entry in
+            (try? checker.check(entry).readiness) == .ready
+        }
+    }
+
     private func stopDownloads(where matches: (SnapshotRequest) -> Bool) async throws {
         for (request, task) in inFlight where matches(request) {
             await task.cancel()

@@ -23,6 +23,8 @@ public struct SnapshotDownloader: Sendable {
     public var maxConcurrentFiles: Int
     let clock: any Clock<Duration>
     let logger: Logger
+    /// Free bytes where the cache lives; replaceable so tests can simulate a full disk.
+    public var availableSpace: @Sendable (HubCache) -> Int64? = { StorageBudget(cache: $0).availableSpace() }
 
     public init(
         hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
@@ -82,6 +84,12 @@ public struct SnapshotDownloader: Sendable {
         tracker.planned(
             totalBytes: totalBytes, totalFiles: selected.count, cachedBytes: totalBytes - missingBytes,
             cachedFiles: selected.count - missing.count)
+
+        try checkDiskSpace(
+            needed: missing.filter {
+                !FileManager.default.fileExists(atPath: partialPath(of: $0, in: tree, repository))
+            }
+            .reduce(0) { $0 + size($1) }, for: request)
 
         // Largest first: the long transfers start early and small files fill the gaps around them.
         let queue = missing.sorted { size($0) > size($1) }
@@ -213,6 +221,30 @@ public struct SnapshotDownloader: Sendable {
         try repository.link(path, commit: commit, toBlob: etag)
         if download.expectedSHA256 != nil || download.expectedGitBlobID != nil { tracker.verified(blob.path) }
         return result.bytesReceived
+    }
+
+    /// Where a file's partial blob would be (its space is already allocated when it exists).
+    private func partialPath(of path: RepoFilePath, in tree: RecordedTree, _ repository: CachedRepository) -> String {
+        repository.partialBlob(tree.files[path]?.etag ?? "-").path
+    }
+
+    /// Fails before any transfer when the whole pull cannot fit, naming what could be evicted to make room.
+    func checkDiskSpace(needed: Int64, for request: SnapshotRequest) throws {
+        guard needed > 0, let available = availableSpace(cache), available < needed else { return }
+        let short = needed - available
+        let candidates = (try? StorageBudget(cache: cache).evictionCandidates()) ?? []
+        let others = candidates.filter { $0.id != request.repo.description }
+        var message =
+            "Not enough disk space for \(request.repo) in \(cache.root.path): it needs \(needed) more bytes, \(available) are free."
+        if others.isEmpty {
+            message += " Free \(short) bytes, or choose another cache with --cache-dir / HF_HUB_CACHE."
+        } else {
+            let list = others.prefix(8).map { "\($0.id) (\($0.sizeOnDisk) bytes)" }.joined(separator: ", ")
+            let freeable = others.reduce(Int64(0)) { $0 + $1.sizeOnDisk }
+            message +=
+                " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Run `modeldepot prune --max-size …` or `modeldepot rm <id>`."
+        }
+        throw ModelDepotError(.insufficientDiskSpace, message)
     }
 
     static func fileSize(_ path: String) -> Int64? {

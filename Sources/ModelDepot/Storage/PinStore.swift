@@ -1,0 +1,34 @@
+import Foundation
+
+/// Pinned repositories are never evicted by a storage budget. A pin is a marker file in the repository's
+/// folder (`.modeldepot/pinned`, invisible to Python's cache tools), so it goes away with the repository.
+public struct PinStore: Sendable {
+    public let cache: HubCache
+
+    public init(cache: HubCache) {
+        self.cache = cache
+    }
+
+    func marker(_ repository: CachedRepository) -> URL {
+        repository.folder.appendingPathComponent(".modeldepot/pinned")
+    }
+
+    public func isPinned(_ repo: RepoID, type: RepoType = .model) -> Bool {
+        FileManager.default.fileExists(atPath: marker(cache.repository(repo, type: type)).path)
+    }
+
+    /// Pins a cached repository.
+    ///
+    /// - Throws: `notCached` when it is not in the cache (pin after pulling).
+    public func pin(_ repo: RepoID, type: RepoType = .model) throws {
+        let repository = cache.repository(repo, type: type)
+        guard FileManager.default.fileExists(atPath: repository.snapshotsFolder.path) else {
+            throw ModelDepotError(.notCached, "\(repo) is not in the cache; pull it, then pin it.")
+        }
+        try HubCache.writeAtomically(Data(), to: marker(repository))
+    }
+
+    public func unpin(_ repo: RepoID, type: RepoType = .model) {
+        try? FileManager.default.removeItem(at: marker(cache.repository(repo, type: type)))
+    }
+}

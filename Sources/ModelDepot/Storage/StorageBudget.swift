@@ -1,0 +1,65 @@
+import Foundation
+
+/// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones.
+///
+/// ```swift
+/// let plan = try StorageBudget(cache: cache).plan(maxSize: 20_000_000_000)
+/// try plan.execute()
+/// ```
+public struct StorageBudget: Sendable {
+    public let cache: HubCache
+
+    public init(cache: HubCache) {
+        self.cache = cache
+    }
+
+    /// What an eviction would remove.
+    public struct Plan: Sendable {
+        public var evicted: [CachedRepositoryReport]
+        public var sizeBefore: Int64
+        public var sizeAfter: Int64
+        /// Still over the budget after evicting everything unpinned.
+        public var stillOver: Bool
+
+        public var freedBytes: Int64 { sizeBefore - sizeAfter }
+
+        public func execute() throws {
+            for repository in evicted { try DeletionPlan(deleting: nil, of: repository).execute() }
+        }
+    }
+
+    /// Repositories that may be evicted, least recently used first.
+    public func evictionCandidates() throws -> [CachedRepositoryReport] {
+        guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
+        let pins = PinStore(cache: cache)
+        return try CacheScanner(cache: cache).scan().repositories.filter { repository in
+            guard let id = repository.repoID, let type = repository.repoType else { return false }
+            return !pins.isPinned(id, type: type)
+        }.sorted { $0.lastAccessed < $1.lastAccessed }
+    }
+
+    /// The evictions that bring the cache to `maxSize` bytes or below.
+    public func plan(maxSize: Int64) throws -> Plan {
+        let total =
+            FileManager.default.fileExists(atPath: cache.root.path)
+            ? try CacheScanner(cache: cache).scan().sizeOnDisk : 0
+        var size = total
+        var evicted: [CachedRepositoryReport] = []
+        for candidate in try evictionCandidates() where size > maxSize {
+            evicted.append(candidate)
+            size -= candidate.sizeOnDisk
+        }
+        return Plan(evicted: evicted, sizeBefore: total, sizeAfter: size, stillOver: size > maxSize)
+    }
+
+    /// Free bytes on the cache's volume (of its nearest existing ancestor).
+    public func availableSpace() -> Int64? {
+        var folder = cache.root
+        while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
+            folder.deleteLastPathComponent()
+        }
+        var info = statvfs()
+        guard statvfs(folder.path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+}
