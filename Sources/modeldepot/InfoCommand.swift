@@ -33,6 +33,8 @@ struct InfoCommand: AsyncParsableCommand {
             var size: Int64
             var sha256: String?
             var cached: Bool
+            /// What the file's header says (GGUF, safetensors), or why it is damaged, when cached.
+            var format: String?
         }
         var catalogEntry: CatalogEntry?
         var id: String
@@ -82,7 +84,8 @@ struct InfoCommand: AsyncParsableCommand {
             let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
                 Report.File(
                     path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
-                    cached: repository.hasFile($0.key, commit: commit))
+                    cached: repository.hasFile($0.key, commit: commit),
+                    format: Self.formatSummary(of: repository.snapshotFile(commit, $0.key).path))
             }
             let report = Report(
                 catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
@@ -105,14 +108,24 @@ struct InfoCommand: AsyncParsableCommand {
             }
             print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
             let rows =
-                [["FILE", "SIZE", "CACHED"]]
-                + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no"] }
+                [["FILE", "SIZE", "CACHED", "FORMAT"]]
+                + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.format ?? ""] }
             print(Table.render(rows))
             print(
                 "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
             )
         } catch {
             exitWithError(error, json: json)
+        }
+    }
+
+    /// The header summary of a cached model file, or the reason it is damaged; nil when absent or not a model.
+    static func formatSummary(of path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            return try ReadinessChecker.inspect(path)
+        } catch {
+            return "damaged: \(error)"
         }
     }
 }
