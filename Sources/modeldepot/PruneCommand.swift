@@ -47,7 +47,9 @@ struct PruneCommand: ParsableCommand {
             print(
                 "\(ByteFormat.string(plan.sizeBefore)) → \(ByteFormat.string(plan.sizeAfter)) (limit \(ByteFormat.string(limit)))"
             )
-            if plan.stillOver { print("Still over the limit: the rest is pinned (`modeldepot pin --remove <id>` unpins).") }
+            if plan.stillOver {
+                print("Still over the limit: the rest is pinned (`modeldepot pin --remove <id>` unpins).")
+            }
         } catch {
             exitWithError(error, json: json)
         }
