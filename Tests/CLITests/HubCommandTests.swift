@@ -163,4 +163,45 @@ import Testing
             #expect(resent < Int64(Self.weights.count) - sentBefore + (4 << 20), "the rerun did not resume")
         }
     }
+
+    @Test func catalogStatusPinAndPrune() async throws {
+        let catalog = try await CLIRunner.run(["catalog", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(catalog.stdout.utf8)) as? [String: Any])
+        let models = try #require(object["models"] as? [[String: Any]])
+        #expect(models.count >= 9)
+        for key in ["name", "repo", "files", "format", "capabilities", "sizeBytes"] {
+            #expect(models.allSatisfy { $0[key] != nil }, "every entry has \(key)")
+        }
+        #expect((object["presets"] as? [String: [String]])?["minimal"] == ["gte-small"])
+        let embeddings = try await CLIRunner.run(["catalog", "--capability", "embeddings"])
+        #expect(embeddings.stdout.contains("all-minilm-l6-v2") && !embeddings.stdout.contains("whisper"))
+        let badCapability = try await CLIRunner.run(["catalog", "--capability", "telepathy"])
+        #expect(badCapability.status == 1 && badCapability.stderr.contains("not a capability"))
+
+        try await Self.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let missing = try await CLIRunner.run(["status", "acme/tiny", "--cache-dir", cache])
+            #expect(missing.status == 1 && missing.stdout.contains("not downloaded"))
+            #expect(
+                try await CLIRunner.run(["pull", "acme/tiny", "--endpoint", endpoint, "--cache-dir", cache]).status == 0
+            )
+            // The JSON files were verified while downloading; the random bytes named .gguf are not a GGUF file.
+            let json = try await CLIRunner.run(["status", "acme/tiny", "--include", "*.json", "--cache-dir", cache])
+            #expect(json.status == 0, "\(json.stdout)")
+            let whole = try await CLIRunner.run(["status", "acme/tiny", "--cache-dir", cache, "--json"])
+            #expect(whole.status == 1)
+            let reports = try #require(
+                try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as? [[String: Any]])
+            #expect(reports.first?["status"] as? String == "corrupt")
+            #expect((reports.first?["corrupt"] as? [String: String])?["model.gguf"]?.contains("wrong magic") == true)
+
+            #expect(try await CLIRunner.run(["pin", "acme/tiny", "--cache-dir", cache]).status == 0)
+            let pinned = try await CLIRunner.run(["prune", "--max-size", "1KB", "--cache-dir", cache])
+            #expect(pinned.status == 0 && pinned.stdout.contains("Still over the limit"))
+            #expect(try await CLIRunner.run(["pin", "acme/tiny", "--remove", "--cache-dir", cache]).status == 0)
+            let pruned = try await CLIRunner.run(["prune", "--max-size", "1KB", "--cache-dir", cache])
+            #expect(pruned.stdout.contains("evicted  acme/tiny"))
+            #expect(!FileManager.default.fileExists(atPath: cache + "/models--acme--tiny"))
+        }
+    }
 }
