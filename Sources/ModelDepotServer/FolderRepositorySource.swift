@@ -51,32 +51,42 @@ struct FolderRepositorySource: RepositorySource {
         return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
     }
 
+    /// Walks a repository folder with one `readdir` per folder and one `stat` per file: this runs on every
+    /// request, so it must stay cheap. Links are resolved (and must stay inside the root); hidden entries skipped.
     private func collect(folder: URL, prefix: String, into files: inout [ServedFile]) async throws {
-        for child in try visibleChildren(of: folder) {
-            let relative = prefix.isEmpty ? child.lastPathComponent : prefix + "/" + child.lastPathComponent
-            guard let resolved = insideRoot(child) else { continue }
-            if isFolder(resolved) {
+        for entry in FolderEntry.list(folder.path).sorted(by: { $0.name < $1.name }) where !entry.name.hasPrefix(".") {
+            let child = folder.appendingPathComponent(entry.name)
+            let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
+            var diskPath = child.path
+            var isFolder = entry.kind == .folder
+            switch entry.kind {
+            case .folder, .file: break
+            case .link:
+                guard let resolved = insideRoot(child) else { continue }
+                diskPath = resolved.path
+                isFolder = self.isFolder(resolved)
+            case .other: continue
+            }
+            if isFolder {
                 try await collect(folder: child, prefix: relative, into: &files)
                 continue
             }
             guard let path = try? RepoFilePath(relative) else { continue }
             var info = stat()
-            guard stat(resolved.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            guard stat(diskPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             let size = Int64(info.st_size)
             let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
             let lfs = size >= Self.lfsThreshold || Self.lfsExtensions.contains(child.pathExtension.lowercased())
             let digests = try await index.digests(
-                ofFileAt: resolved.path, size: size, modifiedNanoseconds: modified, inode: UInt64(info.st_ino), lfs: lfs
-            )
+                ofFileAt: diskPath, size: size, modifiedNanoseconds: modified, inode: UInt64(info.st_ino), lfs: lfs)
             files.append(
                 ServedFile(
-                    path: path, diskPath: resolved.path, size: size,
+                    path: path, diskPath: diskPath, size: size,
                     modified: Date(timeIntervalSince1970: Double(modified) / 1e9), gitOID: digests.gitOID,
                     sha256: digests.sha256))
         }
     }
 
-    /// The real location of `url` if it lies inside the root (following symbolic links); nil otherwise.
     func insideRoot(_ url: URL) -> URL? {
         let resolved = url.resolvingSymlinksInPath()
         let rootPath = root.path.hasSuffix("/") ? root.path : root.path + "/"

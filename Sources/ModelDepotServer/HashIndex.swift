@@ -20,6 +20,8 @@ final class HashIndex: Sendable {
     private let storePath: String?
     private let entries: Mutex<[String: Entry]>
     private let inFlight = Mutex<[String: [CheckedContinuation<Entry, any Error>]]>([:])
+    /// Whether entries were added since the last save: saving runs after every request, writing only then.
+    private let dirty = Mutex(false)
 
     /// - Parameter storePath: where to persist the index; nil keeps it in memory.
     init(storePath: String?) {
@@ -52,7 +54,10 @@ final class HashIndex: Sendable {
                     try Self.compute(
                         path: path, size: size, modifiedNanoseconds: modifiedNanoseconds, inode: inode, lfs: lfs)
                 }
-                if case .success(let entry) = outcome { self.entries.withLock { $0[path] = entry } }
+                if case .success(let entry) = outcome {
+                    self.entries.withLock { $0[path] = entry }
+                    self.dirty.withLock { $0 = true }
+                }
                 let waiters = self.inFlight.withLock { $0.removeValue(forKey: path) ?? [] }
                 for waiter in waiters { waiter.resume(with: outcome) }
             }
@@ -75,7 +80,11 @@ final class HashIndex: Sendable {
 
     /// Writes the index to its store (atomically).
     func save() {
-        guard let storePath else { return }
+        guard let storePath,
+            dirty.withLock({ dirty in
+                defer { dirty = false }; return dirty
+            })
+        else { return }
         let snapshot = entries.withLock { $0 }
         guard let data = try? JSONEncoder().encode(snapshot) else { return }
         try? FileManager.default.createDirectory(
