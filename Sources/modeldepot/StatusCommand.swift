@@ -117,7 +117,9 @@ struct StatusCommand: ParsableCommand {
             lines.append(
                 "\(report.name): download in progress or interrupted, missing \(missing.joined(separator: ", "))")
         case .corrupt(let files):
-            lines.append("\(report.name): corrupt — run `modeldepot verify \(report.repo) --repair`")
+            lines.append(
+                "\(report.name): corrupt — `modeldepot verify \(report.repo) --repair` downloads damaged files again; if they verify and their headers are still bad, the files on the Hub are damaged"
+            )
             for (file, reason) in files.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(reason)") }
         case .unverified(let files):
             lines.append(
