@@ -55,6 +55,21 @@ import Testing
         }
     }
 
+    @Test func theObservableModelFollowsTheTask() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let model = await ObservedModelDownload(manager(hub).download(try RepoID("acme/chat")))
+            _ = try await model.task.result()
+            let done = await waitUntil { @MainActor in
+                if case .completed = model.state { return true }
+                return false
+            }
+            #expect(done)
+            let progress = await model.progress
+            #expect(progress?.phase == .completed && progress?.filesCompleted == 3 && progress?.totalFiles == 3)
+            #expect(progress?.fractionCompleted == 1)
+        }
+    }
+
     @Test func pauseKeepsWhatArrivedAndResumeFinishes() async throws {
         try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
             let cdn = try #require(hub.cdn)
