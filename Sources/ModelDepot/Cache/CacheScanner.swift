@@ -265,6 +265,13 @@ public struct CacheScanner: Sendable {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// The size of a regular file (links followed); nil for anything else or nothing.
+    static func regularFileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
     static func seconds(_ time: timespec) -> Double {
         Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }

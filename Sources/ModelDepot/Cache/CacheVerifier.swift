@@ -80,7 +80,7 @@ public struct CacheVerifier: Sendable {
                     let actual =
                         HubEncoding.isSHA256(name)
                         ? try FileDigests.sha256(ofFileAt: blob) : try FileDigests.gitBlobID(ofFileAt: blob)
-                    outcome.bytesHashed += SnapshotDownloader.fileSize(blob) ?? 0
+                    outcome.bytesHashed += CacheScanner.regularFileSize(blob) ?? 0
                     results[blob] = .some(actual == name ? nil : actual)
                     memory.remember(blob: blob, ok: actual == name)
                     if actual == name { outcome.verifiedBlobs += 1 }

@@ -16,7 +16,7 @@ public enum CoreMLBundleCheck {
         else {
             throw FormatProblem("\((folder as NSString).lastPathComponent) lacks its model description (model.mil)")
         }
-        for file in files where (SnapshotDownloader.fileSize(folder + "/" + file) ?? 0) == 0 {
+        for file in files where (CacheScanner.regularFileSize(folder + "/" + file) ?? 0) == 0 {
             throw FormatProblem("\((folder as NSString).lastPathComponent)/\(file) is empty")
         }
         return files

@@ -77,7 +77,8 @@ public struct ReadinessChecker: Sendable {
         for path in present {
             let file = folder.appendingPathComponent(path.value).path
             let blob = CacheScanner.blobPath(of: file)
-            if let recorded = expected[path] ?? nil, let size = SnapshotDownloader.fileSize(blob), size != recorded.size
+            if let recorded = expected[path] ?? nil, let size = CacheScanner.regularFileSize(blob),
+                size != recorded.size
             {
                 corrupt[path.value] = "size \(size) bytes, \(recorded.size) expected"
                 continue

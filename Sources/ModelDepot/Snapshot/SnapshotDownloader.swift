@@ -198,7 +198,7 @@ public struct SnapshotDownloader: Sendable {
         let etag = metadata.etag
         let expectedSize = metadata.size ?? file.size
         let blob = repository.blob(etag)
-        if Self.fileSize(blob.path) == expectedSize {
+        if CacheScanner.regularFileSize(blob.path) == expectedSize {
             try repository.link(path, commit: commit, toBlob: etag)
             return 0
         }
@@ -245,12 +245,6 @@ public struct SnapshotDownloader: Sendable {
                 " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Run `modeldepot prune --max-size …` or `modeldepot rm <id>`."
         }
         throw ModelDepotError(.insufficientDiskSpace, message)
-    }
-
-    static func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
     }
 
     /// Errors the cache can answer instead: the Hub is unreachable or failing, not refusing.

@@ -30,26 +30,33 @@ public struct StorageBudget: Sendable {
 
     /// Repositories that may be evicted, least recently used first.
     public func evictionCandidates() throws -> [CachedRepositoryReport] {
-        guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
-        let pins = PinStore(cache: cache)
-        return try CacheScanner(cache: cache).scan().repositories.filter { repository in
-            guard let id = repository.repoID, let type = repository.repoType else { return false }
-            return !pins.isPinned(id, type: type)
-        }.sorted { $0.lastAccessed < $1.lastAccessed }
+        try scan().map(candidates) ?? []
     }
 
-    /// The evictions that bring the cache to `maxSize` bytes or below.
+    /// The evictions that bring the cache to `maxSize` bytes or below (one scan of the cache).
     public func plan(maxSize: Int64) throws -> Plan {
-        let total =
-            FileManager.default.fileExists(atPath: cache.root.path)
-            ? try CacheScanner(cache: cache).scan().sizeOnDisk : 0
-        var size = total
+        guard let report = try scan() else { return Plan(evicted: [], sizeBefore: 0, sizeAfter: 0, stillOver: false) }
+        var size = report.sizeOnDisk
         var evicted: [CachedRepositoryReport] = []
-        for candidate in try evictionCandidates() where size > maxSize {
+        for candidate in candidates(in: report) where size > maxSize {
             evicted.append(candidate)
             size -= candidate.sizeOnDisk
         }
-        return Plan(evicted: evicted, sizeBefore: total, sizeAfter: size, stillOver: size > maxSize)
+        return Plan(evicted: evicted, sizeBefore: report.sizeOnDisk, sizeAfter: size, stillOver: size > maxSize)
+    }
+
+    /// The cache's contents; nil when there is no cache yet.
+    private func scan() throws -> CacheReport? {
+        guard FileManager.default.fileExists(atPath: cache.root.path) else { return nil }
+        return try CacheScanner(cache: cache).scan()
+    }
+
+    private func candidates(in report: CacheReport) -> [CachedRepositoryReport] {
+        let pins = PinStore(cache: cache)
+        return report.repositories.filter { repository in
+            guard let id = repository.repoID, let type = repository.repoType else { return false }
+            return !pins.isPinned(id, type: type)
+        }.sorted { $0.lastAccessed < $1.lastAccessed }
     }
 
     /// Free bytes on the cache's volume (of its nearest existing ancestor).
