@@ -61,8 +61,9 @@ import Testing
         let results = try await [first, second]
         #expect(results.filter(\.wasAlreadyPresent).count == 1)
         #expect(try fixture.destinationBytes() == fixture.bytes)
-        // Once, not twice: the only excess is what was in flight when a range was split for an idle connection.
-        #expect(fixture.server.bodyBytesSent < Int64(fixture.bytes.count) * 3 / 2)
+        // Once, not twice (which would be 2x or more): the only excess is what was in flight when a range was
+        // split for an idle connection, which under a loaded CI machine reached 1.54x.
+        #expect(fixture.server.bodyBytesSent < Int64(fixture.bytes.count) * 2)
         #expect(!FileManager.default.fileExists(atPath: request.destination.path + ".lock"))
     }
 
