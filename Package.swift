@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ModelDepot", targets: ["ModelDepot"]),
         .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
+        .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
     ],
     dependencies: [
@@ -30,6 +31,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Catalog/catalog.json")]
+        ),
+        .target(
+            name: "ModelDepotInference",
+            dependencies: ["ModelDepot", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "ModelDepotTesting",
@@ -58,6 +63,7 @@ let package = Package(
                 "ModelDepot",
                 "ModelDepotServer",
                 "ModelDepotTesting",
+                "ModelDepotInference",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -71,6 +77,13 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "modeldepot",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "InferenceTests",
+            dependencies: [
+                "ModelDepot", "ModelDepotInference", "ModelDepotServer", "ModelDepotTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

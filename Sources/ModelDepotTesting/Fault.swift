@@ -42,6 +42,8 @@ public struct RecordedRequest: Sendable {
     public let method: String
     public let path: String
     public let headers: [(String, String)]
+    /// The request body (scripted servers record it; the ``FaultServer`` does not).
+    public var body: [UInt8] = []
 
     public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1

@@ -69,21 +69,7 @@ extension HubClient {
         }
     }
 
-    /// `RateLimit: "api";r=0;t=55` (wait `t` seconds when nothing remains), else a numeric `Retry-After`.
-    static func retryDelay(from response: TransportResponse) -> Duration? {
-        if let rateLimit = response.header("RateLimit") {
-            var remaining: Int?
-            var reset: Int?
-            for part in rateLimit.split(separator: ";") {
-                let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pair.count == 2 else { continue }
-                if pair[0] == "r" { remaining = Int(pair[1]) }
-                if pair[0] == "t" { reset = Int(pair[1]) }
-            }
-            if remaining == 0, let reset { return .seconds(reset) }
-        }
-        return response.header("Retry-After").flatMap { RetryAfter.parse($0) }
-    }
+    static func retryDelay(from response: TransportResponse) -> Duration? { response.retryAfter }
 
     /// `X-Error-Message`, else the JSON `error` / `errors[].message`, else a short plain-text body.
     static func message(from response: TransportResponse, body: [UInt8]) -> String? {

@@ -49,6 +49,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await client.execute(outgoing, timeout: .hours(24))
         let headers = response.headers.map { (name: $0.name, value: $0.value) }
         let body = response.body

@@ -17,11 +17,16 @@ public struct TransportRequest: Sendable {
     public var method: String
     public var url: URL
     public var headers: [(name: String, value: String)]
+    /// The request body (a JSON document for API calls); nil sends none.
+    public var body: [UInt8]?
 
-    public init(method: String = "GET", url: URL, headers: [(name: String, value: String)] = []) {
+    public init(
+        method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
+        self.body = body
     }
 
     public func header(_ name: String) -> String? {
@@ -43,6 +48,23 @@ public struct TransportResponse: Sendable {
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// How long the server asked clients to wait: `RateLimit: "api";r=0;t=55` (wait `t` seconds when nothing
+    /// remains), else `Retry-After` (seconds or an HTTP date).
+    public var retryAfter: Duration? {
+        if let rateLimit = header("RateLimit") {
+            var remaining: Int?
+            var reset: Int?
+            for part in rateLimit.split(separator: ";") {
+                let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2 else { continue }
+                if pair[0] == "r" { remaining = Int(pair[1]) }
+                if pair[0] == "t" { reset = Int(pair[1]) }
+            }
+            if remaining == 0, let reset { return .seconds(reset) }
+        }
+        return header("Retry-After").flatMap { RetryAfter.parse($0) }
     }
 }
 
