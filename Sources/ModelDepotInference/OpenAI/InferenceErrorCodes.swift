@@ -58,7 +58,7 @@ enum InferenceErrorMapping {
     static func error(status: Int, retryAfter: Duration?, body: [UInt8], url: URL) -> ModelDepotError {
         let server = serverError(in: body)
         let detail = server.message.map { ": \($0)" } ?? ""
-        let where_ = "\(url.host ?? url.absoluteString)"
+        let serverName = "\(url.host ?? url.absoluteString)"
         if isContextOverflow(server) {
             return ModelDepotError(
                 .contextLengthExceeded,
@@ -69,22 +69,23 @@ enum InferenceErrorMapping {
         case 401, 403:
             return ModelDepotError(
                 .unauthorized,
-                "\(where_) refused the credentials (HTTP \(status)\(detail)). Pass the right API key (--api-key or MODELDEPOT_API_KEY), or for Hugging Face set HF_TOKEN."
+                "\(serverName) refused the credentials (HTTP \(status)\(detail)). Pass the right API key (--api-key or MODELDEPOT_API_KEY), or for Hugging Face set HF_TOKEN."
             )
         case 429:
             let wait = retryAfter.map { " Try again in \($0.components.seconds) s." } ?? " Try again later."
             return ModelDepotError(
-                .rateLimited, "\(where_) is rate-limiting requests (HTTP 429\(detail)).\(wait)", retryAfter: retryAfter)
+                .rateLimited, "\(serverName) is rate-limiting requests (HTTP 429\(detail)).\(wait)",
+                retryAfter: retryAfter)
         case 404:
             return ModelDepotError(
                 .notFound,
                 "\(url.absoluteString) does not exist (HTTP 404\(detail)). Check the base URL (OpenAI-style servers take one ending in /v1) and the model id."
             )
         case 400..<500:
-            return ModelDepotError(.invalidRequest, "\(where_) refused the request (HTTP \(status)\(detail)).")
+            return ModelDepotError(.invalidRequest, "\(serverName) refused the request (HTTP \(status)\(detail)).")
         default:
             return ModelDepotError(
-                .serverError, "\(where_) failed to answer (HTTP \(status)\(detail)). Try again later.",
+                .serverError, "\(serverName) failed to answer (HTTP \(status)\(detail)). Try again later.",
                 retryAfter: retryAfter)
         }
     }
