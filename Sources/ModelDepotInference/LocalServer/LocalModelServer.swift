@@ -1,0 +1,167 @@
+#if os(Linux) || os(macOS)
+    import Foundation
+    import ModelDepot
+    import Synchronization
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// A local OpenAI-compatible server for a GGUF file, started on `127.0.0.1` and stopped when done.
+    ///
+    /// ```swift
+    /// let server = try await LocalModelServer.start(model: ggufFile, alias: "qwen")
+    /// let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: "qwen")
+    /// …
+    /// await server.stop()
+    /// ```
+    public final class LocalModelServer: Sendable {
+        /// The API root, `http://127.0.0.1:PORT/v1`.
+        public let baseURL: URL
+        public let runtime: LocalServerRuntime
+        /// Where the server's own output goes (its first lines explain a failed start).
+        public let logFile: URL
+        private let process: Process
+        private let exited = Mutex((done: false, waiters: [CheckedContinuation<Void, Never>]()))
+
+        private init(process: Process, baseURL: URL, runtime: LocalServerRuntime, logFile: URL) {
+            self.process = process
+            self.baseURL = baseURL
+            self.runtime = runtime
+            self.logFile = logFile
+        }
+
+        /// Starts `runtime` (found with ``LocalServerRuntime/find(environment:)`` when nil) on a free port and
+        /// returns once it answers `GET /v1/models`. `extraArguments` go to the server program as they are (an
+        /// API key, GPU layers).
+        public static func start(
+            model: URL, alias: String, runtime: LocalServerRuntime? = nil, contextLength: Int = 4096,
+            extraArguments: [String] = [], readyTimeout: Duration = .seconds(120)
+        ) async throws -> LocalModelServer {
+            guard let runtime = runtime ?? LocalServerRuntime.find() else {
+                throw ModelDepotError(.unavailable, LocalServerRuntime.installHint)
+            }
+            guard FileManager.default.fileExists(atPath: model.path) else {
+                throw ModelDepotError(.unavailable, "The model file \(model.path) does not exist.")
+            }
+            let port = try freeLoopbackPort()
+            let (executable, arguments) = runtime.command(
+                model: model, alias: alias, port: port, contextLength: contextLength)
+            let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
+            guard FileManager.default.createFile(atPath: logFile.path, contents: nil),
+                let log = try? FileHandle(forWritingTo: logFile)
+            else {
+                throw ModelDepotError(.fileSystem, "Cannot create the server's log file \(logFile.path).")
+            }
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments + extraArguments
+            process.standardOutput = log
+            process.standardError = log
+            process.standardInput = FileHandle.nullDevice
+            let server = LocalModelServer(
+                process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, runtime: runtime,
+                logFile: logFile)
+            process.terminationHandler = { _ in server.markExited() }
+            do {
+                try process.run()
+            } catch {
+                throw ModelDepotError(.unavailable, "Cannot start \(runtime): \(error).", underlying: error)
+            }
+            try? log.close()
+            do {
+                try await server.waitUntilReady(timeout: readyTimeout)
+            } catch {
+                await server.stop()
+                throw error
+            }
+            return server
+        }
+
+        /// Stops the server: SIGTERM, then SIGKILL if it has not exited within 5 seconds.
+        public func stop() async {
+            defer { try? FileManager.default.removeItem(at: logFile) }
+            guard process.isRunning else { return }
+            process.terminate()
+            // Servers finish open replies before exiting on SIGTERM; one stuck in a reply gets SIGKILL.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !exited.withLock({ $0.done }), ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            if !exited.withLock({ $0.done }) { kill(process.processIdentifier, SIGKILL) }
+            await waitForExit()
+        }
+
+        /// The last lines the server printed, for error messages.
+        public func logTail(lines: Int = 15) -> String {
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+        }
+
+        private func waitUntilReady(timeout: Duration) async throws {
+            let deadline = ContinuousClock.now + timeout
+            let probe = TransportRequest(url: baseURL.appendingPathComponent("models"))
+            while ContinuousClock.now < deadline {
+                if exited.withLock({ $0.done }) {
+                    throw ModelDepotError(
+                        .unavailable,
+                        "\(runtime) exited before it was ready (status \(process.terminationStatus)). Its output:\n\(logTail())"
+                    )
+                }
+                // Any answer means it listens (a server started with an API key answers 401 to a bare probe).
+                if let response = try? await OpenAICompatibleProvider.sharedTransport.send(probe) {
+                    for try await _ in response.body {}
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw ModelDepotError(
+                .unavailable,
+                "\(runtime) did not answer within \(timeout.components.seconds) s. Its output:\n\(logTail())")
+        }
+
+        private func markExited() {
+            let waiters = exited.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.done = true
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        private func waitForExit() async {
+            await withCheckedContinuation { continuation in
+                let done = exited.withLock { state -> Bool in
+                    if state.done { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        }
+    }
+
+    /// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel's pick for port 0).
+    func freeLoopbackPort() throws -> Int {
+        #if canImport(Glibc)
+            let socketType = Int32(SOCK_STREAM.rawValue)
+        #else
+            let socketType = SOCK_STREAM
+        #endif
+        let descriptor = socket(AF_INET, socketType, 0)
+        guard descriptor >= 0 else { throw ModelDepotError(.unavailable, "Cannot open a socket to find a free port.") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw ModelDepotError(.unavailable, "Cannot find a free port on 127.0.0.1.") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+#endif

@@ -1,0 +1,56 @@
+import Foundation
+import ModelDepot
+
+/// A catalog model that is downloaded, verified and in a format a local server can run.
+public struct LocalModel: Sendable {
+    public let entry: CatalogEntry
+    /// The GGUF file to load (the first part of a split model).
+    public let file: URL
+    public let report: ReadinessReport
+
+    /// Looks `name` up in the catalog and checks the cached copy; every reason it cannot be used is an
+    /// `unavailable` error saying what to do. Files present but never hashed are verified once (the result is
+    /// remembered).
+    public static func resolve(_ name: String, catalog: ModelCatalog, manager: ModelManager) throws -> LocalModel {
+        guard let entry = catalog.entry(named: name) else {
+            throw ModelDepotError(
+                .unavailable,
+                "'\(name)' is not in the model catalog. `modeldepot catalog --format gguf` lists the models that run locally."
+            )
+        }
+        guard entry.format == .gguf else {
+            throw ModelDepotError(
+                .unavailable,
+                "'\(name)' is a \(entry.format.rawValue) model; local servers run GGUF models. Pick one from `modeldepot catalog --format gguf`."
+            )
+        }
+        var report = try manager.readiness(of: entry)
+        if case .unverified = report.readiness { report = try manager.readiness(of: entry, verifying: true) }
+        switch report.readiness {
+        case .ready:
+            break
+        case .notDownloaded:
+            throw ModelDepotError(.unavailable, "'\(name)' is not downloaded. Run `modeldepot pull \(name)` first.")
+        case .partial(let missing), .downloading(let missing):
+            throw ModelDepotError(
+                .unavailable,
+                "'\(name)' is only partly downloaded (missing: \(missing.joined(separator: ", "))). Run `modeldepot pull \(name)` to finish it."
+            )
+        case .corrupt(let problems):
+            let list = problems.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+            throw ModelDepotError(
+                .unavailable,
+                "'\(name)' is damaged (\(list)). Run `modeldepot verify \(entry.repo) --repair`, or `modeldepot rm \(entry.repo)` and pull it again."
+            )
+        case .unverified(let files):
+            throw ModelDepotError(
+                .unavailable, "'\(name)' has files that could not be verified: \(files.joined(separator: ", ")).")
+        }
+        let ggufFiles = entry.required.filter { $0.lowercased().hasSuffix(".gguf") }.sorted()
+        guard let first = ggufFiles.first, let folder = report.folder else {
+            throw ModelDepotError(
+                .unavailable, "The catalog entry '\(name)' names no .gguf file among its required files.")
+        }
+        return LocalModel(entry: entry, file: folder.appendingPathComponent(first), report: report)
+    }
+}
