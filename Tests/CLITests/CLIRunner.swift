@@ -21,11 +21,18 @@ struct CLIRunner {
     }
 
     /// Starts the CLI; the caller waits with ``wait(_:)`` or kills it.
-    static func start(_ arguments: [String], in folder: URL? = nil) throws -> (Process, Pipe, Pipe) {
+    /// `environment` adds to (or replaces) variables of the test's own environment.
+    static func start(
+        _ arguments: [String], in folder: URL? = nil, environment: [String: String] = [:], input: Pipe? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let folder { process.currentDirectoryURL = folder }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        if let input { process.standardInput = input }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -34,8 +41,23 @@ struct CLIRunner {
         return (process, out, err)
     }
 
-    static func run(_ arguments: [String], in folder: URL? = nil) async throws -> Output {
-        let (process, out, err) = try start(arguments, in: folder)
+    /// Starts another program the same way (a Python peer).
+    static func startProgram(_ executable: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func run(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = [:]) async throws
+        -> Output
+    {
+        let (process, out, err) = try start(arguments, in: folder, environment: environment)
         return await wait(process, out, err)
     }
 

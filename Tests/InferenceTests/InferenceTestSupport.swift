@@ -37,24 +37,6 @@ func scriptedProvider(
         retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(100), jitter: 0), random: { 0 })
 }
 
-/// Runs `operation`, failing if it takes longer than `seconds` — a guard against hangs, never a measurement.
-func withinTimeLimit<T: Sendable>(
-    _ seconds: Int = 20, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw ModelDepotError(.stalled, "The operation did not finish within \(seconds) s.")
-        }
-        return value
-    }
-}
-
 /// Collects the chunks of a stream until it ends or fails; the failure is returned, not thrown.
 func drain(_ stream: GenerationStream) async -> (chunks: [GenerationChunk], error: ModelDepotError?) {
     var chunks: [GenerationChunk] = []

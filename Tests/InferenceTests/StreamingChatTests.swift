@@ -195,7 +195,7 @@ import Testing
         var iterator = received.stream.makeAsyncIterator()
         #expect(await iterator.next() == "first")
         consumer.cancel()
-        try await withinTimeLimit { await server.waitForClosedConnections(1) }
+        try await withTimeLimit { await server.waitForClosedConnections(1) }
         let (reply, error) = await consumer.value
         #expect(reply == "first")
         #expect(error?.code == .cancelled)
@@ -212,7 +212,7 @@ import Testing
             #expect(chunk.text == "first")
             break
         }
-        try await withinTimeLimit { await server.waitForClosedConnections(1) }
+        try await withTimeLimit { await server.waitForClosedConnections(1) }
         try await server.shutdown()
     }
 

@@ -12,6 +12,12 @@ public struct LocalModel: Sendable {
     /// `unavailable` error saying what to do. Files present but never hashed are verified once (the result is
     /// remembered).
     public static func resolve(_ name: String, catalog: ModelCatalog, manager: ModelManager) throws -> LocalModel {
+        try resolve(name, catalog: catalog, cache: manager.cache)
+    }
+
+    /// ``resolve(_:catalog:manager:)`` for a cache without a manager.
+    public static func resolve(_ name: String, catalog: ModelCatalog, cache: HubCache) throws -> LocalModel {
+        let checker = ReadinessChecker(cache: cache)
         guard let entry = catalog.entry(named: name) else {
             throw ModelDepotError(
                 .unavailable,
@@ -24,8 +30,8 @@ public struct LocalModel: Sendable {
                 "'\(name)' is a \(entry.format.rawValue) model; local servers run GGUF models. Pick one from `modeldepot catalog --format gguf`."
             )
         }
-        var report = try manager.readiness(of: entry)
-        if case .unverified = report.readiness { report = try manager.readiness(of: entry, verifying: true) }
+        var report = try checker.check(entry)
+        if case .unverified = report.readiness { report = try checker.check(entry, verifying: true) }
         switch report.readiness {
         case .ready:
             break
@@ -46,10 +52,12 @@ public struct LocalModel: Sendable {
             throw ModelDepotError(
                 .unavailable, "'\(name)' has files that could not be verified: \(files.joined(separator: ", ")).")
         }
-        let ggufFiles = entry.required.filter { $0.lowercased().hasSuffix(".gguf") }.sorted()
+        // The required files name the weights; an entry without them (patterns only) uses the matched files.
+        let isGGUF = { (path: String) in path.lowercased().hasSuffix(".gguf") }
+        let required = entry.required.filter(isGGUF).sorted()
+        let ggufFiles = required.isEmpty ? report.files.filter(isGGUF).sorted() : required
         guard let first = ggufFiles.first, let folder = report.folder else {
-            throw ModelDepotError(
-                .unavailable, "The catalog entry '\(name)' names no .gguf file among its required files.")
+            throw ModelDepotError(.unavailable, "The model '\(name)' has no .gguf file in the cache.")
         }
         return LocalModel(entry: entry, file: folder.appendingPathComponent(first), report: report)
     }

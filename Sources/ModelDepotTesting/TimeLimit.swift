@@ -1,0 +1,20 @@
+import ModelDepot
+
+/// Runs `operation`, failing with `stalled` if it takes longer than `seconds`: a guard that turns a hang into
+/// a failure, never a measurement (the operation ends as soon as it can).
+public func withTimeLimit<T: Sendable>(
+    _ seconds: Int = 20, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw ModelDepotError(.stalled, "The operation did not finish within \(seconds) s.")
+        }
+        return value
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+import ModelDepotInference
+
+/// Where `chat` and `embed` get replies: a running OpenAI-compatible server, or a downloaded catalog model
+/// served locally for the length of the command.
+struct InferenceOptions: ParsableArguments {
+    @Option(
+        help: "An OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1 or https://router.huggingface.co/v1.")
+    var endpoint: String?
+
+    @Option(help: "A downloaded GGUF model from the catalog, served on 127.0.0.1 while the command runs.")
+    var local: String?
+
+    @Option(help: "The model id to ask for (default: the local model's name, else the server's choice).")
+    var model: String?
+
+    @Option(help: "The API key (default: MODELDEPOT_API_KEY; Hugging Face hosts use HF_TOKEN).")
+    var apiKey: String?
+
+    @Option(help: "The context length for --local (default: the model's, at most 4096).")
+    var context: Int?
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    func validate() throws {
+        guard (endpoint == nil) != (local == nil) else {
+            throw ValidationError(
+                "Pass exactly one of --endpoint URL (a running server) or --local NAME (a downloaded model).")
+        }
+        if let context, context < 256 { throw ValidationError("--context must be at least 256.") }
+    }
+
+    /// Runs `body` with a provider; a local server started for it is stopped afterwards, whatever happens.
+    func withProvider<T>(_ body: (OpenAICompatibleProvider) async throws -> T) async throws -> T {
+        let apiKey = self.apiKey ?? ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
+        if let endpoint {
+            guard let url = URL(string: endpoint) else {
+                throw ModelDepotError(
+                    .invalidURL, "'\(endpoint)' is not a URL; pass one like http://127.0.0.1:8080/v1.")
+            }
+            let credentials = InferenceCredentials.resolve(for: url, apiKey: apiKey, environment: HubEnvironment())
+            return try await body(OpenAICompatibleProvider(baseURL: url, model: model, credentials: credentials))
+        }
+        let name = local ?? ""
+        let localModel = try LocalModel.resolve(name, catalog: catalogOptions.load(), cache: cacheOptions.cache)
+        let contextLength = context ?? min(localModel.entry.contextLength ?? 4096, 4096)
+        FileHandle.standardError.write(Data("Starting a local server for \(name)…\n".utf8))
+        let server = try await LocalModelServer.start(model: localModel.file, alias: name, contextLength: contextLength)
+        do {
+            let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: model ?? name)
+            let result = try await body(provider)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+}
+
+/// Writes to standard error without buffering (status lines between streamed replies).
+func printStatus(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
