@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+import ModelDepotInference
+import NIOCore
+
+/// Measures what the streaming client costs: the same request read by `OpenAICompatibleProvider.stream` and
+/// by a raw reader (the same HTTP transport, scanning bytes for content events), alternating, in one process.
+/// Used by bench/inference.sh; hidden from help.
+struct BenchChatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-chat", abstract: "Benchmark the streaming client against a raw reader.",
+        shouldDisplay: false)
+
+    @Option(help: "The OpenAI-compatible base URL.")
+    var endpoint: String
+
+    @Option(help: "Measured runs per reader.")
+    var runs: Int = 20
+
+    @Option(help: "Tokens per reply.")
+    var maxTokens: Int = 200
+
+    struct Sample {
+        var timeToFirstToken: Double
+        var tokensPerSecond: Double
+        var tokens: Int
+    }
+
+    struct Summary: Encodable {
+        var reader: String
+        var runs: Int
+        var tokens: Int
+        var medianTimeToFirstTokenMs: Double
+        var medianTokensPerSecond: Double
+    }
+
+    func run() async throws {
+        guard let url = URL(string: endpoint) else { throw ValidationError("--endpoint is not a URL") }
+        let provider = try OpenAICompatibleProvider(baseURL: url)
+        let config = GenerationConfig(temperature: 0, maxTokens: maxTokens, seed: 1)
+        let messages: [ChatMessage] = [.user("Tell me about the model cache")]
+        let body = try JSONSerialization.data(withJSONObject: [
+            "messages": [["role": "user", "content": "Tell me about the model cache"]], "max_tokens": maxTokens,
+            "temperature": 0, "seed": 1, "stream": true,
+        ])
+        var client: [Sample] = []
+        var raw: [Sample] = []
+        // One warm-up of each, then alternate so drift in the server's speed hits both readers alike.
+        _ = try await measureClient(provider, messages, config)
+        _ = try await measureRaw(url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body))
+        for _ in 0..<runs {
+            client.append(try await measureClient(provider, messages, config))
+            raw.append(
+                try await measureRaw(
+                    url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body)))
+        }
+        printJSON([summary("client", client), summary("raw", raw)])
+    }
+
+    private func summary(_ name: String, _ samples: [Sample]) -> Summary {
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        }
+        return Summary(
+            reader: name, runs: samples.count, tokens: samples.first?.tokens ?? 0,
+            medianTimeToFirstTokenMs: median(samples.map(\.timeToFirstToken)) * 1000,
+            medianTokensPerSecond: median(samples.map(\.tokensPerSecond)))
+    }
+
+    /// Times taken where the caller sees the text: the first and the last content chunk.
+    private func measureClient(
+        _ provider: OpenAICompatibleProvider, _ messages: [ChatMessage], _ config: GenerationConfig
+    ) async throws -> Sample {
+        let start = ContinuousClock.now
+        var first: ContinuousClock.Instant?
+        var last = start
+        var tokens = 0
+        for try await chunk in provider.stream(messages: messages, config: config) where !chunk.text.isEmpty {
+            let now = ContinuousClock.now
+            if first == nil { first = now }
+            last = now
+            tokens += 1
+        }
+        return sample(start: start, first: first, last: last, tokens: tokens)
+    }
+
+    /// The same request read as bytes: a content event is counted where `"content":` appears in a buffer.
+    private func measureRaw(url: URL, body: [UInt8]) async throws -> Sample {
+        let marker = Array(#""content":"#.utf8)
+        let start = ContinuousClock.now
+        let response = try await OpenAICompatibleProvider.sharedTransport.send(
+            TransportRequest(
+                method: "POST", url: url,
+                headers: [("Content-Type", "application/json"), ("Accept", "text/event-stream")],
+                body: body))
+        var first: ContinuousClock.Instant?
+        var last = start
+        var tokens = 0
+        for try await buffer in response.body {
+            let count = occurrences(of: marker, in: buffer.readableBytesView)
+            guard count > 0 else { continue }
+            let now = ContinuousClock.now
+            if first == nil { first = now }
+            last = now
+            tokens += count
+        }
+        return sample(start: start, first: first, last: last, tokens: tokens)
+    }
+
+    private func occurrences(of marker: [UInt8], in bytes: ByteBufferView) -> Int {
+        var count = 0
+        var index = bytes.startIndex
+        while let found = bytes[index...].firstIndex(of: marker[0]) {
+            if bytes[found...].starts(with: marker) { count += 1 }
+            index = bytes.index(after: found)
+        }
+        return count
+    }
+
+    private func sample(
+        start: ContinuousClock.Instant, first: ContinuousClock.Instant?, last: ContinuousClock.Instant, tokens: Int
+    )
+        -> Sample
+    {
+        let firstToken = first ?? last
+        let decoding = (last - firstToken).milliseconds / 1000
+        return Sample(
+            timeToFirstToken: (firstToken - start).milliseconds / 1000,
+            tokensPerSecond: decoding > 0 ? Double(tokens - 1) / decoding : 0, tokens: tokens)
+    }
+}
