@@ -15,6 +15,12 @@ struct LlamaServerTests {
         let (manager, catalog) = try await LlamaPeer.pulledModel(into: folder)
         let model = try LocalModel.resolve("tiny-chat", catalog: catalog, manager: manager)
         #expect(model.file.lastPathComponent == "tiny-chat.gguf")
+        let withoutRuntime = InferenceSelector(manager: manager, catalog: catalog, findRuntime: { nil })
+        #expect(
+            withoutRuntime.localAvailability(model: "tiny-chat") == .unavailable(reason: LocalServerRuntime.installHint)
+        )
+        let withRuntime = InferenceSelector(manager: manager, catalog: catalog, findRuntime: { LlamaPeer.runtime })
+        #expect(withRuntime.localAvailability(model: "tiny-chat") == .available)
         let server = try await LocalModelServer.start(
             model: model.file, alias: "tiny", runtime: LlamaPeer.runtime, contextLength: 2048,
             extraArguments: ["--api_key", Self.apiKey])
