@@ -107,18 +107,26 @@ struct ChatCommand: AsyncParsableCommand {
     {
         var history = history
         let current = Mutex<Task<Generation, any Error>?>(nil)
-        // Ctrl-C stops the reply being written; at the prompt it quits.
+        // Ctrl-C stops the reply being written; at the prompt it quits. SIGTERM and SIGHUP quit. Quitting
+        // stops a local server first.
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler {
             guard let reply = current.withLock({ $0 }) else {
                 printStatus("")
-                Foundation.exit(130)
+                ExitCleanup.exit(130)
             }
             reply.cancel()
         }
-        interrupt.resume()
-        defer { interrupt.cancel() }
+        let terminations = [SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { ExitCleanup.exit(128 + number) }
+            return source
+        }
+        let sources = [interrupt] + terminations
+        sources.forEach { $0.resume() }
+        defer { sources.forEach { $0.cancel() } }
         printStatus(
             "Chatting with \(provider.model ?? "the server's model") at \(provider.baseURL.absoluteString). /reset forgets, /exit quits."
         )

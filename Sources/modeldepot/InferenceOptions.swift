@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 import ModelDepotInference
+import Synchronization
 
 /// Where `chat` and `embed` get replies: a running OpenAI-compatible server, or a downloaded catalog model
 /// served locally for the length of the command.
@@ -50,6 +51,9 @@ struct InferenceOptions: ParsableArguments {
         let contextLength = context ?? min(localModel.entry.contextLength ?? 4096, 4096)
         FileHandle.standardError.write(Data("Starting a local server for \(name)…\n".utf8))
         let server = try await LocalModelServer.start(model: localModel.file, alias: name, contextLength: contextLength)
+        // Whatever ends this process, the server must not outlive it.
+        let cleanup = ExitCleanup.register { server.terminateNow() }
+        defer { ExitCleanup.unregister(cleanup) }
         do {
             let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: model ?? name)
             let result = try await body(provider)
@@ -65,4 +69,26 @@ struct InferenceOptions: ParsableArguments {
 /// Writes to standard error without buffering (status lines between streamed replies).
 func printStatus(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Work to do before the process exits from a signal handler or `exit`: stopping child processes.
+enum ExitCleanup {
+    private static let actions = Mutex<[Int: @Sendable () -> Void]>([:])
+    private static let nextID = Atomic<Int>(0)
+
+    static func register(_ action: @escaping @Sendable () -> Void) -> Int {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        actions.withLock { $0[id] = action }
+        return id
+    }
+
+    static func unregister(_ id: Int) {
+        _ = actions.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Runs every registered action, then exits with `status`.
+    static func exit(_ status: Int32) -> Never {
+        for action in actions.withLock({ Array($0.values) }) { action() }
+        Foundation.exit(status)
+    }
 }

@@ -40,5 +40,5 @@ func exitWithError(_ error: any Error, renderer: ProgressRenderer) -> Never {
                 event: "failed", code: failure?.code.rawValue ?? "unknown", message: failure?.message ?? "\(error)"))
     }
     FileHandle.standardError.write(Data("error: \(failure?.message ?? "\(error)")\n".utf8))
-    Foundation.exit(failure?.code == .cancelled ? 130 : 1)
+    ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)
 }

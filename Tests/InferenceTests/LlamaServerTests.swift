@@ -24,6 +24,11 @@ struct LlamaServerTests {
         let server = try await LocalModelServer.start(
             model: model.file, alias: "tiny", runtime: LlamaPeer.runtime, contextLength: 2048,
             extraArguments: ["--api_key", Self.apiKey])
+        #if os(Linux)
+            // Started from a task, whose thread blocks signals: the child must still get SIGTERM.
+            let status = try String(contentsOfFile: "/proc/\(server.processIdentifier)/status", encoding: .utf8)
+            #expect(status.split(separator: "\n").contains("SigBlk:\t0000000000000000"))
+        #endif
         do {
             try await exercise(server.baseURL)
         } catch {

@@ -1,7 +1,6 @@
 #if os(Linux) || os(macOS)
     import Foundation
     import ModelDepot
-    import Synchronization
     #if canImport(Glibc)
         import Glibc
     #endif
@@ -18,12 +17,15 @@
         /// The API root, `http://127.0.0.1:PORT/v1`.
         public let baseURL: URL
         public let runtime: LocalServerRuntime
-        /// Where the server's own output goes (its first lines explain a failed start).
+        /// Where the server's own output goes (its last lines explain a failed start).
         public let logFile: URL
-        private let process: Process
-        private let exited = Mutex((done: false, waiters: [CheckedContinuation<Void, Never>]()))
+        private let process: ChildProcess
 
-        private init(process: Process, baseURL: URL, runtime: LocalServerRuntime, logFile: URL) {
+        /// The server process's id.
+        public var processIdentifier: Int32 { process.pid }
+        public var isRunning: Bool { process.isRunning }
+
+        private init(process: ChildProcess, baseURL: URL, runtime: LocalServerRuntime, logFile: URL) {
             self.process = process
             self.baseURL = baseURL
             self.runtime = runtime
@@ -48,27 +50,10 @@
                 model: model, alias: alias, port: port, contextLength: contextLength)
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
-            guard FileManager.default.createFile(atPath: logFile.path, contents: nil),
-                let log = try? FileHandle(forWritingTo: logFile)
-            else {
-                throw ModelDepotError(.fileSystem, "Cannot create the server's log file \(logFile.path).")
-            }
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments + extraArguments
-            process.standardOutput = log
-            process.standardError = log
-            process.standardInput = FileHandle.nullDevice
+            let process = try ChildProcess(executable: executable, arguments: arguments + extraArguments, log: logFile)
             let server = LocalModelServer(
                 process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, runtime: runtime,
                 logFile: logFile)
-            process.terminationHandler = { _ in server.markExited() }
-            do {
-                try process.run()
-            } catch {
-                throw ModelDepotError(.unavailable, "Cannot start \(runtime): \(error).", underlying: error)
-            }
-            try? log.close()
             do {
                 try await server.waitUntilReady(timeout: readyTimeout)
             } catch {
@@ -81,15 +66,20 @@
         /// Stops the server: SIGTERM, then SIGKILL if it has not exited within 5 seconds.
         public func stop() async {
             defer { try? FileManager.default.removeItem(at: logFile) }
-            guard process.isRunning else { return }
-            process.terminate()
+            process.signal(SIGTERM)
             // Servers finish open replies before exiting on SIGTERM; one stuck in a reply gets SIGKILL.
             let deadline = ContinuousClock.now + .seconds(5)
-            while !exited.withLock({ $0.done }), ContinuousClock.now < deadline {
+            while process.isRunning, ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            if !exited.withLock({ $0.done }) { kill(process.processIdentifier, SIGKILL) }
-            await waitForExit()
+            process.signal(SIGKILL)
+            await process.waitForExit()
+        }
+
+        /// Sends SIGTERM and returns at once: for a process about to exit (a signal handler), which cannot wait.
+        public func terminateNow() {
+            process.signal(SIGTERM)
+            try? FileManager.default.removeItem(at: logFile)
         }
 
         /// The last lines the server printed, for error messages.
@@ -102,11 +92,10 @@
             let deadline = ContinuousClock.now + timeout
             let probe = TransportRequest(url: baseURL.appendingPathComponent("models"))
             while ContinuousClock.now < deadline {
-                if exited.withLock({ $0.done }) {
+                if let status = process.exitStatus {
                     throw ModelDepotError(
                         .unavailable,
-                        "\(runtime) exited before it was ready (status \(process.terminationStatus)). Its output:\n\(logTail())"
-                    )
+                        "\(runtime) exited before it was ready (status \(status)). Its output:\n\(logTail())")
                 }
                 // Any answer means it listens (a server started with an API key answers 401 to a bare probe).
                 if let response = try? await OpenAICompatibleProvider.sharedTransport.send(probe) {
@@ -118,26 +107,6 @@
             throw ModelDepotError(
                 .unavailable,
                 "\(runtime) did not answer within \(timeout.components.seconds) s. Its output:\n\(logTail())")
-        }
-
-        private func markExited() {
-            let waiters = exited.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.done = true
-                defer { state.waiters.removeAll() }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
-
-        private func waitForExit() async {
-            await withCheckedContinuation { continuation in
-                let done = exited.withLock { state -> Bool in
-                    if state.done { return true }
-                    state.waiters.append(continuation)
-                    return false
-                }
-                if done { continuation.resume() }
-            }
         }
     }
 
