@@ -217,13 +217,7 @@ final class FaultServerHandler: ChannelInboundHandler {
                 promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
             }
         case .reset:
-            let channel = context.channel
-            // SO_LINGER 0 makes close() send RST instead of FIN: a real "connection reset by peer".
-            if let provider = channel as? any SocketOptionProvider {
-                provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
-            } else {
-                channel.close(promise: nil)
-            }
+            resetConnection(context.channel)
         case .truncate:
             context.close(promise: nil)
         case .stall:
@@ -244,5 +238,14 @@ final class FaultServerHandler: ChannelInboundHandler {
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
         }
         finish(ending: .complete, keepAlive: keepAlive, context: context)
+    }
+}
+
+/// Closes `channel` with a TCP RST instead of a FIN (SO_LINGER 0): a real "connection reset by peer".
+func resetConnection(_ channel: any Channel) {
+    if let provider = channel as? any SocketOptionProvider {
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+    } else {
+        channel.close(promise: nil)
     }
 }

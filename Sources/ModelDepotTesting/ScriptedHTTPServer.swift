@@ -275,13 +275,7 @@ final class ScriptedHTTPHandler: ChannelInboundHandler {
         case .hang:
             break
         case .reset:
-            let channel = context.channel
-            // SO_LINGER 0 makes close() send RST instead of FIN.
-            if let provider = channel as? any SocketOptionProvider {
-                provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
-            } else {
-                channel.close(promise: nil)
-            }
+            resetConnection(context.channel)
         case .close:
             context.close(promise: nil)
         }

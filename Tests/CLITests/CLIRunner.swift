@@ -25,27 +25,23 @@ struct CLIRunner {
     static func start(
         _ arguments: [String], in folder: URL? = nil, environment: [String: String] = [:], input: Pipe? = nil
     ) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let folder { process.currentDirectoryURL = folder }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try startProgram(executable, arguments) { process in
+            if let folder { process.currentDirectoryURL = folder }
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
+            if let input { process.standardInput = input }
         }
-        if let input { process.standardInput = input }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
     }
 
     /// Starts another program the same way (a Python peer).
-    static func startProgram(_ executable: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    static func startProgram(
+        _ executable: URL, _ arguments: [String], configure: (Process) -> Void = { _ in }
+    ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        configure(process)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -171,9 +171,12 @@ import Testing
             #expect(again.status == 0, "\(again.stderr)")
             let file = try #require(again.lastLine) + "/model.gguf"
             #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(Self.weights))
-            // The rerun fetches what the sidecar lacked, plus at most the segments in flight when restarted.
+            // The rerun fetches what the sidecar lacked, plus what the server pushes into socket buffers past the
+            // point where a range was split for an idle connection (counted as sent, never used; a few MiB on a
+            // loaded machine's loopback).
             let resent = cdn.bodyBytesSent - sentBefore
-            #expect(resent <= Int64(Self.weights.count) - saved + (1 << 20), "the rerun did not resume")
+            #expect(resent <= Int64(Self.weights.count) - saved + (3 << 20), "the rerun did not resume")
+            #expect(resent < Int64(Self.weights.count), "the rerun downloaded the whole file again")
         }
     }
 

@@ -254,42 +254,17 @@ public struct HubClient: Sendable {
     }
 
     func withRetries<T>(_ operation: () async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try await operation()
-            } catch let error as ModelDepotError {
-                attempt += 1
-                guard [.network, .serverError, .rateLimited].contains(error.code), attempt < retryPolicy.maxAttempts
-                else {
-                    throw error
-                }
-                if let wait = error.retryAfter, wait > retryPolicy.maxRetryAfter { throw error }
-                let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random())
-                do {
-                    try await clock.sleep(for: delay)
-                } catch {
-                    throw ModelDepotError.cancelled()
-                }
-            }
-        }
+        try await retryPolicy.retrying(clock: clock, random: random, operation)
     }
 
     static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {
-        var bytes: [UInt8] = []
         do {
-            for try await buffer in body {
-                bytes += buffer.readableBytesView
-                guard bytes.count <= limit else {
-                    throw ModelDepotError(.protocolViolation, "\(url) sent more than \(limit) bytes for an API call.")
-                }
-            }
+            return try await body.collect(limit: limit, from: url)
         } catch let error as ModelDepotError {
             throw error
         } catch {
             throw ModelDepotError(.network, "The answer from \(url) was cut off: \(error).", underlying: error)
         }
-        return bytes
     }
 
     func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws -> T {

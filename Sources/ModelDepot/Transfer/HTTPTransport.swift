@@ -95,6 +95,20 @@ public struct TransportBody: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextBuffer: makeNext()) }
+
+    /// The whole body, refused with `protocolViolation` past `limit` bytes (an API answer that large is
+    /// not one). Errors of the transport are rethrown as they are.
+    public func collect(limit: Int, from url: URL) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await buffer in self {
+            bytes += buffer.readableBytesView
+            guard bytes.count <= limit else {
+                throw ModelDepotError(
+                    .protocolViolation, "\(url.absoluteString) sent more than \(limit) bytes for an API call.")
+            }
+        }
+        return bytes
+    }
 }
 
 /// Holds a non-Sendable iterator that is only ever used by one task at a time (the body's consumer).

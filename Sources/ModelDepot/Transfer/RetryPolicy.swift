@@ -57,3 +57,35 @@ public struct RetryPolicy: Sendable, Equatable {
         return result
     }
 }
+
+extension RetryPolicy {
+    /// Runs `operation`, again after each transient ``ModelDepotError`` (see ``backOff(after:attempt:clock:random:)``).
+    public func retrying<T>(
+        clock: any Clock<Duration>, random: () -> Double, _ operation: () async throws -> T
+    ) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await operation()
+            } catch let error as ModelDepotError {
+                attempt += 1
+                try await backOff(after: error, attempt: attempt, clock: clock, random: random())
+            }
+        }
+    }
+
+    /// Waits on `clock` before attempt `attempt + 1` (1-based count of failed attempts) after `error`, or
+    /// rethrows `error` when it is not transient (network, 5xx, 429), the attempts are used up, or the server
+    /// asked to wait longer than ``maxRetryAfter``.
+    public func backOff(
+        after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double
+    ) async throws {
+        guard [.network, .serverError, .rateLimited].contains(error.code), attempt < maxAttempts else { throw error }
+        if let wait = error.retryAfter, wait > maxRetryAfter { throw error }
+        do {
+            try await clock.sleep(for: delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random))
+        } catch {
+            throw ModelDepotError(.cancelled, "Cancelled while waiting to try again.")
+        }
+    }
+}

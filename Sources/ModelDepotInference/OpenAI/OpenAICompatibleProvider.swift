@@ -160,29 +160,12 @@ public struct OpenAICompatibleProvider: InferenceProvider {
 
     /// Runs `operation` again after transient failures (network, 5xx, 429), waiting with backoff on the clock.
     func withRetries<T>(_ operation: () async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try await operation()
-            } catch let error as ModelDepotError {
-                attempt += 1
-                try await backOff(after: error, attempt: attempt)
-            }
-        }
+        try await retryPolicy.retrying(clock: clock, random: random, operation)
     }
 
     /// Sleeps before attempt `attempt + 1`, or rethrows `error` when it is not worth another attempt.
     func backOff(after error: ModelDepotError, attempt: Int) async throws {
-        guard [.network, .serverError, .rateLimited].contains(error.code), attempt < retryPolicy.maxAttempts else {
-            throw error
-        }
-        if let wait = error.retryAfter, wait > retryPolicy.maxRetryAfter { throw error }
-        let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random())
-        do {
-            try await clock.sleep(for: delay)
-        } catch {
-            throw Self.cancelled()
-        }
+        try await retryPolicy.backOff(after: error, attempt: attempt, clock: clock, random: random())
     }
 
     static func transportError(_ error: any Error, url: URL) -> ModelDepotError {
@@ -199,20 +182,11 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     }
 
     static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {
-        var bytes: [UInt8] = []
         do {
-            for try await buffer in body {
-                bytes += buffer.readableBytesView
-                guard bytes.count <= limit else {
-                    throw ModelDepotError(.protocolViolation, "\(url.absoluteString) sent more than \(limit) bytes.")
-                }
-            }
-        } catch let error as ModelDepotError {
-            throw error
+            return try await body.collect(limit: limit, from: url)
         } catch {
             throw transportError(error, url: url)
         }
-        return bytes
     }
 
     private func encode(_ value: some Encodable) throws -> [UInt8] {
