@@ -174,6 +174,17 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func anEventThatIsNotAChatChunkIsAProtocolError() async throws {
+        let server = try await ScriptedHTTPServer.start(replies: [
+            .eventStream([.send(StreamEvents.content("ok")), .send("data: <html>oops</html>\n\n"), .hang])
+        ])
+        let (chunks, error) = await drain(try scriptedProvider(server).stream("hi"))
+        #expect(chunks.map(\.text) == ["ok"])
+        #expect(error?.code == .protocolViolation)
+        #expect(error?.message.contains("<html>oops</html>") == true)
+        try await server.shutdown()
+    }
+
     @Test func cancellingTheConsumerClosesTheConnectionPromptly() async throws {
         let server = try await ScriptedHTTPServer.start(replies: [
             .eventStream([.send(StreamEvents.role()), .send(StreamEvents.content("first")), .hang])

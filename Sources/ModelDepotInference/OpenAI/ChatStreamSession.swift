@@ -9,6 +9,7 @@ final class ChatStreamSession {
     private let request: Result<[UInt8], any Error>
     private var body: TransportBody.AsyncIterator?
     private var parser = ServerSentEventParser()
+    private let decoder = JSONDecoder()
     private var ready: [GenerationChunk] = []
     private var isFinished = false
     private var sawEvents = false
@@ -110,21 +111,20 @@ final class ChatStreamSession {
             finish()
             return
         }
-        guard let json = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) else {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(route.host ?? "The server") sent a stream event that is not JSON: \(event.data.prefix(200))")
-        }
-        if let object = json as? [String: Any], object["error"] != nil {
+        let data = Data(event.data.utf8)
+        // Only an event that mentions "error" is parsed loosely first (one parse per token otherwise).
+        if event.data.contains(#""error""#), let json = try? JSONSerialization.jsonObject(with: data),
+            let object = json as? [String: Any], object["error"] != nil
+        {
             throw InferenceErrorMapping.streamError(json, url: route)
         }
         let chunk: OpenAIWireFormat.ChatChunk
         do {
-            chunk = try JSONDecoder().decode(OpenAIWireFormat.ChatChunk.self, from: Data(event.data.utf8))
+            chunk = try decoder.decode(OpenAIWireFormat.ChatChunk.self, from: data)
         } catch {
             throw ModelDepotError(
                 .protocolViolation,
-                "\(route.host ?? "The server") sent a stream chunk ModelDepot cannot read: \(error).",
+                "\(route.host ?? "The server") sent a stream event that is not a chat chunk (\(event.data.prefix(200))): \(error).",
                 underlying: error)
         }
         if let usage = chunk.usage { self.usage = usage }
