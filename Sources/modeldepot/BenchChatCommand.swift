@@ -25,6 +25,8 @@ struct BenchChatCommand: AsyncParsableCommand {
         var timeToFirstToken: Double
         var tokensPerSecond: Double
         var tokens: Int
+        /// CPU time of this whole process (every thread) during the run, per token, in microseconds.
+        var cpuMicrosecondsPerToken: Double = 0
     }
 
     struct Summary: Encodable {
@@ -33,6 +35,7 @@ struct BenchChatCommand: AsyncParsableCommand {
         var tokens: Int
         var medianTimeToFirstTokenMs: Double
         var medianTokensPerSecond: Double
+        var medianCPUMicrosecondsPerToken: Double
     }
 
     func run() async throws {
@@ -50,12 +53,27 @@ struct BenchChatCommand: AsyncParsableCommand {
         _ = try await measureClient(provider, messages, config)
         _ = try await measureRaw(url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body))
         for _ in 0..<runs {
-            client.append(try await measureClient(provider, messages, config))
+            client.append(try await withCPUTime { try await measureClient(provider, messages, config) })
             raw.append(
-                try await measureRaw(
-                    url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body)))
+                try await withCPUTime {
+                    try await measureRaw(
+                        url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body))
+                })
         }
         printJSON([summary("client", client), summary("raw", raw)])
+    }
+
+    private func withCPUTime(_ measure: () async throws -> Sample) async throws -> Sample {
+        let before = Self.processCPUSeconds()
+        var sample = try await measure()
+        sample.cpuMicrosecondsPerToken = (Self.processCPUSeconds() - before) * 1e6 / Double(max(1, sample.tokens))
+        return sample
+    }
+
+    private static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     private func summary(_ name: String, _ samples: [Sample]) -> Summary {
@@ -66,7 +84,8 @@ struct BenchChatCommand: AsyncParsableCommand {
         return Summary(
             reader: name, runs: samples.count, tokens: samples.first?.tokens ?? 0,
             medianTimeToFirstTokenMs: median(samples.map(\.timeToFirstToken)) * 1000,
-            medianTokensPerSecond: median(samples.map(\.tokensPerSecond)))
+            medianTokensPerSecond: median(samples.map(\.tokensPerSecond)),
+            medianCPUMicrosecondsPerToken: median(samples.map(\.cpuMicrosecondsPerToken)))
     }
 
     /// Times taken where the caller sees the text: the first and the last content chunk.
