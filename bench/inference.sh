@@ -42,13 +42,15 @@ for invocation in $(seq "$invocations"); do
     "$bin" bench-chat --endpoint "http://127.0.0.1:$port/v1" --runs "$runs" --max-tokens "$max_tokens" > "$work/result.json"
     python3 - "$work/result.json" "$invocation" <<'PY'
 import json, sys
-client, raw = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[1]))
+client, raw = report["readers"]
 ratio = client["medianTokensPerSecond"] / raw["medianTokensPerSecond"]
 extra = client["medianTimeToFirstTokenMs"] - raw["medianTimeToFirstTokenMs"]
 print(f"invocation {sys.argv[2]}: client {client['medianTokensPerSecond']:.0f} tok/s, TTFT {client['medianTimeToFirstTokenMs']:.2f} ms;"
       f" raw {raw['medianTokensPerSecond']:.0f} tok/s, TTFT {raw['medianTimeToFirstTokenMs']:.2f} ms;"
       f" throughput {ratio:.3f}x ({'MET' if ratio >= 0.95 else 'MISSED'} >= 0.95),"
       f" TTFT {extra:+.2f} ms ({'MET' if extra <= 1.0 else 'MISSED'} <= +1 ms);"
-      f" CPU per token: client {client['medianCPUMicrosecondsPerToken']:.1f} us, raw {raw['medianCPUMicrosecondsPerToken']:.1f} us")
+      f" CPU per token: client {client['medianCPUMicrosecondsPerToken']:.1f} us, raw {raw['medianCPUMicrosecondsPerToken']:.1f} us;"
+      f" client parsing alone (replayed from memory) {report['clientParsingMicrosecondsPerToken']:.1f} us per token")
 PY
 done

@@ -29,6 +29,51 @@ struct BenchChatCommand: AsyncParsableCommand {
         var cpuMicrosecondsPerToken: Double = 0
     }
 
+    struct Report: Encodable {
+        var readers: [Summary]
+        /// The client's own cost: one recorded stream replayed from memory through the provider.
+        var clientParsingMicrosecondsPerToken: Double
+    }
+
+    /// Replays one recorded reply to the provider from memory (one buffer per event, as servers send them)
+    /// and returns its CPU time per token: the client's cost with no network and no server.
+    private func parsingCost(url: URL, body: [UInt8], messages: [ChatMessage]) async throws -> Double {
+        let response = try await OpenAICompatibleProvider.sharedTransport.send(
+            TransportRequest(
+                method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body))
+        var recorded: [UInt8] = []
+        for try await buffer in response.body { recorded += buffer.readableBytesView }
+        var events: [ByteBuffer] = []
+        var start = 0
+        for index in recorded.indices.dropFirst() where recorded[index] == 10 && recorded[index - 1] == 10 {
+            events.append(ByteBuffer(bytes: recorded[start...index]))
+            start = index + 1
+        }
+        let replay = ReplayTransport(events: events)
+        let provider = try OpenAICompatibleProvider(
+            baseURL: url.deletingLastPathComponent().deletingLastPathComponent(), transport: replay)
+        let repeats = 200
+        let before = Self.processCPUSeconds()
+        var tokens = 0
+        for _ in 0..<repeats {
+            for try await chunk in provider.stream(messages: messages, config: .default) where !chunk.text.isEmpty {
+                tokens += 1
+            }
+        }
+        return (Self.processCPUSeconds() - before) * 1e6 / Double(max(1, tokens))
+    }
+
+    struct ReplayTransport: HTTPTransport {
+        let events: [ByteBuffer]
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
+            for event in events { continuation.yield(event) }
+            continuation.finish()
+            return TransportResponse(
+                status: 200, headers: [("Content-Type", "text/event-stream")], body: TransportBody(stream))
+        }
+    }
+
     struct Summary: Encodable {
         var reader: String
         var runs: Int
@@ -60,7 +105,11 @@ struct BenchChatCommand: AsyncParsableCommand {
                         url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body))
                 })
         }
-        printJSON([summary("client", client), summary("raw", raw)])
+        let parsing = try await parsingCost(
+            url: provider.baseURL.appendingPathComponent("chat/completions"), body: Array(body), messages: messages)
+        printJSON(
+            Report(
+                readers: [summary("client", client), summary("raw", raw)], clientParsingMicrosecondsPerToken: parsing))
     }
 
     private func withCPUTime(_ measure: () async throws -> Sample) async throws -> Sample {

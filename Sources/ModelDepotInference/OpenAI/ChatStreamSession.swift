@@ -112,12 +112,6 @@ final class ChatStreamSession {
             return
         }
         let data = Data(event.data.utf8)
-        // Only an event that mentions "error" is parsed loosely first (one parse per token otherwise).
-        if event.data.contains(#""error""#), let json = try? JSONSerialization.jsonObject(with: data),
-            let object = json as? [String: Any], object["error"] != nil
-        {
-            throw InferenceErrorMapping.streamError(json, url: route)
-        }
         let chunk: OpenAIWireFormat.ChatChunk
         do {
             chunk = try decoder.decode(OpenAIWireFormat.ChatChunk.self, from: data)
@@ -126,6 +120,9 @@ final class ChatStreamSession {
                 .protocolViolation,
                 "\(route.host ?? "The server") sent a stream event that is not a chat chunk (\(event.data.prefix(200))): \(error).",
                 underlying: error)
+        }
+        if chunk.error != nil, let json = try? JSONSerialization.jsonObject(with: data) {
+            throw InferenceErrorMapping.streamError(json, url: route)
         }
         if let usage = chunk.usage { self.usage = usage }
         guard let choice = chunk.choices?.first else { return }

@@ -69,6 +69,13 @@ enum OpenAIWireFormat {
         }
         var choices: [Choice]?
         var usage: TokenUsage?
+        /// Set when the event is an error report instead of a chunk (its shape varies; it is read loosely).
+        var error: Present?
+    }
+
+    /// Decodes any JSON value without reading it: only whether a key is there matters.
+    struct Present: Decodable {
+        init(from decoder: any Decoder) throws {}
     }
 
     struct EmbeddingRequest: Encodable {
