@@ -90,7 +90,7 @@ struct BenchChatCommand: AsyncParsableCommand {
         let messages: [ChatMessage] = [.user("Tell me about the model cache")]
         let body = try JSONSerialization.data(withJSONObject: [
             "messages": [["role": "user", "content": "Tell me about the model cache"]], "max_tokens": maxTokens,
-            "temperature": 0, "seed": 1, "stream": true,
+            "temperature": 0, "seed": 1, "stream": true, "stream_options": ["include_usage": true],
         ])
         var client: [Sample] = []
         var raw: [Sample] = []
@@ -161,8 +161,11 @@ struct BenchChatCommand: AsyncParsableCommand {
         let response = try await OpenAICompatibleProvider.sharedTransport.send(
             TransportRequest(
                 method: "POST", url: url,
-                headers: [("Content-Type", "application/json"), ("Accept", "text/event-stream")],
-                body: body))
+                // The headers the provider sends, so the server treats both requests alike.
+                headers: [
+                    ("Accept", "text/event-stream"), ("User-Agent", "modeldepot/0.1"), ("Accept-Encoding", "identity"),
+                    ("Content-Type", "application/json"),
+                ], body: body))
         var first: ContinuousClock.Instant?
         var last = start
         var tokens = 0
