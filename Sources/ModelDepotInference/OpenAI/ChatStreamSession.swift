@@ -111,6 +111,12 @@ final class ChatStreamSession {
             finish()
             return
         }
+        // The common chunk (a token, a finish reason) is read without JSONDecoder; anything else is decoded.
+        if let fields = ChatChunkReader.read(Array(event.data.utf8)), !fields.needsFullDecode {
+            if let text = fields.content, !text.isEmpty { emit(text) }
+            if let reason = fields.finishReason { finishReason = FinishReason(rawValue: reason) }
+            return
+        }
         let data = Data(event.data.utf8)
         let chunk: OpenAIWireFormat.ChatChunk
         do {
