@@ -188,10 +188,7 @@ struct ChatCommand: AsyncParsableCommand {
             throw ReplyFailure(partial: text, underlying: error)
         }
         FileHandle.standardOutput.write(Data("\n".utf8))
-        return Generation(
-            text: text, finishReason: last?.finishReason, usage: last?.usage, tokenCount: last?.tokenCount ?? 0,
-            timeToFirstToken: last?.timeToFirstToken, duration: last?.elapsed ?? .zero,
-            tokensPerSecond: last?.tokensPerSecond)
+        return Generation(text: text, last: last)
     }
 
     static func summary(of reply: Generation) -> String {

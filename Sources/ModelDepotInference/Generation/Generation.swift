@@ -27,6 +27,14 @@ public struct Generation: Sendable, Hashable {
         self.tokensPerSecond = tokensPerSecond
     }
 
+    /// The reply made of `text`, measured as of the stream's `last` chunk (nil when none arrived).
+    public init(text: String, last: GenerationChunk?) {
+        self.init(
+            text: text, finishReason: last?.finishReason, usage: last?.usage, tokenCount: last?.tokenCount ?? 0,
+            timeToFirstToken: last?.timeToFirstToken, duration: last?.elapsed ?? .zero,
+            tokensPerSecond: last?.tokensPerSecond)
+    }
+
     /// True when the reply was cut short by the token limit rather than ended by the model.
     public var isTruncated: Bool { finishReason == .length }
 }

@@ -34,9 +34,6 @@ public struct GenerationStream: AsyncSequence, Sendable {
             text += chunk.text
             last = chunk
         }
-        return Generation(
-            text: text, finishReason: last?.finishReason, usage: last?.usage, tokenCount: last?.tokenCount ?? 0,
-            timeToFirstToken: last?.timeToFirstToken, duration: last?.elapsed ?? .zero,
-            tokensPerSecond: last?.tokensPerSecond)
+        return Generation(text: text, last: last)
     }
 }
