@@ -176,4 +176,22 @@ import Testing
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
         #expect(ResumeRecord.load(from: path) == nil)
     }
+
+    @Test func aFailedSaveKeepsThePreviousRecordAndSaysWhy() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("x.incomplete.json").path
+        var record = ResumeRecord(
+            url: "http://h/x", totalSize: 100, validators: ResourceValidators(etag: nil, lastModified: nil),
+            completed: ByteRangeSet([0..<10]), expectedSHA256: nil)
+        try record.save(to: path)
+        // A folder in the temporary file's place makes the next save fail before it touches the record.
+        try FileManager.default.createDirectory(atPath: path + ".tmp", withIntermediateDirectories: false)
+        record.completed.insert(10..<20)
+        let error = #expect(throws: ModelDepotError.self) { try record.save(to: path) }
+        #expect(error?.code == .fileSystem)
+        #expect(error?.message.contains(path + ".tmp") == true)
+        #expect(ResumeRecord.load(from: path)?.completed == ByteRangeSet([0..<10]))
+    }
 }

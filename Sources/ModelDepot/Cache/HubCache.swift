@@ -73,18 +73,7 @@ public struct HubCache: Sendable, Hashable {
     /// Writes `data` to `url` through a unique temporary file and a rename, so readers see all or nothing.
     static func writeAtomically(_ data: Data, to url: URL) throws {
         try createFolder(url.deletingLastPathComponent())
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            "\(url.lastPathComponent).\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp")
-        do {
-            try data.write(to: temporary)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw POSIXFailure.error("Cannot move \(temporary.lastPathComponent) into place", errno: errno)
-            }
-        } catch {
-            unlink(temporary.path)
-            if let error = error as? ModelDepotError { throw error }
-            throw ModelDepotError(
-                .fileSystem, "Cannot write \(url.path): \(error.localizedDescription).", underlying: error)
-        }
+        let suffix = ".\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp"
+        try AtomicFile.replace(data, atPath: url.path, temporarySuffix: suffix)
     }
 }

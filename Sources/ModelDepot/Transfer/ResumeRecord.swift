@@ -27,11 +27,6 @@ struct ResumeRecord: Codable, Equatable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(self)
-        let temporary = path + ".tmp"
-        try data.write(to: URL(fileURLWithPath: temporary))
-        guard rename(temporary, path) == 0 else {
-            throw ModelDepotError(
-                .fileSystem, "Cannot save resume state at \(path): \(String(cString: strerror(errno))).")
-        }
+        try AtomicFile.replace(data, atPath: path)
     }
 }
