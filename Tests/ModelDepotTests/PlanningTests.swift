@@ -177,6 +177,27 @@ import Testing
         #expect(ResumeRecord.load(from: path) == nil)
     }
 
+    @Test(
+        arguments: [
+            ("http://h/x", "\"e\"", nil, nil),
+            (
+                "http://h/a%20b?q=\"x\"&y=\\", "W/\"tab\\there\u{09}\"", "Tue, 01 Jan 2030 00:00:00 GMT",
+                String(repeating: "ab", count: 32)
+            ),
+            ("http://h/\u{1F}\u{0}é✓😀", nil, "\u{7F}\n", nil),
+        ] as [(String, String?, String?, String?)])
+    func handWrittenJSONReadsBackLikeTheEncodersOutput(url: String, etag: String?, lastModified: String?, sha: String?)
+        throws
+    {
+        let record = ResumeRecord(
+            url: url, totalSize: 1 << 40, validators: ResourceValidators(etag: etag, lastModified: lastModified),
+            completed: ByteRangeSet([0..<10, 20..<(1 << 40)]), expectedSHA256: sha)
+        let decoded = try JSONDecoder().decode(ResumeRecord.self, from: Data(record.jsonText().utf8))
+        #expect(decoded == record)
+        let viaEncoder = try JSONDecoder().decode(ResumeRecord.self, from: JSONEncoder().encode(record))
+        #expect(decoded == viaEncoder)
+    }
+
     @Test func aFailedSaveKeepsThePreviousRecordAndSaysWhy() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

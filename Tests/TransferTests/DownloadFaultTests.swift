@@ -185,3 +185,26 @@ import Testing
         #expect(fixture.server.requests[1].rangeStart == 10_000, "the retry continues after the bytes received")
     }
 }
+
+/// The transport's own idle-read timer guards requests whose caller does not watch for stalls (API calls).
+@Suite struct AsyncHTTPTransportTimeoutTests {
+    @Test func aSilentServerEndsAnUnwatchedRequestAfterTheReadTimeout() async throws {
+        let fixture = try await DownloadFixture.make(size: 100_000)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.stall(afterBytes: 10_000))
+        var configuration = AsyncHTTPTransport.Configuration()
+        configuration.readTimeout = .milliseconds(200)
+        let transport = AsyncHTTPTransport(configuration: configuration)
+        let received = try await withTimeLimit {
+            let response = try await transport.send(TransportRequest(url: fixture.url))
+            var count = 0
+            do {
+                for try await buffer in response.body { count += buffer.readableBytes }
+                Issue.record("the body ended although the server stalled")
+            } catch {}
+            return count
+        }
+        #expect(received == 10_000)
+        try await transport.shutdown()
+    }
+}

@@ -5,7 +5,10 @@ import NIOHTTP1
 
 /// ``HTTPTransport`` on async-http-client: HTTP/1.1 only (parallel ranges need separate TCP connections;
 /// HTTP/2 would multiplex them onto one), no redirect following (the engine does it), no decompression,
-/// and a read timeout so a server that stops sending cannot hang a connection forever.
+/// and a read timeout so a server that stops sending cannot hang a connection forever — except for requests
+/// whose caller watches for stalls itself (``TransportRequest/callerDetectsStalls``): async-http-client
+/// re-arms its idle timer on every read of the socket, which cost ~4 % of a loopback download's CPU, so
+/// those go through a second client without one.
 public final class AsyncHTTPTransport: HTTPTransport {
     public struct Configuration: Sendable {
         public var connectTimeout: Duration = .seconds(15)
@@ -16,6 +19,8 @@ public final class AsyncHTTPTransport: HTTPTransport {
     }
 
     private let client: HTTPClient
+    /// The same settings without the idle-read timer, for requests whose caller detects stalls.
+    private let unwatchedClient: HTTPClient
 
     /// A transport for the life of the process, used when none is given.
     public static let shared = AsyncHTTPTransport()
@@ -38,11 +43,14 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // would hide a refused connection for the whole connect timeout.
         config.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        config.timeout.read = nil
+        unwatchedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
     /// Closes the connections. Call it once done with a transport you created (not with ``shared``).
     public func shutdown() async throws {
         try await client.shutdown()
+        try await unwatchedClient.shutdown()
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -50,7 +58,8 @@ public final class AsyncHTTPTransport: HTTPTransport {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(outgoing, timeout: .hours(24))
+        let response = try await (request.callerDetectsStalls ? unwatchedClient : client)
+            .execute(outgoing, timeout: .hours(24))
         let headers = response.headers.map { (name: $0.name, value: $0.value) }
         let body = response.body
         return TransportResponse(status: Int(response.status.code), headers: headers, body: TransportBody(body))

@@ -3,14 +3,17 @@ import Foundation
 extension DownloadRun {
     /// Sends a GET for `range` (nil: the whole file), following redirects itself so that the caller's
     /// headers reach the original origin only. Remembers where redirects led, so later ranges go straight there.
-    func send(range: Range<Int64>?, ifRange: String?) async throws -> TransportResponse {
+    /// `watched`: the caller runs this request under ``withStallWatchdog(_:)``.
+    func send(range: Range<Int64>?, ifRange: String?, watched: Bool = false) async throws -> TransportResponse {
         var url = state.withLock { $0.resolvedURL }
         for _ in 0...configuration.maxRedirects {
             var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
             if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
             if let ifRange { headers.append(("If-Range", ifRange)) }
             if url.hasSameOrigin(as: request.url) { headers.append(contentsOf: request.headers) }
-            let response = try await transport.send(TransportRequest(url: url, headers: headers))
+            let response = try await transport.send(
+                TransportRequest(
+                    url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
             guard [301, 302, 303, 307, 308].contains(response.status) else {
                 if url != request.url { state.withLock { $0.resolvedURL = url } }
                 return response

@@ -33,7 +33,7 @@ extension DownloadRun {
                     answer = first
                 } else {
                     let ifRange = self.state.withLock { $0.validators.ifRangeValue }
-                    answer = try await self.send(range: from..<end, ifRange: ifRange)
+                    answer = try await self.send(range: from..<end, ifRange: ifRange, watched: true)
                 }
                 self.logger.trace("answer", metadata: ["status": "\(answer.status)", "from": "\(from)"])
                 try self.checkRangedAnswer(answer, from: from)

@@ -19,14 +19,19 @@ public struct TransportRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The request body (a JSON document for API calls); nil sends none.
     public var body: [UInt8]?
+    /// True when the caller itself drops a response that goes silent (the download engine's stall timeout
+    /// watches every ranged request), so the transport may leave out its own idle-read timer.
+    public var callerDetectsStalls: Bool
 
     public init(
-        method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil
+        method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+        callerDetectsStalls: Bool = false
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.callerDetectsStalls = callerDetectsStalls
     }
 
     public func header(_ name: String) -> String? {

@@ -24,9 +24,41 @@ struct ResumeRecord: Codable, Equatable, Sendable {
     }
 
     func save(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(self)
-        try AtomicFile.replace(data, atPath: path)
+        try AtomicFile.replace(Data(jsonText().utf8), atPath: path)
+    }
+
+    /// The record as JSON, written by hand: a download saves it every megabyte, and `JSONEncoder` cost
+    /// ~0.1 ms a save. ``load(from:)`` reads it back with `JSONDecoder`; a test checks the two agree.
+    func jsonText() -> String {
+        let ranges = completed.ranges.map { "[\($0.lowerBound),\($0.upperBound)]" }.joined(separator: ",")
+        var fields = [
+            "\"completed\":[\(ranges)]",
+            "\"totalSize\":\(totalSize)",
+            "\"url\":\(Self.quoted(url))",
+            "\"validators\":{"
+                + [
+                    validators.etag.map { "\"etag\":\(Self.quoted($0))" },
+                    validators.lastModified.map { "\"lastModified\":\(Self.quoted($0))" },
+                ].compactMap { $0 }.joined(separator: ",") + "}",
+            "\"version\":\(version)",
+        ]
+        if let expectedSHA256 { fields.insert("\"expectedSHA256\":\(Self.quoted(expectedSHA256))", at: 1) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped, everything else as is.
+    private static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\u{00}"..."\u{1F}":
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 }
