@@ -59,8 +59,12 @@ extension DownloadRun {
                 // (waitForAll would wait for all of them first).
                 while try await group.next() != nil {}
             }
+            await checkpoints.close()
         } catch {
             logger.trace("parallel phase ended", metadata: ["error": "\(error)"])
+            // No background save may land after this: a restart (the file changed) deletes the sidecar
+            // and the next run writes its own.
+            await checkpoints.close()
             let failure = Self.classify(error)
             if failure.code != .sourceChanged { try? checkpoint() }
             throw failure
@@ -139,12 +143,15 @@ extension DownloadRun {
     /// Hashes the contiguous prefix as it grows; finishes when the whole file is hashed.
     func followWithHasher(file: any PartialFile) async throws {
         let hasher = PrefixHasher()
+        let hashing = BlockingWorkQueue(label: "ModelDepot.hasher")
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
             let (prefix, total) = state.withLock { ($0.scheduler!.done.prefixEnd, $0.total ?? 0) }
             if hasher.offset < prefix {
-                try hasher.catchUp(to: min(prefix, hasher.offset + (64 << 20)), in: file)
+                // A few milliseconds of hashing per step, so a cancelled download stops soon.
+                let end = min(prefix, hasher.offset + (8 << 20))
+                try await hashing.run { try hasher.catchUp(to: end, in: file) }
                 continue
             }
             if hasher.offset >= total {

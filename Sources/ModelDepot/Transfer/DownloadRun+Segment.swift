@@ -123,7 +123,7 @@ extension DownloadRun {
             return (true, wake)
         }
         if wake { signal.notify() }
-        if saveCheckpoint { try? checkpoint() }
+        if saveCheckpoint { checkpoints.request { try? self.checkpoint() } }
     }
 
 }

@@ -44,6 +44,8 @@ final class DownloadRun: Sendable {
     let signal = ChangeSignal()
     /// Serialises sidecar saves so an older snapshot never overwrites a newer one.
     let checkpointLock = Mutex(())
+    /// Saves the sidecar as the bytes come in, off the connections' threads.
+    let checkpoints = CheckpointWriter()
 
     init(
         request: DownloadRequest, downloader: Downloader, clock: EngineClock,

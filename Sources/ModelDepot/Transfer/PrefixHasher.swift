@@ -4,9 +4,10 @@ import Foundation
 /// SHA-256 of a file that is being written out of order: it hashes the bytes from offset 0 as far as they
 /// are contiguous, reading them back from the partial file (the page cache, in practice).
 ///
-/// Used by one task at a time. A resumed download re-reads what earlier runs wrote: a SHA-256 state cannot
+/// Used by one task at a time (unchecked `Sendable`: the engine hands it to a ``BlockingWorkQueue`` and
+/// waits for each step before the next). A resumed download re-reads what earlier runs wrote: a SHA-256 state cannot
 /// be saved across processes, so that read happens once, concurrently with the download of the rest.
-final class PrefixHasher {
+final class PrefixHasher: @unchecked Sendable {
     private var sha = SHA256()
     private(set) var offset: Int64 = 0
     private let buffer: UnsafeMutableRawBufferPointer
