@@ -162,19 +162,68 @@ import Testing
 }
 
 @Suite struct ResumeRecordTests {
-    @Test func savesAtomicallyAndLoadsBack() throws {
+    func record(url: String = "http://h/x", completed: [Range<Int64>]) -> ResumeRecord {
+        ResumeRecord(
+            url: url, totalSize: 1 << 30, validators: ResourceValidators(etag: "\"e\"", lastModified: nil),
+            completed: ByteRangeSet(completed), expectedSHA256: nil)
+    }
+
+    func withFolder(_ body: (URL) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("x.incomplete.json").path
-        let record = ResumeRecord(
-            url: "http://h/x", totalSize: 100, validators: ResourceValidators(etag: "\"e\"", lastModified: nil),
-            completed: ByteRangeSet([0..<10]), expectedSHA256: nil)
-        try record.save(to: path)
-        #expect(ResumeRecord.load(from: path) == record)
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
-        try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(ResumeRecord.load(from: path) == nil)
+        try body(folder)
+    }
+
+    @Test func savesInPlaceAndAShorterRecordCoversALongerOne() throws {
+        try withFolder { folder in
+            let path = folder.appendingPathComponent("x.incomplete.json").path
+            let file = ResumeRecordFile(path: path)
+            let long = record(completed: (0..<20).map { Int64($0) * 100..<Int64($0) * 100 + 50 })
+            try file.save(long)
+            let inode = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber
+            #expect(ResumeRecord.load(from: path) == long)
+            let short = record(completed: [0..<2000])
+            try file.save(short)
+            #expect(ResumeRecord.load(from: path) == short)
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect(attributes[.systemFileNumber] as? NSNumber == inode, "rewritten in place, not replaced")
+            #expect((attributes[.size] as? NSNumber)?.intValue == long.jsonText().utf8.count)
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(ResumeRecord.load(from: path) == nil)
+        }
+    }
+
+    @Test func aRecordLargerThanAPageIsReplacedWholeAndLaterOnesGoBackInPlace() throws {
+        try withFolder { folder in
+            let path = folder.appendingPathComponent("x.incomplete.json").path
+            // An earlier run's sidecar, longer than a page.
+            let earlier = record(url: "http://h/" + String(repeating: "a", count: 5000), completed: [0..<10])
+            try Data(earlier.jsonText().utf8).write(to: URL(fileURLWithPath: path))
+            let file = ResumeRecordFile(path: path)
+            let first = record(completed: [0..<10])
+            try file.save(first)
+            #expect(ResumeRecord.load(from: path) == first)
+            #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+            let big = record(url: "http://h/" + String(repeating: "b", count: 5000), completed: [0..<20])
+            try file.save(big)
+            #expect(ResumeRecord.load(from: path) == big)
+            let small = record(completed: [0..<30])
+            try file.save(small)
+            #expect(ResumeRecord.load(from: path) == small)
+        }
+    }
+
+    @Test func aSidecarThatCannotBeWrittenSaysWhere() throws {
+        try withFolder { folder in
+            let path = folder.appendingPathComponent("x.incomplete.json").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            let error = #expect(throws: ModelDepotError.self) {
+                try ResumeRecordFile(path: path).save(record(completed: [0..<10]))
+            }
+            #expect(error?.code == .fileSystem)
+            #expect(error?.message.contains(path) == true)
+        }
     }
 
     @Test(
@@ -196,23 +245,5 @@ import Testing
         #expect(decoded == record)
         let viaEncoder = try JSONDecoder().decode(ResumeRecord.self, from: JSONEncoder().encode(record))
         #expect(decoded == viaEncoder)
-    }
-
-    @Test func aFailedSaveKeepsThePreviousRecordAndSaysWhy() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("x.incomplete.json").path
-        var record = ResumeRecord(
-            url: "http://h/x", totalSize: 100, validators: ResourceValidators(etag: nil, lastModified: nil),
-            completed: ByteRangeSet([0..<10]), expectedSHA256: nil)
-        try record.save(to: path)
-        // A folder in the temporary file's place makes the next save fail before it touches the record.
-        try FileManager.default.createDirectory(atPath: path + ".tmp", withIntermediateDirectories: false)
-        record.completed.insert(10..<20)
-        let error = #expect(throws: ModelDepotError.self) { try record.save(to: path) }
-        #expect(error?.code == .fileSystem)
-        #expect(error?.message.contains(path + ".tmp") == true)
-        #expect(ResumeRecord.load(from: path)?.completed == ByteRangeSet([0..<10]))
     }
 }

@@ -165,14 +165,14 @@ extension DownloadRun {
 
     /// Saves the resume sidecar with the ranges written so far.
     func checkpoint() throws {
-        try checkpointLock.withLock { _ in
+        try resumeRecordFile.withLock { file in
             let record = state.withLock { state -> ResumeRecord? in
                 guard let total = state.total, let scheduler = state.scheduler else { return nil }
                 return ResumeRecord(
                     url: request.url.absoluteString, totalSize: total, validators: state.validators,
                     completed: scheduler.done, expectedSHA256: request.expectedSHA256)
             }
-            try record?.save(to: request.resumeRecordPath)
+            if let record { try file.save(record) }
         }
     }
 }

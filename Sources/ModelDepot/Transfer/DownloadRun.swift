@@ -42,8 +42,8 @@ final class DownloadRun: Sendable {
     let progressHandler: @Sendable (DownloadProgress) -> Void
     let state: Mutex<State>
     let signal = ChangeSignal()
-    /// Serialises sidecar saves so an older snapshot never overwrites a newer one.
-    let checkpointLock = Mutex(())
+    /// The sidecar, behind a lock that serialises saves so an older snapshot never overwrites a newer one.
+    let resumeRecordFile: Mutex<ResumeRecordFile>
     /// Saves the sidecar as the bytes come in, off the connections' threads.
     let checkpoints = CheckpointWriter()
 
@@ -62,6 +62,7 @@ final class DownloadRun: Sendable {
         let controller = ConcurrencyController(
             initial: downloader.configuration.initialConnections, maximum: downloader.configuration.maxConnections)
         self.state = Mutex(State(resolvedURL: request.url, controller: controller))
+        self.resumeRecordFile = Mutex(ResumeRecordFile(path: request.resumeRecordPath))
     }
 
     func execute() async throws -> DownloadResult {

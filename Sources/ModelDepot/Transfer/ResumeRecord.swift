@@ -2,8 +2,8 @@ import Foundation
 
 /// The sidecar next to a partial download: which bytes are on disk and which version of the file they are.
 ///
-/// Written atomically (temporary file, then rename) after the bytes it describes have been written, so after
-/// a crash at any instant it never claims bytes that are not in the partial file.
+/// Saved (by ``ResumeRecordFile``, whole or not at all) after the bytes it describes have been written, so
+/// after a crash at any instant it never claims bytes that are not in the partial file.
 struct ResumeRecord: Codable, Equatable, Sendable {
     static let currentVersion = 1
 
@@ -21,10 +21,6 @@ struct ResumeRecord: Codable, Equatable, Sendable {
             record.version == currentVersion, record.totalSize >= 0
         else { return nil }
         return record
-    }
-
-    func save(to path: String) throws {
-        try AtomicFile.replace(Data(jsonText().utf8), atPath: path)
     }
 
     /// The record as JSON, written by hand: a download saves it every megabyte, and `JSONEncoder` cost
