@@ -14,8 +14,9 @@ import Foundation
 /// the file system. A record that fits in one page is instead written with a single `pwrite` at offset 0,
 /// padded with spaces (JSON allows trailing whitespace) to at least the length of what it replaces: a
 /// one-page write lands whole or not at all when the process dies, so a reader after a crash sees the old
-/// record or the new one, never a mix. Larger records fall back to ``AtomicFile``. Not thread-safe: the run
-/// calls it under its checkpoint lock.
+/// record or the new one, never a mix. (A reader racing a live download, such as a status display, can
+/// catch a half-copied page; it then fails to parse and counts as no record.) Larger records fall back to
+/// ``AtomicFile``. Not thread-safe: the run calls it under its checkpoint lock.
 final class ResumeRecordFile {
     /// The most a single in-place write may cover: one page on every platform we run on.
     static let inPlaceLimit = 4096
