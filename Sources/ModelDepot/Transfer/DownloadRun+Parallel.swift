@@ -140,17 +140,10 @@ extension DownloadRun {
         }
     }
 
-    /// How far the hasher may trail the contiguous prefix before it stops yielding to the connections.
-    static let hashLagForFairShare: Int64 = 64 << 20
-
     /// Hashes the contiguous prefix as it grows; finishes when the whole file is hashed.
     func followWithHasher(file: any PartialFile) async throws {
         let hasher = PrefixHasher()
-        // Hashing yields to the connections while it keeps up: bursts of data then leave the sockets at
-        // once, instead of queuing behind it (a `kill -9` then loses less). Once it falls behind, as when
-        // the download itself is CPU-bound, it takes its fair share so as not to leave all of it for the end.
-        let keepingUp = BlockingWorkQueue(label: "ModelDepot.hasher", priority: .background)
-        let catchingUp = BlockingWorkQueue(label: "ModelDepot.hasher.behind")
+        let hashing = BlockingWorkQueue(label: "ModelDepot.hasher")
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
@@ -158,8 +151,7 @@ extension DownloadRun {
             if hasher.offset < prefix {
                 // A few milliseconds of hashing per step, so a cancelled download stops soon.
                 let end = min(prefix, hasher.offset + (8 << 20))
-                let queue = prefix - hasher.offset > Self.hashLagForFairShare ? catchingUp : keepingUp
-                try await queue.run { try hasher.catchUp(to: end, in: file) }
+                try await hashing.run { try hasher.catchUp(to: end, in: file) }
                 continue
             }
             if hasher.offset >= total {
