@@ -65,8 +65,12 @@ enum LlamaPeer {
         process.executableURL = executable
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
+        // stderr goes to a file: a pipe read only after the exit would hang a child that writes more than
+        // the pipe holds (64 KiB).
+        let outputs = try TemporaryDirectory(prefix: "modeldepot-peer-output")
+        defer { outputs.remove() }
+        FileManager.default.createFile(atPath: outputs.path("err").path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: outputs.path("err"))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             process.terminationHandler = { _ in continuation.resume() }
             do {
@@ -76,7 +80,7 @@ enum LlamaPeer {
                 continuation.resume()
             }
         }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: (try? Data(contentsOf: outputs.path("err"))) ?? Data(), as: UTF8.self)
         try #require(process.terminationStatus == 0, "\(executable.lastPathComponent) failed: \(message)")
     }
 }
