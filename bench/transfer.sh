@@ -107,12 +107,19 @@ echo "== 3. peak RSS"
 echo "  ${size_mib} MiB: $((ours_m / 1024)) MiB   (target <= 64 MB)"
 if [ "$big_mib" -gt 0 ]; then
     head -c $((big_mib << 20)) /dev/urandom > "$work/www/big.bin"
-    # Written-back first: gigabytes of dirty pages make the kernel throttle whichever writer comes next.
-    sync
-    read -r big_t big_m _ < <(best_of 1 "$bin" pull -o "$work/out/big.bin" --quiet "$base/files/big.bin")
-    rm -f "$work/out/big.bin"; sync
-    read -r big_curl_t _ _ < <(best_of 1 curl -s -o "$work/out/big.bin" "$base/files/big.bin")
-    echo "  ${big_mib} MiB: $((big_m / 1024)) MiB in ${big_t} s (curl: ${big_curl_t} s)   (target <= 64 MB)"
+    # Each client twice, taking turns, best of two, a sync before each: the first pull after writing a file
+    # this size runs ~2x slower here (its system time doubles), whichever client it is, and gigabytes of
+    # dirty pages make the kernel throttle whichever writer comes next.
+    big_t=999; big_m=0; big_curl_t=999
+    for _ in 1 2; do
+        rm -f "$work/out/big.bin"; sync
+        read -r t m _ < <(best_of 1 "$bin" pull -o "$work/out/big.bin" --quiet "$base/files/big.bin")
+        big_t=$(python3 -c "print(min($big_t, $t))"); [ "$m" -gt "$big_m" ] && big_m=$m
+        rm -f "$work/out/big.bin"; sync
+        read -r t _ _ < <(best_of 1 curl -s -o "$work/out/big.bin" "$base/files/big.bin")
+        big_curl_t=$(python3 -c "print(min($big_curl_t, $t))")
+    done
+    echo "  ${big_mib} MiB: $((big_m / 1024)) MiB in ${big_t} s (curl: ${big_curl_t} s; best of two each)   (target <= 64 MB)"
     rm -f "$work/www/big.bin"
 fi
 
