@@ -3,9 +3,8 @@ import Synchronization
 
 /// Runs resume-sidecar saves on a thread of their own, so connections never wait for the file system.
 ///
-/// A save (write a small file, rename it over the old one) took ~1 ms here, and a 256 MiB download asks for
-/// ~256 of them: done inline they held the cooperative pool's threads for a quarter of a second, and every
-/// socket backed up meanwhile. A request that arrives while a save runs is folded into one more save
+/// A 256 MiB download asks for ~256 saves; done inline, when each still wrote a file and renamed it (~1 ms
+/// here), they held the cooperative pool's threads for a quarter of a second while every socket backed up. A request that arrives while a save runs is folded into one more save
 /// afterwards; each save reads the state when it starts, so it records everything written until then.
 final class CheckpointWriter: Sendable {
     private struct State {

@@ -33,12 +33,13 @@ final class ResumeRecordFile {
     deinit { closeDescriptor() }
 
     func save(_ record: ResumeRecord) throws {
-        var bytes = Array(record.jsonText().utf8)
+        let json = Array(record.jsonText().utf8)
         if descriptor < 0 { try openDescriptor() }
+        var bytes = json
         if bytes.count < length { bytes += repeatElement(UInt8(ascii: " "), count: length - bytes.count) }
         guard bytes.count <= Self.inPlaceLimit else {
             closeDescriptor()
-            try AtomicFile.replace(Data(record.jsonText().utf8), atPath: path)
+            try AtomicFile.replace(Data(json), atPath: path)
             return
         }
         let file = LocalPartialFile(descriptor: descriptor, path: path)
