@@ -1,14 +1,17 @@
 import Foundation
+import Logging
 import ModelDepot
 
 /// Serves `root/<org>/<name>/` folders as repositories of one type (models, or datasets for a dataset root)
 /// whose files are the folder's files.
 ///
-/// Hidden files and folders (`.git`, the state folder) are never listed, nor symbolic links that lead
-/// outside the root. Each repository has one branch, `main`, whose commit id is derived from the content;
-/// when the content changes the id changes, and the old id answers `RevisionNotFound`.
+/// Nothing outside the root is ever listed or served, whatever links point where: an organization, a
+/// repository or a file that is a link is followed only when its real path is a visible entry inside the root
+/// (``ServedFolder``); hidden files and folders (`.git`, `.env`, the state folder) are never reached, not even
+/// through a link. Each repository has one branch, `main`, whose commit id is derived from the content; when
+/// the content changes the id changes, and the old id answers `RevisionNotFound`.
 struct FolderRepositorySource: RepositorySource {
-    let root: URL
+    let root: ServedFolder
     let index: HashIndex
     let type: RepoType
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
@@ -18,30 +21,37 @@ struct FolderRepositorySource: RepositorySource {
         "mlmodel", "weight", "zip", "tar", "gz", "pkl", "ot", "model", "mlpackage",
     ]
 
-    init(root: URL, index: HashIndex, type: RepoType = .model) {
-        self.root = root.standardizedFileURL.resolvingSymlinksInPath()
+    init(root: URL, index: HashIndex, type: RepoType = .model, logger: Logger) {
+        self.root = ServedFolder(root, logger: logger)
         self.index = index
         self.type = type
     }
 
     func repositories() throws -> [(RepoType, RepoID)] {
         var result: [(RepoType, RepoID)] = []
-        for org in try visibleChildren(of: root) where isFolder(org) {
-            for repo in try visibleChildren(of: org) where isFolder(repo) {
-                if let id = try? RepoID("\(org.lastPathComponent)/\(repo.lastPathComponent)") {
-                    result.append((type, id))
-                }
+        for org in visibleEntries(of: root.realPath) {
+            guard let orgPath = servableFolder(org, in: root.realPath, shownAs: org.name, depth: 1) else { continue }
+            for repo in visibleEntries(of: orgPath) {
+                let shown = "\(org.name)/\(repo.name)"
+                guard servableFolder(repo, in: orgPath, shownAs: shown, depth: 2) != nil,
+                    let id = try? RepoID(shown)
+                else { continue }
+                result.append((type, id))
             }
         }
         return result.sorted { $0.1 < $1.1 }
     }
 
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
-        guard type == self.type, let namespace = id.namespace else { return nil }
-        let folder = root.appendingPathComponent(namespace).appendingPathComponent(id.name)
-        guard isFolder(folder) else { return nil }
+        guard type == self.type, let namespace = id.namespace,
+            !namespace.hasPrefix("."), !id.name.hasPrefix("."),
+            let folder = root.servablePath(
+                root.realPath + "/" + namespace + "/" + id.name, minimumDepth: 2, shownAs: id.description),
+            FileStatus(folder)?.isFolder == true
+        else { return nil }
         var files: [ServedFile] = []
-        try await collect(folder: folder, prefix: "", into: &files)
+        var visited: Set<String> = [folder]
+        try await collect(folder: folder, prefix: "", visited: &visited, into: &files)
         index.save()
         files.sort { $0.path < $1.path }
         let commit = RepoSnapshot.commitID(for: files)
@@ -51,34 +61,39 @@ struct FolderRepositorySource: RepositorySource {
         return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
     }
 
-    /// Walks a repository folder with one `readdir` per folder and one `stat` per file: this runs on every
-    /// request, so it must stay cheap. Links are resolved (and must stay inside the root); hidden entries skipped.
-    private func collect(folder: URL, prefix: String, into files: inout [ServedFile]) async throws {
-        for entry in FolderEntry.list(folder.path).sorted(by: { $0.name < $1.name }) where !entry.name.hasPrefix(".") {
-            let child = folder.appendingPathComponent(entry.name)
+    /// Walks a repository folder (given by its real path) with one `readdir` per folder and one `stat` per
+    /// file: this runs on every request, so it must stay cheap. Only links cost a `realpath` each; `visited`
+    /// holds the real folders on the way down, so a link to a folder above it cannot loop.
+    private func collect(
+        folder: String, prefix: String, visited: inout Set<String>, into files: inout [ServedFile]
+    ) async throws {
+        for entry in visibleEntries(of: folder) {
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
-            var diskPath = child.path
-            var isFolder = entry.kind == .folder
+            var diskPath = folder + "/" + entry.name
             switch entry.kind {
             case .folder, .file: break
             case .link:
-                guard let resolved = insideRoot(child) else { continue }
-                diskPath = resolved.path
-                isFolder = self.isFolder(resolved)
+                guard let resolved = root.servablePath(diskPath, minimumDepth: 3, shownAs: relativeToRoot(diskPath))
+                else { continue }
+                diskPath = resolved
             case .other: continue
             }
-            if isFolder {
-                try await collect(folder: child, prefix: relative, into: &files)
+            guard let status = FileStatus(diskPath) else { continue }
+            if status.isFolder {
+                guard visited.insert(diskPath).inserted else { continue }
+                try await collect(folder: diskPath, prefix: relative, visited: &visited, into: &files)
+                visited.remove(diskPath)
                 continue
             }
-            guard let path = try? RepoFilePath(relative) else { continue }
-            var info = stat()
-            guard stat(diskPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            let size = Int64(info.st_size)
-            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let lfs = size >= Self.lfsThreshold || Self.lfsExtensions.contains(child.pathExtension.lowercased())
+            guard status.isRegularFile, let path = try? RepoFilePath(relative) else { continue }
+            let size = status.size
+            let modified = status.modifiedNanoseconds
+            let lfs =
+                size >= Self.lfsThreshold
+                || Self.lfsExtensions.contains(
+                    (entry.name as NSString).pathExtension.lowercased())
             let digests = try await index.digests(
-                ofFileAt: diskPath, size: size, modifiedNanoseconds: modified, inode: UInt64(info.st_ino), lfs: lfs)
+                ofFileAt: diskPath, size: size, modifiedNanoseconds: modified, inode: status.inode, lfs: lfs)
             files.append(
                 ServedFile(
                     path: path, diskPath: diskPath, size: size,
@@ -87,21 +102,26 @@ struct FolderRepositorySource: RepositorySource {
         }
     }
 
-    func insideRoot(_ url: URL) -> URL? {
-        let resolved = url.resolvingSymlinksInPath()
-        let rootPath = root.path.hasSuffix("/") ? root.path : root.path + "/"
-        return resolved.path.hasPrefix(rootPath) ? resolved : nil
+    /// An organization or repository folder's real path: itself, or where its link leads when that is a visible
+    /// folder inside the root.
+    private func servableFolder(_ entry: FolderEntry, in parent: String, shownAs: String, depth: Int) -> String? {
+        let path = parent + "/" + entry.name
+        switch entry.kind {
+        case .folder: return path
+        case .link:
+            guard let real = root.servablePath(path, minimumDepth: depth, shownAs: shownAs),
+                FileStatus(real)?.isFolder == true
+            else { return nil }
+            return real
+        case .file, .other: return nil
+        }
     }
 
-    private func visibleChildren(of folder: URL) throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .filter { !$0.hasPrefix(".") }
-            .sorted()
-            .map { folder.appendingPathComponent($0) }
+    private func relativeToRoot(_ path: String) -> String {
+        root.componentsBelow(path).map { $0.joined(separator: "/") } ?? path
     }
 
-    private func isFolder(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    private func visibleEntries(of folder: String) -> [FolderEntry] {
+        FolderEntry.list(folder).filter { !$0.name.hasPrefix(".") }.sorted { $0.name < $1.name }
     }
 }

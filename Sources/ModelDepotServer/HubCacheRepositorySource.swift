@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelDepot
 
 /// Serves the repositories of a Hub cache (ours or Python's) with their real commit ids, and every ref
@@ -6,14 +7,17 @@ import ModelDepot
 ///
 /// Snapshot entries are followed one hop into the repository's `blobs/`, whose file names are the ETags
 /// clients cached them under: 64 hex (SHA-256, an LFS file) or 40 hex (git blob id). Entries that are real
-/// files (symlink-less caches) are hashed through the ``HashIndex``. Links that leave the repository folder
-/// are never followed. A snapshot that holds only some files serves those.
+/// files (symlink-less caches) are hashed through the ``HashIndex``. A link is followed only when its real
+/// path stays inside the repository's own folder, itself inside the cache, and passes through no hidden
+/// folder (``ServedFolder``). A snapshot that holds only some files serves those.
 struct HubCacheRepositorySource: RepositorySource {
-    let cache: URL
+    let root: ServedFolder
     let index: HashIndex
 
-    init(cache: URL, index: HashIndex) {
-        self.cache = cache.standardizedFileURL.resolvingSymlinksInPath()
+    var cache: URL { URL(fileURLWithPath: root.realPath, isDirectory: true) }
+
+    init(cache: URL, index: HashIndex, logger: Logger) {
+        self.root = ServedFolder(cache, logger: logger)
         self.index = index
     }
 
@@ -21,6 +25,7 @@ struct HubCacheRepositorySource: RepositorySource {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
         return names.compactMap { name -> (RepoType, RepoID)? in
             guard let parsed = RepoID.fromCacheFolderName(name),
+                root.servablePath(cache.appendingPathComponent(name).path, minimumDepth: 1, shownAs: name) != nil,
                 FileManager.default.fileExists(
                     atPath: cache.appendingPathComponent(name).appendingPathComponent("snapshots").path)
             else { return nil }
@@ -29,7 +34,10 @@ struct HubCacheRepositorySource: RepositorySource {
     }
 
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
-        let repo = cache.appendingPathComponent(id.cacheFolderName(type: type))
+        let name = id.cacheFolderName(type: type)
+        guard let real = root.servablePath(cache.appendingPathComponent(name).path, minimumDepth: 1, shownAs: name)
+        else { return nil }
+        let repo = URL(fileURLWithPath: real, isDirectory: true)
         guard FileManager.default.fileExists(atPath: repo.appendingPathComponent("snapshots").path) else { return nil }
         let refs = readRefs(in: repo.appendingPathComponent("refs"))
         let wanted = revision ?? "main"
@@ -59,17 +67,18 @@ struct HubCacheRepositorySource: RepositorySource {
         for name in names.sorted() where name != ".git" {
             let entry = folder.appendingPathComponent(name)
             let relative = prefix.isEmpty ? name : prefix + "/" + name
-            let resolved = entry.resolvingSymlinksInPath()
-            guard resolved.path.hasPrefix(repo.resolvingSymlinksInPath().path + "/") else { continue }
-            var info = stat()
-            guard stat(resolved.path, &info) == 0 else { continue }
-            if (info.st_mode & S_IFMT) == S_IFDIR {
+            guard let real = root.servablePath(entry.path, minimumDepth: 2, shownAs: entry.path),
+                root.componentsBelow(real)?.first.map(String.init) == repo.lastPathComponent,
+                let status = FileStatus(real)
+            else { continue }
+            let resolved = URL(fileURLWithPath: real)
+            if status.isFolder {
                 try await collect(folder: entry, prefix: relative, repo: repo, into: &files)
                 continue
             }
-            guard (info.st_mode & S_IFMT) == S_IFREG, let path = try? RepoFilePath(relative) else { continue }
-            let size = Int64(info.st_size)
-            let modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            guard status.isRegularFile, let path = try? RepoFilePath(relative) else { continue }
+            let size = status.size
+            let modifiedNanoseconds = status.modifiedNanoseconds
             let modified = Date(timeIntervalSince1970: Double(modifiedNanoseconds) / 1e9)
             // The first hop of the link names the blob, and so the ETag.
             let blobName = (try? FileManager.default.destinationOfSymbolicLink(atPath: entry.path))
@@ -89,7 +98,7 @@ struct HubCacheRepositorySource: RepositorySource {
                 let lfs = size >= FolderRepositorySource.lfsThreshold
                 let digests = try await index.digests(
                     ofFileAt: resolved.path, size: size, modifiedNanoseconds: modifiedNanoseconds,
-                    inode: UInt64(info.st_ino), lfs: lfs)
+                    inode: status.inode, lfs: lfs)
                 files.append(
                     ServedFile(
                         path: path, diskPath: resolved.path, size: size, modified: modified, gitOID: digests.gitOID,

@@ -22,6 +22,13 @@ public struct MirrorServer: Sendable {
     /// commit, `X-Linked-Etag` and `X-Linked-Size`, as the Hub redirects to its CDN. Point it at any server
     /// that serves blobs by SHA-256 (an nginx over a blob folder, a CDN). Clients must not send it the token.
     public var lfsRedirectBase: URL?
+    /// A connection is closed when it has been this long without a complete request head or between requests:
+    /// idle keep-alive sockets, clients that send half a header and stop, or trickle one byte at a time.
+    public var idleTimeout: Duration = .seconds(30)
+    /// The most connections served at once; past it the server stops accepting (clients wait in the kernel's
+    /// queue) and logs it. Always kept under the process's descriptor limit, so `accept` never fails with
+    /// EMFILE.
+    public var maxConnections: Int = 1024
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -54,9 +61,9 @@ public struct MirrorServer: Sendable {
         let state = stateFolder ?? firstFolder.appendingPathComponent(".modeldepot")
         let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
         let sources: [any RepositorySource] =
-            roots.map { FolderRepositorySource(root: $0, index: index) }
-            + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset) }
-            + caches.map { HubCacheRepositorySource(cache: $0, index: index) }
+            roots.map { FolderRepositorySource(root: $0, index: index, logger: logger) }
+            + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset, logger: logger) }
+            + caches.map { HubCacheRepositorySource(cache: $0, index: index, logger: logger) }
         source = sources.count == 1 ? sources[0] : CombinedRepositorySource(sources: sources)
         self.token = token
         self.treePageSize = max(1, treePageSize)
@@ -73,9 +80,12 @@ public struct MirrorServer: Sendable {
     {
         let responder = MirrorResponder(
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase)
+        let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "modeldepot", availableConnectionsDelegate: cap),
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
                 await onListening(URL(string: "http://\(host):\(boundPort)")!)

@@ -35,6 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A file holding a token clients must send as 'Authorization: Bearer <token>' (HF_TOKEN).")
     var tokenFile: String?
 
+    @Option(help: "The most client connections served at once; more wait until one closes.")
+    var maxConnections: Int = 1024
+
+    @Option(help: "Seconds a connection may sit without sending a complete request before it is closed.")
+    var idleTimeout: Double = 30
+
     func validate() throws {
         guard root != nil || datasetRoot != nil || cache else {
             throw ValidationError("Give --root DIR, --dataset-root DIR, --cache, or several of them.")
@@ -47,6 +53,10 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
+        guard idleTimeout > 0, idleTimeout.isFinite else {
+            throw ValidationError("--idle-timeout must be a positive number of seconds.")
+        }
     }
 
     var cacheFolder: URL {
@@ -63,10 +73,12 @@ struct ServeCommand: AsyncParsableCommand {
             token = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard token?.isEmpty == false else { throw ValidationError("The token file \(tokenFile) is empty.") }
         }
-        let server = MirrorServer(
+        var server = MirrorServer(
             roots: root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
             datasetRoots: datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
             caches: cache ? [cacheFolder] : [], token: token)
+        server.maxConnections = maxConnections
+        server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
             FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\n".utf8))

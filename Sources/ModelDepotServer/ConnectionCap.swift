@@ -1,0 +1,63 @@
+import HummingbirdCore
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Limits the connections the mirror serves at once. At the limit Hummingbird stops reading from the listening
+/// socket, so new clients wait in the kernel's accept queue instead of the server spinning on `accept`
+/// failing with EMFILE; the limit is logged once each time it is reached.
+struct ConnectionCap: AvailableConnectionsDelegate {
+    let limit: Int
+    let logger: Logger
+    private var open = 0
+    private var warned = false
+
+    init(limit: Int, logger: Logger) {
+        self.limit = max(1, limit)
+        self.logger = logger
+    }
+
+    /// `requested`, lowered so that every connection can hold a second descriptor (the file it streams) with
+    /// room to spare under the soft `RLIMIT_NOFILE`.
+    static func limit(requested: Int) -> Int {
+        var limits = rlimit()
+        #if canImport(Glibc)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+            let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limits) == 0, limits.rlim_cur < rlim_t(Int32.max) else {
+            return requested
+        }
+        let descriptors = Int(clamping: limits.rlim_cur)
+        return max(1, min(requested, (descriptors - 64) / 2))
+    }
+
+    mutating func connectionOpened() {
+        open += 1
+        if open >= limit, !warned {
+            warned = true
+            logger.warning(
+                "serving \(open) connections, the most allowed: new clients wait until one closes (raise it with --max-connections, and the descriptor limit with ulimit -n)"
+            )
+        }
+    }
+
+    mutating func connectionClosed() {
+        open -= 1
+        if open < limit * 9 / 10 { warned = false }
+    }
+
+    func isAcceptingNewConnections() -> Bool { open < limit }
+}
+
+extension Duration {
+    var wholeNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

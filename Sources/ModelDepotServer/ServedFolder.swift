@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A folder the mirror serves from, and the rule every served path obeys: its real path (all links
+/// resolved, by `realpath(3)`) lies inside the folder's real path, and no component below the folder is
+/// hidden. Links are what make this hard — `ROOT/acme/evil -> /etc`, or `ROOT/acme/tiny/cfg -> .git/config`
+/// — so each link is resolved and judged by where it really leads, never by its name.
+struct ServedFolder: Sendable {
+    /// The folder's real path, without a trailing `/`.
+    let realPath: String
+    private let skipped: SkippedEntryLog
+
+    init(_ folder: URL, logger: Logger) {
+        let standardized = folder.standardizedFileURL.path
+        var path = Self.realPath(of: standardized) ?? standardized
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        realPath = path
+        skipped = SkippedEntryLog(logger: logger)
+    }
+
+    /// `path` with every link resolved; nil when it does not exist or cannot be resolved.
+    static func realPath(of path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The components of `realPath` below this folder, or nil when it is not inside it (the folder itself
+    /// gives an empty list).
+    func componentsBelow(_ realPath: String) -> [Substring]? {
+        if realPath == self.realPath { return [] }
+        let prefix = self.realPath == "/" ? "/" : self.realPath + "/"
+        guard realPath.hasPrefix(prefix) else { return nil }
+        return realPath.dropFirst(prefix.count).split(separator: "/")
+    }
+
+    /// Resolves `path` (which may pass through links) and returns its real path when it is inside this folder,
+    /// at least `minimumDepth` components below it, and visible (no component starts with `.`). Otherwise logs
+    /// the entry once, naming `shownAs`, and returns nil.
+    func servablePath(_ path: String, minimumDepth: Int, shownAs: String) -> String? {
+        guard let real = Self.realPath(of: path) else {
+            skipped.note(shownAs, "it cannot be resolved (a dangling link?)")
+            return nil
+        }
+        guard let components = componentsBelow(real) else {
+            skipped.note(shownAs, "it leads outside \(realPath) (to \(real))")
+            return nil
+        }
+        guard components.count >= minimumDepth, !components.contains(where: { $0.hasPrefix(".") }) else {
+            skipped.note(shownAs, "it leads to \(real), which is not a visible file of a repository")
+            return nil
+        }
+        return real
+    }
+}
+
+/// Logs each skipped entry once per server, so a link that leaves the root is reported without flooding the
+/// log on every request that lists its repository.
+final class SkippedEntryLog: Sendable {
+    private let logger: Logger
+    private let seen = Mutex(Set<String>())
+
+    init(logger: Logger) { self.logger = logger }
+
+    func note(_ entry: String, _ reason: String) {
+        guard seen.withLock({ $0.insert(entry).inserted }) else { return }
+        logger.warning("not serving \(entry): \(reason)")
+    }
+}
