@@ -8,8 +8,9 @@ struct VerifyCommand: AsyncParsableCommand {
         abstract: "Re-hash cached files against their names; exit 1 if anything is corrupt or missing.",
         discussion: """
             Blobs named by a 64-hex ETag are checked by SHA-256, those named by a 40-hex one by git blob id. \
-            Files a snapshot's recorded file list names but that are absent count as missing. --repair deletes \
-            corrupt blobs and downloads exactly the bad files again.
+            Files a snapshot's recorded file list names but that are absent count as missing; files in a snapshot \
+            that its list does not name are reported as unlisted. --repair deletes corrupt blobs and unlisted \
+            entries and downloads exactly the bad files again.
             """
     )
 
@@ -69,6 +70,7 @@ struct VerifyCommand: AsyncParsableCommand {
                     switch problem.kind {
                     case .corrupt: kind = "corrupt"
                     case .missing: kind = "missing"
+                    case .unlisted: kind = "unlisted"
                     }
                     report.problems.append(
                         .init(

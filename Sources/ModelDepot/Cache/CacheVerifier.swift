@@ -15,6 +15,9 @@ public struct CacheVerifier: Sendable {
             case corrupt(actual: String)
             /// The snapshot lacks the file, or its link points at a missing blob.
             case missing
+            /// The snapshot holds a file its recorded tree does not list (debris of an interrupted tool, or a
+            /// file put there by hand); a loader walking the folder would see it. Repair removes it.
+            case unlisted
         }
 
         public var kind: Kind
@@ -28,6 +31,7 @@ public struct CacheVerifier: Sendable {
             case .corrupt(let actual):
                 "corrupt  \(path) @ \(commit.prefix(12)): \(blob ?? "") hashes to \(actual)"
             case .missing: "missing  \(path) @ \(commit.prefix(12))"
+            case .unlisted: "unlisted \(path) @ \(commit.prefix(12)): not a file of this commit"
             }
         }
     }
@@ -59,8 +63,13 @@ public struct CacheVerifier: Sendable {
                     }
                     return try? RepoFilePath(entry.path)
                 })
-            if let tree = repository.recordedTree(commit) { paths.formUnion(tree.files.keys) }
+            let tree = repository.recordedTree(commit)
+            if let tree { paths.formUnion(tree.files.keys) }
             for path in paths.sorted() {
+                if let tree, tree.files[path] == nil {
+                    outcome.problems.append(Problem(kind: .unlisted, commit: commit, path: path, blob: nil))
+                    continue
+                }
                 let file = folder + "/" + path.value
                 guard CacheScanner.kind(of: file, following: true) == .file else {
                     let blob =
@@ -94,18 +103,21 @@ public struct CacheVerifier: Sendable {
         return outcome
     }
 
-    /// Removes corrupt blobs, then downloads again exactly the files that were corrupt or missing.
+    /// Removes corrupt blobs and unlisted snapshot entries, then downloads again exactly the files that were
+    /// corrupt or missing.
     public func repair(
         _ repository: CachedRepository, problems: [Problem], using pull: SnapshotDownloader,
         progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> [Snapshot] {
         for problem in problems {
-            if case .corrupt = problem.kind, let blob = problem.blob {
-                unlink(blob)
+            switch problem.kind {
+            case .corrupt: if let blob = problem.blob { unlink(blob) }
+            case .unlisted: unlink(repository.snapshotFile(problem.commit, problem.path).path)
+            case .missing: break
             }
         }
         var repaired: [Snapshot] = []
-        let byCommit = Dictionary(grouping: problems, by: \.commit)
+        let byCommit = Dictionary(grouping: problems.filter { $0.kind != .unlisted }, by: \.commit)
         for (commit, problems) in byCommit.sorted(by: { $0.key < $1.key }) {
             var request = SnapshotRequest(repo: repository.id, type: repository.type, revision: commit)
             request.selection.paths = Set(problems.map(\.path.value))

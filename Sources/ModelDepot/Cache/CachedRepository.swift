@@ -80,17 +80,24 @@ public struct CachedRepository: Sendable, Hashable {
 
     // MARK: - Snapshots
 
+    /// Where links are made before they are renamed into a snapshot: the repository's own `.modeldepot/`
+    /// folder, which Python's cache tools and model loaders never look at. A process killed between making a
+    /// link and renaming it so leaves nothing inside `snapshots/`.
+    var linkWorkFolder: URL { folder.appendingPathComponent(".modeldepot/links", isDirectory: true) }
+
     /// Makes `snapshots/<commit>/<path>` a relative symlink to `blobs/<etag>`, replacing what was there.
     public func link(_ path: RepoFilePath, commit: String, toBlob etag: String) throws {
         let link = snapshotFile(commit, path)
         try HubCache.createFolder(link.deletingLastPathComponent())
         // One `..` per folder between the link and the repo folder: the path's own folders, the commit, snapshots.
+        // The text is relative to the link's final place; a rename moves a link without changing its text.
         let target = String(repeating: "../", count: path.components.count + 1) + "blobs/" + etag
         if let existing = try? FileManager.default.destinationOfSymbolicLink(atPath: link.path), existing == target {
             return
         }
-        let temporary = link.deletingLastPathComponent().appendingPathComponent(
-            ".\(link.lastPathComponent).\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).link")
+        try HubCache.createFolder(linkWorkFolder)
+        let temporary = linkWorkFolder.appendingPathComponent(
+            "\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).link")
         guard symlink(target, temporary.path) == 0 else {
             throw POSIXFailure.error("Cannot create the link \(temporary.path)", errno: errno)
         }
@@ -99,6 +106,34 @@ public struct CachedRepository: Sendable, Hashable {
             unlink(temporary.path)
             throw POSIXFailure.error("Cannot place the link \(link.path)", errno: code)
         }
+    }
+
+    /// Removes what an interrupted link left: temporary links an older version made inside the snapshot
+    /// (`.<name>.<hex>.link` beside the file they were for) and this version's leftovers in
+    /// ``linkWorkFolder``. Returns the snapshot paths removed.
+    @discardableResult
+    func removeLinkDebris(commit: String) -> [String] {
+        for name in CacheScanner.list(linkWorkFolder.path) where name.hasSuffix(".link") {
+            unlink(linkWorkFolder.appendingPathComponent(name).path)
+        }
+        let snapshot = snapshotFolder(commit).path
+        var removed: [String] = []
+        for entry in CacheScanner.walkEntries(snapshot) where Self.isTemporaryLinkName(entry.path) {
+            let full = snapshot + "/" + entry.path
+            guard CacheScanner.kind(of: full, following: false) == .link, unlink(full) == 0 else { continue }
+            removed.append(entry.path)
+        }
+        return removed
+    }
+
+    /// `.<name>.<1 to 16 hex>.link`: the temporary name earlier versions gave a link inside the snapshot.
+    static func isTemporaryLinkName(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard name.hasPrefix("."), name.hasSuffix(".link") else { return false }
+        let middle = name.dropFirst().dropLast(5)
+        guard let dot = middle.lastIndex(of: ".") else { return false }
+        let hex = middle[middle.index(after: dot)...]
+        return middle[..<dot].count > 0 && (1...16).contains(hex.count) && hex.allSatisfy(\.isHexDigit)
     }
 
     /// Whether `snapshots/<commit>/<path>` resolves to a file (a link to an existing blob, or a real file).

@@ -80,7 +80,9 @@ public struct HubClient: Sendable {
     }
 
     /// The `Authorization` header, for the endpoint's own origin only.
-    func authorization(for url: URL) -> [(name: String, value: String)] {
+    /// The headers that authenticate a request to `url`: the token, only when `url` is on the endpoint's origin
+    /// (scheme, host and port); none anywhere else.
+    public func authorization(for url: URL) -> [(name: String, value: String)] {
         guard let token, url.hasSameOrigin(as: endpoint) else { return [] }
         return [("Authorization", "Bearer \(token)")]
     }
@@ -174,7 +176,11 @@ public struct HubClient: Sendable {
                 }
                 guard (200..<300).contains(response.status) else {
                     let error = Self.hubError(for: response, url: url, body: [])
-                    if error.code == .entryNotFound { return .missing(commit: response.header("X-Repo-Commit"), error) }
+                    if error.code == .entryNotFound {
+                        // The header names a folder of the cache (`.no_exist/<commit>/`): only a commit id may.
+                        let commit = response.header("X-Repo-Commit")?.lowercased()
+                        return .missing(commit: commit.flatMap { HubEncoding.isGitID($0) ? $0 : nil }, error)
+                    }
                     throw error
                 }
                 return .found(try Self.metadata(from: response, location: url, url: resolve, isRedirect: false))

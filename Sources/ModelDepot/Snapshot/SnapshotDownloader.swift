@@ -47,6 +47,7 @@ public struct SnapshotDownloader: Sendable {
         _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> Snapshot {
         let repository = cache.repository(request.repo, type: request.type)
+        try Self.checkRevisionName(request.revision)
         if hub.isOffline {
             var snapshot = try cachedSnapshot(request)
             snapshot.answeredFromCacheBecause = "offline mode is on"
@@ -73,9 +74,17 @@ public struct SnapshotDownloader: Sendable {
         }
         let selected = try select(request, from: tree)
 
+        // Only a pull that got this far leaves anything in the cache: a refused one writes no tree, snapshot or ref.
         try cache.writeCacheDirectoryTag()
+        if repository.recordedTree(commit) == nil { try repository.recordTree(tree, commit: commit) }
         try HubCache.createFolder(repository.snapshotFolder(commit))
         try repository.setRef(request.revision, to: commit)
+        let debris = repository.removeLinkDebris(commit: commit)
+        if !debris.isEmpty {
+            logger.notice(
+                "removed temporary links an interrupted pull left in the snapshot",
+                metadata: ["paths": "\(debris.joined(separator: ", "))"])
+        }
 
         let missing = selected.filter { !repository.hasFile($0, commit: commit) }
         let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
@@ -134,6 +143,19 @@ public struct SnapshotDownloader: Sendable {
 
     // MARK: - Steps
 
+    /// Refuses a revision that cannot name a ref file (`refs/<revision>`) before anything is written or asked.
+    static func checkRevisionName(_ revision: String) throws {
+        guard !HubEncoding.isGitID(revision) else { return }
+        do {
+            _ = try RepoFilePath(revision)
+        } catch {
+            throw ModelDepotError(
+                .invalidArgument,
+                "'\(revision)' is not a revision name: give a branch, a tag or a 40-character commit id (names cannot be empty or contain '..', '.', control characters or a leading '/')."
+            )
+        }
+    }
+
     func resolveCommit(_ request: SnapshotRequest) async throws -> String {
         if HubEncoding.isGitID(request.revision) { return request.revision }
         let info = try await hub.repoInfo(request.repo, type: request.type, revision: request.revision)
@@ -146,15 +168,14 @@ public struct SnapshotDownloader: Sendable {
         return sha
     }
 
-    /// The commit's files: from `trees/<commit>.json` when recorded, else listed and recorded.
+    /// The commit's files: from `trees/<commit>.json` when recorded, else listed (and recorded by the caller
+    /// once the request is known to be good).
     func fileTree(_ request: SnapshotRequest, commit: String, repository: CachedRepository) async throws
         -> RecordedTree
     {
         if let recorded = repository.recordedTree(commit) { return recorded }
         let entries = try await hub.listFiles(request.repo, type: request.type, revision: commit)
-        let tree = try RecordedTree(entries: entries)
-        try repository.recordTree(tree, commit: commit)
-        return tree
+        return try RecordedTree(entries: entries)
     }
 
     func select(_ request: SnapshotRequest, from tree: RecordedTree) throws -> [RepoFilePath] {
@@ -216,7 +237,8 @@ public struct SnapshotDownloader: Sendable {
             headers: hub.authorization(for: url)
         ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
         let result = try await engine.download(download) { fileProgress in
-            tracker.fileProgress(path.value, done: fileProgress.bytesCompleted, size: expectedSize)
+            tracker.fileProgress(
+                path.value, done: fileProgress.bytesCompleted, size: expectedSize, waiting: fileProgress.waiting)
         }
         try repository.link(path, commit: commit, toBlob: etag)
         if download.expectedSHA256 != nil || download.expectedGitBlobID != nil { tracker.verified(blob.path) }
