@@ -106,6 +106,35 @@ import Testing
         }
     }
 
+    @Test func progressNeverGoesBackThroughPauseResumeAndCompletion() async throws {
+        try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
+            let cdn = try #require(hub.cdn)
+            cdn.inject(.throttle(bytesPerSecond: 1 << 20), times: 1000)
+            let task = await manager(hub, clock: ContinuousClock()).download(try RepoID("acme/chat"))
+            // Bound exactly as an app binds a progress bar.
+            let seen = Mutex<[SnapshotProgress]>([])
+            let watcher = Task { for await progress in task.progress { seen.withLock { $0.append(progress) } } }
+            #expect(await waitUntil { seen.withLock { $0.last?.bytesCompleted ?? 0 } > 1 << 20 })
+            await task.pause()
+            cdn.clearFaults()
+            task.resume()
+            _ = try await task.result()
+            await watcher.value
+            let events = seen.withLock { $0 }
+            let total = Int64(Self.weights.count + #"{"n": 1}"#.utf8.count + "# chat\n".utf8.count)
+            #expect(events.count > 2)
+            for (earlier, later) in zip(events, events.dropFirst()) {
+                #expect(later.bytesCompleted >= earlier.bytesCompleted, "\(earlier) then \(later)")
+                #expect(later.filesCompleted >= earlier.filesCompleted, "\(earlier) then \(later)")
+                #expect((later.fractionCompleted ?? 0) >= (earlier.fractionCompleted ?? 0), "\(earlier) then \(later)")
+                if earlier.totalBytes != nil { #expect(later.totalBytes == earlier.totalBytes) }
+            }
+            let last = try #require(events.last)
+            #expect(last.phase == .completed && last.bytesCompleted == total && last.totalBytes == total)
+            #expect(last.filesCompleted == 3 && last.totalFiles == 3)
+        }
+    }
+
     @Test func cancelStopsAndDeleteFreesTheDisk() async throws {
         try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
             let cdn = try #require(hub.cdn)

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepot
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 @Suite struct DownloadTaskTests {
@@ -39,6 +40,28 @@ import Testing
             Issue.record("expected completed, got \(task.state)")
             return
         }
+    }
+
+    @Test func progressNeverGoesBackThroughPauseResumeAndCompletion() async throws {
+        let fixture = try await DownloadFixture.make(size: 3 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.throttle(bytesPerSecond: 256 << 10), times: 1000)
+        let task = fixture.downloader(clock: ContinuousClock()).start(fixture.request(sha256: fixture.sha256))
+        let seen = Mutex<[DownloadProgress]>([])
+        let watcher = Task { for await progress in task.progress { seen.withLock { $0.append(progress) } } }
+        #expect(await waitUntil { seen.withLock { $0.last?.bytesCompleted ?? 0 } > 256 << 10 })
+        await task.pause()
+        fixture.server.clearFaults()
+        task.resume()
+        _ = try await task.result()
+        await watcher.value
+        let events = seen.withLock { $0 }
+        for (earlier, later) in zip(events, events.dropFirst()) {
+            #expect(later.bytesCompleted >= earlier.bytesCompleted, "\(earlier) then \(later)")
+            if earlier.totalBytes != nil { #expect(later.totalBytes == earlier.totalBytes) }
+        }
+        #expect(events.last?.phase == .completed)
+        #expect(events.last?.bytesCompleted == Int64(fixture.bytes.count))
     }
 
     @Test func cancelCanDiscardThePartialData() async throws {

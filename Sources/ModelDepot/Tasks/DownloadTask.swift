@@ -31,13 +31,13 @@ public final class DownloadTask: Sendable {
     public var states: AsyncStream<State> { controller.states }
 
     /// Progress events (phase, bytes, speed, ETA, connections) from now on; ends when the task reaches a final
-    /// state, with a `completed` event if it succeeded.
+    /// state, with a `completed` event if it succeeded. The byte count never goes back, not on pause, resume or
+    /// retries.
     public var progress: AsyncStream<DownloadProgress> {
-        forwardProgress(of: states) { state in
+        forwardProgress(of: states) { [controller] state in
             switch state {
             case .downloading(let progress): progress
-            case .completed(let result):
-                DownloadProgress(phase: .completed, bytesCompleted: result.size, totalBytes: result.size)
+            case .completed(let result): .completed(after: controller.lastProgress, size: result.size)
             default: nil
             }
         }

@@ -28,13 +28,12 @@ public final class ModelDownloadTask: Sendable {
     public var states: AsyncStream<State> { controller.states }
 
     /// Progress from now on; ends with the task, with a `completed` event if it succeeded.
+    /// The figures never go back: not on pause, resume or retries, nor in the final `completed` event.
     public var progress: AsyncStream<SnapshotProgress> {
-        forwardProgress(of: states) { state in
+        forwardProgress(of: states) { [controller] state in
             switch state {
             case .downloading(let progress): progress
-            case .completed(let snapshot):
-                SnapshotProgress(
-                    phase: .completed, filesCompleted: snapshot.files.count, totalFiles: snapshot.files.count)
+            case .completed(let snapshot): .completed(after: controller.lastProgress, snapshot: snapshot)
             default: nil
             }
         }

@@ -32,8 +32,7 @@
             case .downloading(let progress): self.progress = progress
             case .paused(let progress): self.progress = progress ?? self.progress
             case .completed(let result):
-                self.progress = DownloadProgress(
-                    phase: .completed, bytesCompleted: result.size, totalBytes: result.size)
+                self.progress = .completed(after: self.progress, size: result.size)
             default: break
             }
         }

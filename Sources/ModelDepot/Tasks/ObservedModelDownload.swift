@@ -28,10 +28,7 @@
                     case .downloading(let progress): self.progress = progress
                     case .paused(let progress): self.progress = progress ?? self.progress
                     case .completed(let snapshot):
-                        self.progress = SnapshotProgress(
-                            phase: .completed, bytesCompleted: self.progress?.totalBytes ?? 0,
-                            totalBytes: self.progress?.totalBytes, filesCompleted: snapshot.files.count,
-                            totalFiles: snapshot.files.count)
+                        self.progress = .completed(after: self.progress, snapshot: snapshot)
                     default: break
                     }
                 }

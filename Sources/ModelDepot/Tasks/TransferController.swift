@@ -22,7 +22,7 @@ public enum TransferState<Progress: Sendable, Output: Sendable>: Sendable {
 /// The state machine behind the observable tasks: runs an operation in a `Task`, publishes its progress and
 /// state to any number of subscribers, and really stops it on pause or cancel (the operation sees
 /// cancellation; its partial data stays for a resume).
-final class TransferController<Progress: Sendable, Output: Sendable>: Sendable {
+final class TransferController<Progress: MonotonicProgress, Output: Sendable>: Sendable {
     typealias State = TransferState<Progress, Output>
     typealias Operation = @Sendable (_ report: @escaping @Sendable (Progress) -> Void) async throws -> Output
 
@@ -46,6 +46,9 @@ final class TransferController<Progress: Sendable, Output: Sendable>: Sendable {
     }
 
     var state: State { inner.withLock { $0.state } }
+
+    /// The last progress reported, as shown (see ``MonotonicProgress``); survives pauses and resumes.
+    var lastProgress: Progress? { inner.withLock { $0.lastProgress } }
 
     /// Every state from now on, starting with the current one; ends after a final state.
     var states: AsyncStream<State> {
@@ -118,9 +121,10 @@ final class TransferController<Progress: Sendable, Output: Sendable>: Sendable {
         do {
             let output = try await operation { progress in
                 self.update { inner in
-                    inner.lastProgress = progress
+                    let shown = inner.lastProgress.map { progress.continuing(from: $0) } ?? progress
+                    inner.lastProgress = shown
                     guard case .run = inner.intent else { return nil }
-                    return self.set(.downloading(progress), in: &inner)
+                    return self.set(.downloading(shown), in: &inner)
                 }
             }
             outcome = .completed(output)

@@ -1,0 +1,56 @@
+/// Progress an app can bind a bar to: a task's figures never go back, through pauses, resumes, retries and
+/// completion. A run that restarts (after a resume) first reports "resolving, nothing known yet"; that event
+/// keeps the figures already shown and only changes the phase.
+protocol MonotonicProgress: Sendable {
+    /// This event as shown after `earlier`: no counter below what `earlier` showed, known totals kept.
+    func continuing(from earlier: Self) -> Self
+}
+
+extension DownloadProgress: MonotonicProgress {
+    func continuing(from earlier: DownloadProgress) -> DownloadProgress {
+        var shown = self
+        if shown.totalBytes == nil { shown.totalBytes = earlier.totalBytes }
+        if shown.totalBytes == earlier.totalBytes {
+            shown.bytesCompleted = max(shown.bytesCompleted, earlier.bytesCompleted)
+        }
+        return shown
+    }
+
+    /// The last event shown, as the final one of a successful download of `size` bytes.
+    static func completed(after last: DownloadProgress?, size: Int64) -> DownloadProgress {
+        var final = last ?? DownloadProgress(phase: .completed)
+        final.phase = .completed
+        final.bytesCompleted = size
+        final.totalBytes = size
+        final.estimatedSecondsRemaining = 0
+        final.activeConnections = 0
+        return final
+    }
+}
+
+extension SnapshotProgress: MonotonicProgress {
+    func continuing(from earlier: SnapshotProgress) -> SnapshotProgress {
+        var shown = self
+        if shown.totalBytes == nil {
+            shown.totalBytes = earlier.totalBytes
+            shown.totalFiles = max(shown.totalFiles, earlier.totalFiles)
+        }
+        if shown.totalBytes == earlier.totalBytes {
+            shown.bytesCompleted = max(shown.bytesCompleted, earlier.bytesCompleted)
+            shown.filesCompleted = max(shown.filesCompleted, earlier.filesCompleted)
+        }
+        return shown
+    }
+
+    /// The last event shown, as the final one of a pull that produced `snapshot`.
+    static func completed(after last: SnapshotProgress?, snapshot: Snapshot) -> SnapshotProgress {
+        var final = last ?? SnapshotProgress(phase: .completed)
+        final.phase = .completed
+        final.totalFiles = max(final.totalFiles, snapshot.files.count)
+        final.filesCompleted = final.totalFiles
+        if let total = final.totalBytes { final.bytesCompleted = total }
+        final.currentFile = nil
+        final.estimatedSecondsRemaining = 0
+        return final
+    }
+}
