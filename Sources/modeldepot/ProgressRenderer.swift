@@ -10,6 +10,7 @@ final class ProgressRenderer: Sendable {
     private let lastPhase = Mutex<DownloadProgress.Phase?>(nil)
     private let barShown = Mutex(false)
     private let snapshotPhase = Mutex<SnapshotProgress.Phase?>(nil)
+    private let lastWait = Mutex<String?>(nil)
 
     init(mode: Mode) { self.mode = mode }
 
@@ -27,12 +28,13 @@ final class ProgressRenderer: Sendable {
                     total: progress.totalBytes,
                     bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
-                    connections: progress.activeConnections))
+                    connections: progress.activeConnections, waiting: progress.waiting?.description))
         case .plain:
             // Not a terminal (a log, a pipe): one line when the transfer starts, no redrawn bar.
             if phaseChanged && progress.phase == .downloading {
                 writeError("downloading \(progress.totalBytes.map(ByteFormat.string) ?? "(size unknown)")\n")
             }
+            plainWaitLine(progress.waiting?.description)
         case .bar:
             barShown.withLock { $0 = true }
             writeError("\r\u{1B}[K" + Self.bar(for: progress))
@@ -48,8 +50,10 @@ final class ProgressRenderer: Sendable {
                     event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted,
                     total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
-                    files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile))
+                    files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile,
+                    waiting: progress.waiting.map { "\($0.file): \($0.reason)" }))
         case .plain:
+            plainWaitLine(progress.waiting.map { "\($0.file): \($0.reason)" })
             let phaseChanged = snapshotPhase.withLock { last in
                 defer { last = progress.phase }
                 return last != progress.phase
@@ -60,7 +64,7 @@ final class ProgressRenderer: Sendable {
                     "\(progress.totalFiles) files, \(size); \(progress.filesCompleted) already in the cache\n")
             }
         case .bar:
-            guard progress.phase != .resolving else { return }
+            guard progress.phase != .resolving || progress.waiting != nil else { return }
             barShown.withLock { $0 = true }
             writeError("\r\u{1B}[K" + Self.bar(for: progress))
         }
@@ -80,7 +84,11 @@ final class ProgressRenderer: Sendable {
         if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
             parts.append(String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60))
         }
-        if let file = progress.currentFile { parts.append(String(file.suffix(40))) }
+        if let waiting = progress.waiting {
+            parts.append(String("\(waiting.file): \(waiting.reason)".prefix(100)))
+        } else if let file = progress.currentFile {
+            parts.append(String(file.suffix(40)))
+        }
         return parts.joined(separator: "  ")
     }
 
@@ -120,7 +128,11 @@ final class ProgressRenderer: Sendable {
             parts.append(String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60))
         }
         parts.append("\(progress.activeConnections) conn")
-        if progress.phase != .downloading { parts.append(progress.phase.rawValue) }
+        if let waiting = progress.waiting {
+            parts.append(String(waiting.description.prefix(100)))
+        } else if progress.phase != .downloading {
+            parts.append(progress.phase.rawValue)
+        }
         return parts.joined(separator: "  ")
     }
 
@@ -151,6 +163,15 @@ final class ProgressRenderer: Sendable {
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 
+    /// In plain mode, one line each time a wait starts or changes ("retrying in 4 s …").
+    private func plainWaitLine(_ waiting: String?) {
+        let changed = lastWait.withLock { last in
+            defer { last = waiting }
+            return last != waiting
+        }
+        if changed, let waiting { writeError(waiting + "\n") }
+    }
+
     private func writeError(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
     }
@@ -178,14 +199,17 @@ struct JSONEvent: Encodable {
     var repo: String?
     var commit: String?
     var filesDownloaded: Int?
+    /// Why the transfer is not moving right now ("waiting for host:port", "retrying in 4 s …").
+    var waiting: String?
 
     init(
         event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil, bytesPerSecond: Double? = nil,
         etaSeconds: Double? = nil, connections: Int? = nil, path: String? = nil, sha256: String? = nil,
         bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
         message: String? = nil, files: Int? = nil, totalFiles: Int? = nil, currentFile: String? = nil,
-        repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil
+        repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil, waiting: String? = nil
     ) {
+        self.waiting = waiting
         self.files = files
         self.totalFiles = totalFiles
         self.currentFile = currentFile

@@ -134,7 +134,11 @@ struct PullCommand: AsyncParsableCommand {
         }
         let destination = try Self.destination(for: source, output: output)
         let downloader = Downloader(configuration: engineConfiguration)
-        let request = DownloadRequest(url: source, destination: destination, expectedSHA256: sha256)
+        // A URL on the Hub endpoint's origin (a `resolve` URL) gets the Hub token, as `hf download` sends it;
+        // any other origin gets none.
+        let request = DownloadRequest(
+            url: source, destination: destination, expectedSHA256: sha256,
+            headers: try hub.hubClient().authorization(for: source))
         let result = try await CancellableRun.run {
             try await downloader.download(request) { renderer.render($0) }
         }
@@ -161,7 +165,7 @@ struct PullCommand: AsyncParsableCommand {
             !name.contains(where: { $0.isNewline || $0 == "\0" })
         else {
             throw ModelDepotError(
-                .invalidArgument, "Cannot name the file after \(url.absoluteString); pass --output PATH.")
+                .invalidArgument, "Cannot name the file after the URL's last part '\(name)'; pass --output PATH.")
         }
         return name
     }

@@ -182,7 +182,11 @@ import Testing
         #expect(finished)
         let result = try await download.value
         #expect(result.sha256 == fixture.sha256)
-        #expect(fixture.server.requests[1].rangeStart == 10_000, "the retry continues after the bytes received")
+        // The clock also moves while requests wait for their answer, so a healthy request may be retried too:
+        // what matters is that the stalled range was asked for again from where its bytes stopped.
+        #expect(
+            fixture.server.requests.dropFirst().contains { $0.rangeStart == 10_000 },
+            "the retry continues after the bytes received")
     }
 }
 

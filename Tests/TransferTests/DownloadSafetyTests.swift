@@ -106,6 +106,8 @@ import Testing
         let clock = ImmediateClock()
         var configuration = DownloadConfiguration()
         configuration.retryPolicy = RetryPolicy(maxAttempts: 3)
+        // The stall watchdog would fire at once on a clock whose sleeps return at once.
+        configuration.stallTimeout = nil
         let downloader = Downloader(clock: clock, configuration: configuration)
         // Port 9 (discard) is closed on this machine: the connection is refused.
         let error = await captureError {

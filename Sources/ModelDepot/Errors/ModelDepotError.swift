@@ -71,6 +71,9 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
         public static let notCached = Code("notCached")
         /// The cached snapshot lacks files its recorded tree lists.
         public static let incompleteSnapshot = Code("incompleteSnapshot")
+        /// A server the download was redirected to (a CDN's signed URL) refused access (400 / 401 / 403), and
+        /// kept refusing the fresh URLs the original one redirected to: the signed URLs expire or are refused.
+        public static let expiredURL = Code("expiredURL")
     }
 
     public let code: Code

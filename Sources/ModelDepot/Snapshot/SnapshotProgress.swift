@@ -19,6 +19,16 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// Bytes per second over the last few seconds, over all files.
     public var bytesPerSecond: Double
     public var estimatedSecondsRemaining: Double?
+    /// Set while a file in flight waits for a server's answer or for its next attempt (with the file's path).
+    public var waiting: (file: String, reason: TransferWait)? {
+        get { waitingFile.flatMap { file in waitingReason.map { (file, $0) } } }
+        set {
+            waitingFile = newValue?.file
+            waitingReason = newValue?.reason
+        }
+    }
+    private var waitingFile: String?
+    private var waitingReason: TransferWait?
 
     public init(
         phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, filesCompleted: Int = 0,

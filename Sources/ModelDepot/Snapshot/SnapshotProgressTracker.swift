@@ -6,6 +6,8 @@ final class SnapshotProgressTracker: Sendable {
         var progress: SnapshotProgress
         /// Bytes on disk per file in flight.
         var inFlight: [String: (done: Int64, size: Int64)] = [:]
+        /// Files in flight that wait for a server or a retry.
+        var waits: [String: TransferWait] = [:]
         /// Bytes of finished files.
         var finishedBytes: Int64 = 0
         var meter = SpeedMeter()
@@ -38,13 +40,18 @@ final class SnapshotProgressTracker: Sendable {
         }
     }
 
-    func fileProgress(_ path: String, done: Int64, size: Int64) {
-        emit(force: false) { state in state.inFlight[path] = (done, size) }
+    func fileProgress(_ path: String, done: Int64, size: Int64, waiting: TransferWait? = nil) {
+        let changedWait = state.withLock { $0.waits[path] != waiting }
+        emit(force: changedWait) { state in
+            state.inFlight[path] = (done, size)
+            state.waits[path] = waiting
+        }
     }
 
     func fileFinished(_ path: String, size: Int64) {
         emit(force: true) { state in
             state.inFlight.removeValue(forKey: path)
+            state.waits.removeValue(forKey: path)
             state.finishedBytes += size
             state.progress.filesCompleted += 1
         }
@@ -52,7 +59,10 @@ final class SnapshotProgressTracker: Sendable {
 
     /// A file that failed or was stopped no longer counts as in flight.
     func fileAbandoned(_ path: String) {
-        state.withLock { _ = $0.inFlight.removeValue(forKey: path) }
+        state.withLock { state in
+            state.inFlight.removeValue(forKey: path)
+            state.waits.removeValue(forKey: path)
+        }
     }
 
     /// A blob that was checked by hash as it arrived.
@@ -65,6 +75,7 @@ final class SnapshotProgressTracker: Sendable {
     func completed() {
         emit(force: true) { state in
             state.inFlight.removeAll()
+            state.waits.removeAll()
             state.progress.phase = .completed
             state.progress.currentFile = nil
             state.progress.estimatedSecondsRemaining = 0
@@ -79,6 +90,7 @@ final class SnapshotProgressTracker: Sendable {
             state.progress.bytesCompleted = done
             state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done)
             state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
+            state.progress.waiting = state.waits.min { $0.key < $1.key }.map { (file: $0.key, reason: $0.value) }
             if let total = state.progress.totalBytes, state.progress.bytesPerSecond > 0 {
                 state.progress.estimatedSecondsRemaining = Double(max(0, total - done)) / state.progress.bytesPerSecond
             }

@@ -17,10 +17,13 @@ import Foundation
 /// the whole-file hash.
 enum AtomicFile {
     /// Writes `data` to `path`. `temporarySuffix` names the temporary file (`<path><suffix>`); callers that
-    /// may write the same path concurrently pass a unique one.
-    static func replace(_ data: Data, atPath path: String, temporarySuffix: String = ".tmp") throws {
+    /// may write the same path concurrently pass a unique one. `mode` is the new file's permissions (less the
+    /// umask): `0o600` for files that may name private URLs.
+    static func replace(
+        _ data: Data, atPath path: String, temporarySuffix: String = ".tmp", mode: mode_t = 0o644
+    ) throws {
         let temporary = path + temporarySuffix
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw POSIXFailure.error("Cannot create \(temporary)", errno: errno) }
         let file = LocalPartialFile(descriptor: descriptor, path: temporary)
         do {

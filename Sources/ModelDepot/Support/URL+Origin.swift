@@ -10,3 +10,31 @@ extension URL {
             && port(self) == port(other)
     }
 }
+
+/// Keeps passwords out of everything people and other programs read: messages, logs, JSON events, sidecars.
+enum URLRedaction {
+    /// `url` as text with its password (if any) replaced by `***`: `http://user:***@host/f`.
+    static func redacted(_ url: URL) -> String {
+        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url.absoluteString
+        }
+        components.percentEncodedPassword = "***"
+        return components.string ?? url.absoluteString
+    }
+}
+
+extension URL {
+    /// The URL without `user:password@`, and the HTTP Basic `Authorization` header they stand for (as curl
+    /// sends them: to this URL's origin only). Nil credentials when the URL has none.
+    func splittingCredentials() -> (url: URL, authorization: String?) {
+        guard user != nil || password != nil,
+            var components = URLComponents(url: self, resolvingAgainstBaseURL: true)
+        else { return (self, nil) }
+        let user = components.user ?? ""
+        let password = components.password ?? ""
+        components.user = nil
+        components.password = nil
+        guard let stripped = components.url else { return (self, nil) }
+        return (stripped, "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+    }
+}

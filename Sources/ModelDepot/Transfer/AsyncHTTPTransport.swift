@@ -12,8 +12,9 @@ import NIOHTTP1
 public final class AsyncHTTPTransport: HTTPTransport {
     public struct Configuration: Sendable {
         public var connectTimeout: Duration = .seconds(15)
-        /// The socket-level idle limit; the engine's clock-driven stall timeout usually fires first.
-        public var readTimeout: Duration = .seconds(60)
+        /// The socket-level idle limit: how long an API call waits for the server's answer, or for the next
+        /// bytes of it. Downloads are watched by the engine's clock-driven stall timeout instead.
+        public var readTimeout: Duration = .seconds(20)
         public var maximumConnectionsPerHost: Int = 16
         public init() {}
     }
@@ -58,11 +59,29 @@ public final class AsyncHTTPTransport: HTTPTransport {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await (request.callerDetectsStalls ? unwatchedClient : client)
-            .execute(outgoing, timeout: .hours(24))
+        let response: HTTPClientResponse
+        do {
+            response = try await (request.callerDetectsStalls ? unwatchedClient : client)
+                .execute(outgoing, timeout: .hours(24))
+        } catch {
+            throw TransportFailure.error(from: error, url: request.url)
+        }
         let headers = response.headers.map { (name: $0.name, value: $0.value) }
-        let body = response.body
-        return TransportResponse(status: Int(response.status.code), headers: headers, body: TransportBody(body))
+        let url = request.url
+        let body = TransportBody(response.body)
+        return TransportResponse(
+            status: Int(response.status.code), headers: headers,
+            body: TransportBody(makeNext: {
+                let next = body.makeAsyncIterator()
+                return {
+                    var iterator = next
+                    do {
+                        return try await iterator.next()
+                    } catch {
+                        throw TransportFailure.error(from: error, url: url)
+                    }
+                }
+            }))
     }
 }
 

@@ -17,11 +17,14 @@ public struct DownloadProgress: Sendable, Equatable {
     public var estimatedSecondsRemaining: Double?
     /// Connections transferring right now.
     public var activeConnections: Int
+    /// Set while the download waits for a server's answer or for its next attempt; nil while bytes flow.
+    public var waiting: TransferWait?
 
     public init(
         phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0,
-        estimatedSecondsRemaining: Double? = nil, activeConnections: Int = 0
+        estimatedSecondsRemaining: Double? = nil, activeConnections: Int = 0, waiting: TransferWait? = nil
     ) {
+        self.waiting = waiting
         self.phase = phase
         self.bytesCompleted = bytesCompleted
         self.totalBytes = totalBytes

@@ -2,7 +2,8 @@ import Foundation
 
 /// One file to download: where from, where to, and what it must hash to.
 public struct DownloadRequest: Sendable {
-    /// An `http` or `https` URL.
+    /// An `http` or `https` URL. `user:password@` in it is never stored, printed or sent in the URL: the
+    /// engine sends it as HTTP Basic credentials to this URL's origin only, as curl does.
     public var url: URL
     /// The final path of the file. Partial data lives beside it in `<destination>.incomplete` until it is
     /// verified; only a complete, verified file ever appears here.
@@ -36,6 +37,20 @@ public struct DownloadRequest: Sendable {
         self.resumeRecordPath = destination.path + ".incomplete.json"
         self.lockPath = destination.path + ".lock"
         self.lockIsShared = false
+        self = movingURLCredentialsToHeader()
+    }
+
+    /// The same request with `user:password@` taken out of the URL and sent as an HTTP Basic `Authorization`
+    /// header instead (unless one is given), which, like every header here, goes to the URL's origin only.
+    func movingURLCredentialsToHeader() -> DownloadRequest {
+        let (url, authorization) = self.url.splittingCredentials()
+        guard let authorization else { return self }
+        var request = self
+        request.url = url
+        if !headers.contains(where: { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }) {
+            request.headers.append((name: "Authorization", value: authorization))
+        }
+        return request
     }
 
     /// Where the bytes collect until the file is complete and verified; `<destination>.incomplete` unless
@@ -72,14 +87,17 @@ public struct DownloadConfiguration: Sendable {
     /// Files smaller than this are fetched over one connection.
     public var minimumSizeForRanges: Int64 = 4 << 20
     public var retryPolicy: RetryPolicy = .default
-    /// A connection that delivers no byte for this long is dropped and its range retried; nil disables the
-    /// watchdog (the transport's own read timeout still applies).
-    public var stallTimeout: Duration? = .seconds(30)
+    /// A request that gets no answer, or a connection that delivers no byte, for this long is dropped and
+    /// retried; nil disables the watchdog (the transport's own read timeout, a minute, still applies).
+    public var stallTimeout: Duration? = .seconds(20)
     /// Bytes written between two saves of the resume sidecar (bounds what a crash can lose).
     public var checkpointBytes: Int64 = 1 << 20
     /// How often progress events are emitted.
     public var progressInterval: Duration = .milliseconds(200)
     public var maxRedirects: Int = 10
+    /// How many fresh URLs in a row the engine asks the original URL for when the server it was redirected to
+    /// refuses access (a signed CDN URL expired) before failing with `expiredURL`. Progress resets the count.
+    public var maxURLRefreshes: Int = 3
     /// Flush the file to stable storage before renaming it into place. Off by default, like curl, aria2c and
     /// huggingface_hub: the rename is atomic for every process crash either way, and only a power loss
     /// between the rename and the kernel's own writeback could leave a complete-looking file with missing

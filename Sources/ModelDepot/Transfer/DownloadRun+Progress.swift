@@ -8,6 +8,16 @@ extension DownloadRun {
         }
     }
 
+    /// Reports that the download waits (nil: no longer), at once.
+    func emit(waiting: TransferWait?) {
+        let now = clock.elapsed()
+        state.withLock { state in
+            guard state.waiting != waiting else { return }
+            state.waiting = waiting
+            emitLocked(&state, now: now, force: true)
+        }
+    }
+
     func emit(force: Bool) {
         let now = clock.elapsed()
         state.withLock { emitLocked(&$0, now: now, force: force) }
@@ -24,6 +34,7 @@ extension DownloadRun {
         progressHandler(
             DownloadProgress(
                 phase: state.phase, bytesCompleted: state.bytesCompleted, totalBytes: state.total,
-                bytesPerSecond: speed, estimatedSecondsRemaining: eta, activeConnections: state.activeConnections))
+                bytesPerSecond: speed, estimatedSecondsRemaining: eta, activeConnections: state.activeConnections,
+                waiting: state.waiting))
     }
 }

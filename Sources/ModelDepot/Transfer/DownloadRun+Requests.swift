@@ -15,6 +15,11 @@ extension DownloadRun {
                 TransportRequest(
                     url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
             guard [301, 302, 303, 307, 308].contains(response.status) else {
+                if [400, 401, 403].contains(response.status), !url.hasSameOrigin(as: request.url) {
+                    // A redirect target refusing access: a signed CDN URL that expired (S3 answers 403
+                    // "Request has expired"). The original URL hands out a fresh one; withRetries asks it.
+                    throw await expiredURL(response, at: url)
+                }
                 if url != request.url { state.withLock { $0.resolvedURL = url } }
                 return response
             }
@@ -34,25 +39,76 @@ extension DownloadRun {
             "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
     }
 
+    /// The error for a redirect target that refused access, quoting the start of its answer.
+    private func expiredURL(_ response: TransportResponse, at url: URL) async -> ModelDepotError {
+        var quoted = ""
+        if let bytes = try? await response.body.prefix(limit: 2048) {
+            quoted = ServerAnswer.summary(of: bytes)
+        }
+        return ModelDepotError(
+            .expiredURL,
+            "\(url.host ?? "the server") (where \(URLRedaction.redacted(request.url)) redirected) refused access with HTTP \(response.status)\(quoted.isEmpty ? "" : ": \(quoted)")."
+        )
+    }
+
     /// Runs `operation`, retrying transient failures with backoff on the injected clock.
+    ///
+    /// An ``ModelDepotError/Code/expiredURL`` is not waited for: the next attempt starts again from the
+    /// original URL, which redirects to a fresh signed one, and continues the same ranges. After
+    /// ``DownloadConfiguration/maxURLRefreshes`` fresh URLs in a row without a byte of progress it fails.
     ///
     /// - Parameter progressMade: asked after a failure; when the failed attempt moved data forward the attempt
     ///   count starts again, so a long segment over a flaky link is not failed for earlier, recovered errors.
     func withRetries<T>(progressMade: () -> Bool, _ operation: () async throws -> T) async throws -> T {
         let policy = configuration.retryPolicy
         var attempt = 0
+        var refreshes = 0
+        /// When the current run of attempts without progress began.
+        var failingSince = clock.elapsed()
         while true {
             do {
                 return try await operation()
             } catch {
                 let failure = Self.classify(error)
+                let moved = failure.isTransient || failure.code == .expiredURL ? progressMade() : false
+                if moved {
+                    attempt = 0
+                    refreshes = 0
+                    failingSince = clock.elapsed()
+                }
+                if failure.code == .expiredURL {
+                    refreshes += 1
+                    guard refreshes <= configuration.maxURLRefreshes else {
+                        throw ModelDepotError(
+                            .expiredURL,
+                            "\(failure.message) It still did after \(configuration.maxURLRefreshes) fresh URLs from \(URLRedaction.redacted(request.url)); check the credentials or try again later."
+                        )
+                    }
+                    state.withLock { $0.resolvedURL = request.url }
+                    logger.notice(
+                        "asking the original URL for a fresh one",
+                        metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
+                    continue
+                }
                 guard failure.isTransient else { throw failure }
-                if progressMade() { attempt = 0 }
                 attempt += 1
                 if let retryAfter = failure.retryAfter, retryAfter > policy.maxRetryAfter { throw failure }
                 guard attempt < policy.maxAttempts else { throw failure.afterRetries(attempt) }
                 state.withLock { $0.controller.recordFailure() }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
+                let now = clock.elapsed()
+                let since = failingSince
+                // An attempt is not started unless it could fail (wait, then time out) inside the budget.
+                let nextAttemptCost = delay + (configuration.stallTimeout ?? .zero)
+                if let budget = policy.budget, now - since + nextAttemptCost > budget {
+                    throw ModelDepotError(
+                        failure.code,
+                        "\(failure.message) Gave up after \(attempt) attempts without progress over \(Self.seconds(now - since)) (the retry budget is \(Self.seconds(budget))); try again later.",
+                        underlying: failure.underlying, retryAfter: failure.retryAfter)
+                }
+                emit(
+                    waiting: .retry(
+                        attempt: attempt, maxAttempts: policy.maxAttempts, delay: delay, reason: failure.message))
                 logger.debug(
                     "retrying",
                     metadata: [
@@ -64,8 +120,14 @@ extension DownloadRun {
                 } catch {
                     throw ModelDepotError.cancelled()
                 }
+                emit(waiting: nil)
             }
         }
+    }
+
+    /// `12 s`, for messages.
+    static func seconds(_ duration: Duration) -> String {
+        "\(Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18).rounded())) s"
     }
 
     /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.
@@ -106,6 +168,21 @@ extension DownloadRun {
     }
 }
 
+extension DownloadRun {
+    /// The error for a status the download cannot use, saying which credentials went with the request.
+    func statusError(_ response: TransportResponse) -> ModelDepotError {
+        let authorization = request.headers.first { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }
+        let sent: String
+        switch authorization?.value.split(separator: " ").first?.lowercased() {
+        case nil: sent = "no credentials were"
+        case "bearer": sent = "a bearer token was"
+        case "basic": sent = "a user name and password (HTTP Basic) were"
+        default: sent = "an Authorization header was"
+        }
+        return HTTPStatusError.error(for: response, url: request.url, sentCredentials: sent)
+    }
+}
+
 extension ModelDepotError {
     /// Failures the engine retries by itself.
     var isTransient: Bool {
@@ -121,14 +198,16 @@ extension ModelDepotError {
 
 /// Maps an HTTP status that is not a success to a ``ModelDepotError``.
 enum HTTPStatusError {
-    static func error(for response: TransportResponse, url: URL) -> ModelDepotError {
+    /// - Parameter sentCredentials: what a 401 or 403 message says was sent: "a bearer token", "no credentials".
+    static func error(for response: TransportResponse, url: URL, sentCredentials: String? = nil) -> ModelDepotError {
         let status = response.status
         let retryAfter = response.header("Retry-After").flatMap { RetryAfter.parse($0) }
         switch status {
         case 401, 403:
+            let sent = sentCredentials.map { " \($0.prefix(1).uppercased() + $0.dropFirst()) sent." } ?? ""
             return ModelDepotError(
                 .unauthorized,
-                "\(url) refused access (HTTP \(status)). Check that the URL is right and pass a valid token or credentials."
+                "\(url) refused access (HTTP \(status)).\(sent) Check that the URL is right and pass a valid token or credentials."
             )
         case 404, 410:
             return ModelDepotError(.notFound, "\(url) does not exist on the server (HTTP \(status)). Check the URL.")

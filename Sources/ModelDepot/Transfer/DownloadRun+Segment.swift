@@ -48,7 +48,7 @@ extension DownloadRun {
         case 206: break
         case 200: throw sourceChanged("a range request was answered with the whole file")
         case 416: throw sourceChanged("the server says the saved byte ranges no longer exist")
-        default: throw HTTPStatusError.error(for: answer, url: request.url)
+        default: throw statusError(answer)
         }
         let (total, validators) = state.withLock { ($0.total, $0.validators) }
         let answered = ResourceValidators(etag: answer.header("ETag"), lastModified: answer.header("Last-Modified"))

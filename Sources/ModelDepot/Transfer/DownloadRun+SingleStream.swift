@@ -13,8 +13,8 @@ extension DownloadRun {
                 response = first
                 pending = nil
             } else {
-                response = try await send(range: nil, ifRange: nil)
-                guard response.status == 200 else { throw HTTPStatusError.error(for: response, url: request.url) }
+                response = try await withStallWatchdog { _ in try await self.send(range: nil, ifRange: nil) }
+                guard response.status == 200 else { throw statusError(response) }
             }
             try await receiveWhole(response, file: file)
         }

@@ -30,6 +30,7 @@ final class DownloadRun: Sendable {
         var sampleStart: Duration = .zero
         var hashedPrefixNotified: Int64 = 0
         var sha256: String?
+        var waiting: TransferWait?
     }
 
     let request: DownloadRequest
@@ -70,18 +71,35 @@ final class DownloadRun: Sendable {
         let record = usableResumeRecord()
         let file = try fileSystem.openPartialFile(atPath: request.partialPath)
         defer { file.close() }
+        do {
+            return try await execute(record: record, file: file)
+        } catch {
+            // A run that started afresh and wrote nothing leaves nothing: an empty `.incomplete` (after a 404, a
+            // redirect loop, a garbage reply) is of no use to a later run.
+            if record == nil, state.withLock({ $0.bytesReceived == 0 }) { Downloader.discardPartial(of: request) }
+            throw error
+        }
+    }
+
+    private func execute(record: ResumeRecord?, file: any PartialFile) async throws -> DownloadResult {
         if record == nil {
             unlink(request.resumeRecordPath)
             try file.allocate(size: 0)
         }
         let firstRange = record.map { firstMissingRange(of: $0) } ?? 0..<configuration.segmentSize
         let probe = try await withRetries(progressMade: { false }) {
-            let answer = try await self.send(range: firstRange, ifRange: record?.validators.ifRangeValue)
+            self.emit(waiting: .server(TransportFailure.serverName(self.state.withLock { $0.resolvedURL })))
+            // Under the watchdog: a server that accepts the connection and never answers is given up on after
+            // the stall timeout, not after the transport's minute-long read timeout.
+            let answer = try await self.withStallWatchdog { _ in
+                try await self.send(range: firstRange, ifRange: record?.validators.ifRangeValue)
+            }
             guard [200, 206, 416].contains(answer.status) else {
-                throw HTTPStatusError.error(for: answer, url: self.request.url)
+                throw self.statusError(answer)
             }
             return answer
         }
+        emit(waiting: nil)
         logger.trace("probe answered", metadata: ["status": "\(probe.status)", "range": "\(firstRange)"])
         switch probe.status {
         case 206:
@@ -92,7 +110,7 @@ final class DownloadRun: Sendable {
         case 416:
             try handleUnsatisfiableProbe(probe, record: record, file: file)
         default:
-            throw HTTPStatusError.error(for: probe, url: request.url)
+            throw statusError(probe)
         }
         return try finish(file: file)
     }
@@ -185,6 +203,8 @@ final class DownloadRun: Sendable {
         }
         emit(phase: .finalizing)
         if configuration.syncBeforeRename { try file.sync() }
+        // Verified: from owner-only (while partial) to what any new file gets, as Python leaves its blobs.
+        chmod(request.partialPath, FileCreationMode.standard)
         guard rename(request.partialPath, request.destination.path) == 0 else {
             throw POSIXFailure.error("Cannot move the finished file to \(request.destination.path)", errno: errno)
         }

@@ -67,6 +67,8 @@ public struct Downloader: Sendable {
         _ request: DownloadRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) async throws -> DownloadResult {
+        // `url` is a var: credentials put back into it after init still never travel or get stored in the URL.
+        let request = request.movingURLCredentialsToHeader()
         try Self.validate(request)
         if let present = try Self.existingFile(for: request) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
@@ -139,7 +141,7 @@ public struct Downloader: Sendable {
         guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty else {
             throw ModelDepotError(
                 .invalidURL,
-                "Cannot download '\(request.url.absoluteString)': give a full http:// or https:// URL with a host name."
+                "Cannot download '\(URLRedaction.redacted(request.url))': give a full http:// or https:// URL with a host name."
             )
         }
         if let hash = request.expectedSHA256 {

@@ -94,12 +94,23 @@ public struct TransportBody: AsyncSequence, Sendable {
 
     public static let empty = TransportBody(makeNext: { { nil } })
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let nextBuffer: @Sendable () async throws -> ByteBuffer?
         public mutating func next() async throws -> ByteBuffer? { try await nextBuffer() }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextBuffer: makeNext()) }
+
+    /// At most the first `limit` bytes of the body (the rest is dropped, which closes the connection): enough of
+    /// an error page to quote.
+    public func prefix(limit: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await buffer in self {
+            bytes += buffer.readableBytesView.prefix(limit - bytes.count)
+            if bytes.count >= limit { break }
+        }
+        return bytes
+    }
 
     /// The whole body, refused with `protocolViolation` past `limit` bytes (an API answer that large is
     /// not one). Errors of the transport are rethrown as they are.

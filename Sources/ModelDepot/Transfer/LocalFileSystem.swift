@@ -20,8 +20,10 @@ public struct LocalFileSystem: DownloadFileSystem {
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
+    /// Partial files are the owner's alone until they are verified and renamed into place, where they get the
+    /// permissions a new file gets (``FileCreationMode/standard``).
     public func openPartialFile(atPath path: String) throws -> any PartialFile {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw POSIXFailure.error("Cannot open \(path) for writing", errno: errno)
         }
@@ -119,4 +121,15 @@ enum POSIXFailure {
                 .fileSystem, "\(what): \(reason).", underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
         }
     }
+}
+
+/// The permissions a file created the ordinary way gets here: `0o666` less the process's umask.
+enum FileCreationMode {
+    /// Read once: POSIX has no call that reads the umask without setting it, so it is set to a stricter value
+    /// for an instant and put back (a file another thread creates in that instant is only less readable).
+    static let standard: mode_t = {
+        let mask = umask(0o077)
+        umask(mask)
+        return 0o666 & ~mask
+    }()
 }

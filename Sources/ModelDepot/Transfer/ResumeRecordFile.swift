@@ -39,7 +39,7 @@ final class ResumeRecordFile {
         if bytes.count < length { bytes += repeatElement(UInt8(ascii: " "), count: length - bytes.count) }
         guard bytes.count <= Self.inPlaceLimit else {
             closeDescriptor()
-            try AtomicFile.replace(Data(json), atPath: path)
+            try AtomicFile.replace(Data(json), atPath: path, mode: 0o600)
             return
         }
         let file = LocalPartialFile(descriptor: descriptor, path: path)
@@ -48,7 +48,8 @@ final class ResumeRecordFile {
     }
 
     private func openDescriptor() throws {
-        let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // Owner only: the record names the URL, which may be private (a signed or internal address).
+        let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard opened >= 0 else { throw POSIXFailure.error("Cannot open \(path)", errno: errno) }
         descriptor = opened
         var info = stat()

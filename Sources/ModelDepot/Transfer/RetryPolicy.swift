@@ -13,6 +13,10 @@ public struct RetryPolicy: Sendable, Equatable {
     public var jitter: Double
     /// The longest `Retry-After` the engine waits for; longer ones fail with ``ModelDepotError/retryAfter`` set.
     public var maxRetryAfter: Duration
+    /// How long a request that makes no progress is retried, attempts and waits together, before giving up with
+    /// attempts left: a server that accepts connections and never answers costs this long, not
+    /// attempts × timeouts. Progress (for downloads) starts it again. Nil: only ``maxAttempts`` limits.
+    public var budget: Duration?
 
     public init(
         maxAttempts: Int = 8,
@@ -20,8 +24,10 @@ public struct RetryPolicy: Sendable, Equatable {
         maxDelay: Duration = .seconds(30),
         multiplier: Double = 2,
         jitter: Double = 0.5,
-        maxRetryAfter: Duration = .seconds(300)
+        maxRetryAfter: Duration = .seconds(300),
+        budget: Duration? = .seconds(90)
     ) {
+        self.budget = budget
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -63,12 +69,20 @@ extension RetryPolicy {
     public func retrying<T>(
         clock: any Clock<Duration>, random: () -> Double, _ operation: () async throws -> T
     ) async throws -> T {
+        let elapsed = EngineClock(clock)
         var attempt = 0
         while true {
             do {
                 return try await operation()
             } catch let error as ModelDepotError {
                 attempt += 1
+                if let budget, elapsed.elapsed() >= budget, [.network, .serverError, .rateLimited].contains(error.code)
+                {
+                    throw ModelDepotError(
+                        error.code,
+                        "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(elapsed.elapsed())); try again later.",
+                        underlying: error.underlying, retryAfter: error.retryAfter)
+                }
                 try await backOff(after: error, attempt: attempt, clock: clock, random: random())
             }
         }
