@@ -72,8 +72,10 @@ private final class ReplyOnFirstRead: ChannelInboundHandler, Sendable {
     }
 }
 
-/// A port on 127.0.0.1 with nothing listening: connecting to it is refused.
-public func refusingPort() throws -> Int {
+/// A port on 127.0.0.1 that nothing listens on: bound to learn a free number, then released. Connecting to it
+/// is refused (a test of refused connections), and a server started right after can take it (nginx, which
+/// cannot report the port it picked).
+public func unusedLoopbackPort() throws -> Int {
     #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     #else
@@ -85,12 +87,11 @@ public func refusingPort() throws -> Int {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+        }
     }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    // Bound but never listening, then closed: the kernel refuses connections to this port.
+    guard bound else { throw POSIXError(.EADDRINUSE) }
     return Int(UInt16(bigEndian: address.sin_port))
 }

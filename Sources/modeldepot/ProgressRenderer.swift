@@ -51,9 +51,9 @@ final class ProgressRenderer: Sendable {
                     total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
                     files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile,
-                    waiting: progress.waiting.map { "\($0.file): \($0.reason)" }))
+                    waiting: Self.waitText(progress)))
         case .plain:
-            plainWaitLine(progress.waiting.map { "\($0.file): \($0.reason)" })
+            plainWaitLine(Self.waitText(progress))
             let phaseChanged = snapshotPhase.withLock { last in
                 defer { last = progress.phase }
                 return last != progress.phase
@@ -70,6 +70,12 @@ final class ProgressRenderer: Sendable {
         }
     }
 
+    /// `model.gguf: retrying in 2.0 s (attempt 2 of 8): …`, or the wait alone when it is the Hub's API.
+    static func waitText(_ progress: SnapshotProgress) -> String? {
+        guard let waiting = progress.waiting else { return nil }
+        return progress.waitingFile.map { "\($0): \(waiting)" } ?? waiting.description
+    }
+
     /// One line: `[#####-----]  50%  1.0 GiB / 2.0 GiB  3/41 files  120.0 MiB/s  ETA 0:09  model.gguf`.
     static func bar(for progress: SnapshotProgress, width: Int = 24) -> String {
         let fraction = progress.fractionCompleted ?? 0
@@ -84,8 +90,8 @@ final class ProgressRenderer: Sendable {
         if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
             parts.append(String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60))
         }
-        if let waiting = progress.waiting {
-            parts.append(String("\(waiting.file): \(waiting.reason)".prefix(100)))
+        if let waiting = waitText(progress) {
+            parts.append(String(waiting.prefix(100)))
         } else if let file = progress.currentFile {
             parts.append(String(file.suffix(40)))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ModelDepotTesting
 import Testing
 
 @testable import ModelDepot
@@ -90,5 +91,32 @@ import Testing
         #expect(hub.authorization(for: URL(string: "https://cdn.example/x")!).isEmpty)
         #expect(hub.authorization(for: URL(string: "http://hub.example/x")!).isEmpty)
         #expect(hub.authorization(for: URL(string: "https://hub.example:8443/x")!).isEmpty)
+    }
+}
+
+/// A Hub that accepts connections and never answers costs the retry budget, not attempts × timeouts.
+@Suite struct HubClientRetryBudgetTests {
+    /// Each request "takes" the transport's read timeout on the test clock, then fails as it would.
+    struct SilentTransport: HTTPTransport {
+        let clock: ImmediateClock
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            try await clock.sleep(for: .seconds(20))
+            throw ModelDepotError(.network, "The server at hub.example stopped sending (read timeout).")
+        }
+    }
+
+    @Test func aSilentHubIsGivenUpOnWithinTheBudget() async throws {
+        let clock = ImmediateClock()
+        let hub = HubClient(
+            endpoint: URL(string: "https://hub.example")!, transport: SilentTransport(clock: clock), clock: clock,
+            retryPolicy: RetryPolicy(maxAttempts: 8), random: { 0.5 })
+        let error = await #expect(throws: ModelDepotError.self) {
+            try await hub.repoInfo(try RepoID("acme/tiny"))
+        }
+        #expect(error?.code == .network)
+        #expect(error?.message.contains("the retry budget is 90 s") == true, "\(error?.message ?? "")")
+        let spent = clock.sleeps.reduce(Duration.zero, +)
+        #expect(spent <= .seconds(90), "\(clock.sleeps)")
+        #expect(clock.sleeps.filter { $0 == .seconds(20) }.count == 4, "four attempts fit in 90 s")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepot
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 /// What an interrupted or refused pull may leave in the cache: nothing a loader or Python's `scan_cache_dir`
@@ -92,5 +93,33 @@ import Testing
         let written = FileManager.default.enumerator(atPath: folder.url.path)?.allObjects as? [String] ?? []
         #expect(written.filter { $0.contains("snapshots") || $0.contains("trees") || $0.contains("refs") }.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: folder.path("x").path))
+    }
+}
+
+/// A pull that waits on the Hub's API says so in its progress, as its files' downloads do.
+@Suite struct SnapshotWaitTests {
+    @Test func retriesOfTheHubsAPIShowInTheProgress() async throws {
+        let commit = String(repeating: "ab", count: 20)
+        let server = try await FaultServer.start(files: [
+            "/api/models/acme/x/revision/main": Array(#"{"id": "acme/x", "sha": "\#(commit)"}"#.utf8),
+            "/api/models/acme/x/tree/\(commit)": Array("[]".utf8),
+        ])
+        defer { Task { try? await server.shutdown() } }
+        server.inject(.status(503), times: 2)
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let clock = ImmediateClock()
+        let pull = SnapshotDownloader(
+            hub: HubClient(endpoint: server.baseURL, clock: clock), cache: HubCache(root: folder.path("cache")),
+            clock: clock)
+        let events = Mutex<[SnapshotProgress]>([])
+        _ = try await pull.download(SnapshotRequest(repo: try RepoID("acme/x"))) { progress in
+            events.withLock { $0.append(progress) }
+        }
+        let waits = events.withLock { $0 }.compactMap(\.waiting).map(\.description)
+        #expect(waits.first == "waiting for 127.0.0.1:\(server.baseURL.port!)")
+        #expect(waits.contains { $0.hasPrefix("retrying in 0.") && $0.contains("(attempt 2 of 6)") }, "\(waits)")
+        #expect(waits.contains { $0.contains("(attempt 3 of 6)") }, "\(waits)")
+        #expect(events.withLock { $0.last?.waiting } == nil, "the wait ends when the pull goes on")
     }
 }

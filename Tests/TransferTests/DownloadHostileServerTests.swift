@@ -21,54 +21,57 @@ import Testing
 
     // MARK: 1. Signed URLs that expire mid-pull
 
+    /// An origin that redirects every request to a signed URL on a "CDN" (another server), as the Hub does.
+    struct SignedURLServers {
+        let origin: FaultServer
+        let cdn: FaultServer
+        let folder: TemporaryDirectory
+
+        static func with(_ bytes: [UInt8], _ body: (SignedURLServers) async throws -> Void) async throws {
+            let cdn = try await FaultServer.start(files: ["/signed/blob": bytes])
+            let origin = try await FaultServer.start(files: [:])
+            origin.inject(.redirect(to: cdn.url("/signed/blob").absoluteString), times: 1000)
+            let folder = try TemporaryDirectory()
+            defer { folder.remove() }
+            try await body(SignedURLServers(origin: origin, cdn: cdn, folder: folder))
+            try await cdn.shutdown()
+            try await origin.shutdown()
+        }
+
+        func request(sha256: String? = nil) -> DownloadRequest {
+            DownloadRequest(
+                url: origin.url("/resolve/main/weights.bin"), destination: folder.path("weights.bin"),
+                expectedSHA256: sha256)
+        }
+    }
+
     @Test func anExpiredSignedURLIsReplacedAndTheSameRangesContinue() async throws {
         let bytes = SampleData.bytes(count: 3 << 20, seed: 9)
-        let cdn = try await FaultServer.start(files: ["/signed/blob": bytes])
-        let origin = try await FaultServer.start(files: [:])
-        let folder = try TemporaryDirectory()
-        defer {
-            folder.remove()
-            Task {
-                try? await cdn.shutdown()
-                try? await origin.shutdown()
-            }
+        try await SignedURLServers.with(bytes) { servers in
+            // Twice, after the download is under way, the CDN says the signature expired (S3's 403).
+            servers.cdn.inject(
+                .status(403, headers: [("Content-Type", "application/xml")], body: Self.expired), times: 2,
+                when: .laterRanges)
+            let request = servers.request(sha256: SampleData.sha256(bytes))
+            let result = try await downloader().download(request)
+            #expect(try Data(contentsOf: request.destination) == Data(bytes))
+            #expect(result.bytesReceived == Int64(bytes.count), "no byte was fetched twice")
+            #expect(servers.cdn.pendingFaults == 0)
+            #expect(servers.origin.requests.count >= 3, "the original URL was asked for a fresh one after each refusal")
         }
-        origin.inject(.redirect(to: cdn.url("/signed/blob").absoluteString), times: 1000)
-        // Twice, after the download is under way, the CDN says the signature expired (S3's 403).
-        cdn.inject(
-            .status(403, headers: [("Content-Type", "application/xml")], body: Self.expired), times: 2,
-            when: .laterRanges)
-        let request = DownloadRequest(
-            url: origin.url("/resolve/main/weights.bin"), destination: folder.path("weights.bin"),
-            expectedSHA256: SampleData.sha256(bytes))
-        let result = try await downloader().download(request)
-        #expect(try Data(contentsOf: folder.path("weights.bin")) == Data(bytes))
-        #expect(result.bytesReceived == Int64(bytes.count), "no byte was fetched twice")
-        #expect(cdn.pendingFaults == 0)
-        #expect(origin.requests.count >= 3, "the original URL was asked for a fresh one after each refusal")
     }
 
     @Test func aCDNThatKeepsRefusingFailsClearlyAfterThreeFreshURLs() async throws {
-        let bytes = SampleData.bytes(count: 100_000, seed: 9)
-        let cdn = try await FaultServer.start(files: ["/signed/blob": bytes])
-        let origin = try await FaultServer.start(files: [:])
-        let folder = try TemporaryDirectory()
-        defer {
-            folder.remove()
-            Task {
-                try? await cdn.shutdown()
-                try? await origin.shutdown()
-            }
+        try await SignedURLServers.with(SampleData.bytes(count: 100_000, seed: 9)) { servers in
+            servers.cdn.inject(.status(403, body: Self.expired), times: 1000)
+            let request = servers.request()
+            let error = await captureError { _ = try await downloader().download(request) }
+            #expect(error?.code == .expiredURL)
+            #expect(error?.message.contains("AccessDenied: Request has expired") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("3 fresh URLs") == true)
+            #expect(servers.origin.requests.count == 4, "the first URL, then three fresh ones")
+            #expect(!FileManager.default.fileExists(atPath: request.partialPath))
         }
-        origin.inject(.redirect(to: cdn.url("/signed/blob").absoluteString), times: 1000)
-        cdn.inject(.status(403, body: Self.expired), times: 1000)
-        let request = DownloadRequest(url: origin.url("/resolve/main/weights.bin"), destination: folder.path("w.bin"))
-        let error = await captureError { _ = try await downloader().download(request) }
-        #expect(error?.code == .expiredURL)
-        #expect(error?.message.contains("AccessDenied: Request has expired") == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains("3 fresh URLs") == true)
-        #expect(origin.requests.count == 4, "the first URL, then three fresh ones")
-        #expect(!FileManager.default.fileExists(atPath: request.partialPath))
     }
 
     @Test func aRefusalFromTheOriginItselfStaysAnAuthorizationError() async throws {
@@ -147,7 +150,7 @@ import Testing
     }
 
     @Test func aRefusedConnectionIsRetriedWithAReadableMessage() async throws {
-        let port = try refusingPort()
+        let port = try unusedLoopbackPort()
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let clock = ImmediateClock()

@@ -28,7 +28,7 @@ final class NginxServer: Sendable {
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder.path("tmp"), withIntermediateDirectories: true)
         for (name, bytes) in files { try Data(bytes).write(to: www.appendingPathComponent(name)) }
-        port = try Self.freePort()
+        port = try unusedLoopbackPort()
         let root = folder.url.path
         let config = """
             worker_processes 1;
@@ -99,23 +99,6 @@ final class NginxServer: Sendable {
         process.terminate()
         process.waitUntilExit()
         folder.remove()
-    }
-
-    private static func freePort() throws -> Int {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socketFD) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func accepts(port: Int) -> Bool {

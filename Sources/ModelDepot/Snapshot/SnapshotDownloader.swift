@@ -55,13 +55,16 @@ public struct SnapshotDownloader: Sendable {
         }
         let tracker = SnapshotProgressTracker(
             clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: progress)
-        tracker.start()
+        tracker.start(endpoint: TransportFailure.serverName(hub.endpoint))
 
         let commit: String
         let tree: RecordedTree
         do {
-            commit = try await resolveCommit(request)
-            tree = try await fileTree(request, commit: commit, repository: repository)
+            // Retries of these API calls show in the progress ("retrying in 2.0 s …"), as the files' do.
+            (commit, tree) = try await WaitReporting.$report.withValue({ tracker.apiWaiting($0) }) {
+                let commit = try await resolveCommit(request)
+                return (commit, try await fileTree(request, commit: commit, repository: repository))
+            }
         } catch let error as ModelDepotError where Self.fallsBackToCache(error) {
             logger.notice("the Hub is unreachable; answering from the cache", metadata: ["error": "\(error.message)"])
             do {

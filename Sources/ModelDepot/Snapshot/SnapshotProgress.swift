@@ -19,16 +19,10 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// Bytes per second over the last few seconds, over all files.
     public var bytesPerSecond: Double
     public var estimatedSecondsRemaining: Double?
-    /// Set while a file in flight waits for a server's answer or for its next attempt (with the file's path).
-    public var waiting: (file: String, reason: TransferWait)? {
-        get { waitingFile.flatMap { file in waitingReason.map { (file, $0) } } }
-        set {
-            waitingFile = newValue?.file
-            waitingReason = newValue?.reason
-        }
-    }
-    private var waitingFile: String?
-    private var waitingReason: TransferWait?
+    /// Set while the pull waits for a server's answer or for its next attempt; nil while bytes flow.
+    public var waiting: TransferWait?
+    /// The file whose download waits; nil when the wait is the Hub's API (resolving, listing).
+    public var waitingFile: String?
 
     public init(
         phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, filesCompleted: Int = 0,

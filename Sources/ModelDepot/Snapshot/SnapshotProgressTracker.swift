@@ -8,6 +8,9 @@ final class SnapshotProgressTracker: Sendable {
         var inFlight: [String: (done: Int64, size: Int64)] = [:]
         /// Files in flight that wait for a server or a retry.
         var waits: [String: TransferWait] = [:]
+        /// What the Hub's API calls wait for, while the revision is resolved and the files listed.
+        var apiWait: TransferWait?
+        var endpoint: String?
         /// Bytes of finished files.
         var finishedBytes: Int64 = 0
         var meter = SpeedMeter()
@@ -27,11 +30,26 @@ final class SnapshotProgressTracker: Sendable {
         self.report = report
     }
 
-    func start() { report(SnapshotProgress(phase: .resolving)) }
+    func start(endpoint: String) {
+        emit(force: true) { state in
+            state.endpoint = endpoint
+            state.apiWait = .server(endpoint)
+        }
+    }
+
+    /// An API call waits before a retry, or (nil) is sent again: until the plan is known, the pull waits for
+    /// the Hub either way.
+    func apiWaiting(_ retry: TransferWait?) {
+        let wait = retry ?? state.withLock { $0.endpoint.map(TransferWait.server) }
+        let changed = state.withLock { $0.apiWait != wait }
+        guard changed else { return }
+        emit(force: true) { $0.apiWait = wait }
+    }
 
     /// The plan is known: `cachedBytes` of `totalBytes` (in `cachedFiles` of `totalFiles`) are already on disk.
     func planned(totalBytes: Int64, totalFiles: Int, cachedBytes: Int64, cachedFiles: Int) {
         emit(force: true) { state in
+            state.apiWait = nil
             state.progress.phase = .downloading
             state.progress.totalBytes = totalBytes
             state.progress.totalFiles = totalFiles
@@ -90,7 +108,13 @@ final class SnapshotProgressTracker: Sendable {
             state.progress.bytesCompleted = done
             state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done)
             state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
-            state.progress.waiting = state.waits.min { $0.key < $1.key }.map { (file: $0.key, reason: $0.value) }
+            if let (file, wait) = state.waits.min(by: { $0.key < $1.key }) {
+                state.progress.waiting = wait
+                state.progress.waitingFile = file
+            } else {
+                state.progress.waiting = state.apiWait
+                state.progress.waitingFile = nil
+            }
             if let total = state.progress.totalBytes, state.progress.bytesPerSecond > 0 {
                 state.progress.estimatedSecondsRemaining = Double(max(0, total - done)) / state.progress.bytesPerSecond
             }

@@ -100,7 +100,7 @@ extension DownloadRun {
                 let since = failingSince
                 // An attempt is not started unless it could fail (wait, then time out) inside the budget.
                 let nextAttemptCost = delay + (configuration.stallTimeout ?? .zero)
-                if let budget = policy.budget, now - since + nextAttemptCost > budget {
+                if let budget = policy.budget, failure.code != .rateLimited, now - since + nextAttemptCost > budget {
                     throw ModelDepotError(
                         failure.code,
                         "\(failure.message) Gave up after \(attempt) attempts without progress over \(Self.seconds(now - since)) (the retry budget is \(Self.seconds(budget))); try again later.",

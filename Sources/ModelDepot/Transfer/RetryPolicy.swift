@@ -15,7 +15,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maxRetryAfter: Duration
     /// How long a request that makes no progress is retried, attempts and waits together, before giving up with
     /// attempts left: a server that accepts connections and never answers costs this long, not
-    /// attempts × timeouts. Progress (for downloads) starts it again. Nil: only ``maxAttempts`` limits.
+    /// attempts × timeouts. Progress (for downloads) starts it again. A 429's `Retry-After` is honoured
+    /// regardless (up to ``maxRetryAfter``): the server said when to come back. Nil: only ``maxAttempts``.
     public var budget: Duration?
 
     public init(
@@ -71,16 +72,23 @@ extension RetryPolicy {
     ) async throws -> T {
         let elapsed = EngineClock(clock)
         var attempt = 0
+        /// The longest attempt so far: what the next one may cost (a server that never answers costs the
+        /// transport's whole read timeout each time).
+        var longestAttempt = Duration.zero
         while true {
+            let attemptStart = elapsed.elapsed()
             do {
                 return try await operation()
             } catch let error as ModelDepotError {
                 attempt += 1
-                if let budget, elapsed.elapsed() >= budget, [.network, .serverError, .rateLimited].contains(error.code)
-                {
+                let now = elapsed.elapsed()
+                longestAttempt = max(longestAttempt, now - attemptStart)
+                // Not started unless the longest wait and the longest attempt seen so far fit in the budget.
+                let nextCost = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: 0) + longestAttempt
+                if let budget, now + nextCost > budget, [.network, .serverError].contains(error.code) {
                     throw ModelDepotError(
                         error.code,
-                        "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(elapsed.elapsed())); try again later.",
+                        "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(now)) (the retry budget is \(DownloadRun.seconds(budget))); try again later.",
                         underlying: error.underlying, retryAfter: error.retryAfter)
                 }
                 try await backOff(after: error, attempt: attempt, clock: clock, random: random())
@@ -96,8 +104,12 @@ extension RetryPolicy {
     ) async throws {
         guard [.network, .serverError, .rateLimited].contains(error.code), attempt < maxAttempts else { throw error }
         if let wait = error.retryAfter, wait > maxRetryAfter { throw error }
+        let delay = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random)
+        let report = WaitReporting.report
+        report?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: error.message))
+        defer { report?(nil) }
         do {
-            try await clock.sleep(for: delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random))
+            try await clock.sleep(for: delay)
         } catch {
             throw ModelDepotError(.cancelled, "Cancelled while waiting to try again.")
         }
