@@ -1,6 +1,6 @@
 import Foundation
-import NIOCore
 import ModelDepotTesting
+import NIOCore
 import Testing
 
 @testable import ModelDepot
