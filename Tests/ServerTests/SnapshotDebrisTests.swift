@@ -20,11 +20,15 @@ import Testing
             let debris = first.folder.appendingPathComponent("X.mlmodelc/weights/.weight.bin.5cdd3851.link")
             try FileManager.default.createSymbolicLink(
                 atPath: debris.path, withDestinationPath: "../../../../blobs/whatever")
-            try FileManager.default.createDirectory(
-                at: repo.folder.appendingPathComponent(".modeldepot/links"), withIntermediateDirectories: true)
+            let work = repo.folder.appendingPathComponent(".modeldepot/links")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            // A leftover from an hour ago, and one another process is about to rename (it must stay).
+            let stale = work.appendingPathComponent("1f2e.link").path
+            try FileManager.default.createSymbolicLink(atPath: stale, withDestinationPath: "x")
+            let anHourAgo = timeval(tv_sec: time(nil) - 3600, tv_usec: 0)
+            #expect(lutimes(stale, [anHourAgo, anHourAgo]) == 0)
             try FileManager.default.createSymbolicLink(
-                atPath: repo.folder.appendingPathComponent(".modeldepot/links").appendingPathComponent("1f2e.link")
-                    .path, withDestinationPath: "x")
+                atPath: work.appendingPathComponent("77aa.link").path, withDestinationPath: "y")
 
             let verified = try CacheVerifier(cache: hub.cache).verify(repo)
             #expect(verified.problems.map(\.kind) == [.unlisted])
@@ -33,10 +37,7 @@ import Testing
             let again = try await hub.downloader().download(SnapshotRequest(repo: try RepoID("acme/tiny")))
             #expect(again.commit == first.commit)
             #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: debris.path)) == nil)
-            #expect(
-                try FileManager.default.contentsOfDirectory(
-                    atPath: repo.folder.appendingPathComponent(".modeldepot/links").path
-                ).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["77aa.link"])
             #expect(try CacheVerifier(cache: hub.cache).verify(repo).problems.isEmpty)
             let entries = FileManager.default.enumerator(atPath: first.folder.path)?.allObjects as? [String] ?? []
             #expect(

@@ -109,19 +109,24 @@ public struct CachedRepository: Sendable, Hashable {
     }
 
     /// Removes what an interrupted link left: temporary links an older version made inside the snapshot
-    /// (`.<name>.<hex>.link` beside the file they were for) and this version's leftovers in
-    /// ``linkWorkFolder``. Returns the snapshot paths removed.
+    /// (`.<name>.<hex>.link` beside the file they were for, never a file `tree` lists) and this version's
+    /// leftovers in ``linkWorkFolder``. Returns the snapshot paths removed.
     @discardableResult
-    func removeLinkDebris(commit: String) -> [String] {
+    func removeLinkDebris(commit: String, keeping tree: RecordedTree) -> [String] {
+        // Another process may be between making a link here and renaming it (microseconds): only links older
+        // than a minute are leftovers.
+        let aMinuteAgo = Date().addingTimeInterval(-60)
         for name in CacheScanner.list(linkWorkFolder.path) where name.hasSuffix(".link") {
-            unlink(linkWorkFolder.appendingPathComponent(name).path)
+            let path = linkWorkFolder.appendingPathComponent(name).path
+            // attributesOfItem does not follow links: this is the link's own time.
+            let made = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+            if let made, made < aMinuteAgo { unlink(path) }
         }
         let snapshot = snapshotFolder(commit).path
         var removed: [String] = []
-        for entry in CacheScanner.walkEntries(snapshot) where Self.isTemporaryLinkName(entry.path) {
-            let full = snapshot + "/" + entry.path
-            guard CacheScanner.kind(of: full, following: false) == .link, unlink(full) == 0 else { continue }
-            removed.append(entry.path)
+        for entry in CacheScanner.walkEntries(snapshot) where entry.isLink && Self.isTemporaryLinkName(entry.path) {
+            if let path = try? RepoFilePath(entry.path), tree.files[path] != nil { continue }
+            if unlink(snapshot + "/" + entry.path) == 0 { removed.append(entry.path) }
         }
         return removed
     }

@@ -82,7 +82,7 @@ public struct SnapshotDownloader: Sendable {
         if repository.recordedTree(commit) == nil { try repository.recordTree(tree, commit: commit) }
         try HubCache.createFolder(repository.snapshotFolder(commit))
         try repository.setRef(request.revision, to: commit)
-        let debris = repository.removeLinkDebris(commit: commit)
+        let debris = repository.removeLinkDebris(commit: commit, keeping: tree)
         if !debris.isEmpty {
             logger.notice(
                 "removed temporary links an interrupted pull left in the snapshot",
