@@ -21,9 +21,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
+        // The only code that touches the OS in non-portable ways (Linux and Darwin branches side by side); it
+        // depends on nothing of ours. .ci/run refuses platform-specific calls anywhere else in Sources/.
+        .target(name: "ModelDepotPlatform"),
         .target(
             name: "ModelDepot",
             dependencies: [
+                "ModelDepotPlatform",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -35,12 +39,13 @@ let package = Package(
         ),
         .target(
             name: "ModelDepotInference",
-            dependencies: ["ModelDepot", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["ModelDepot", "ModelDepotPlatform", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "ModelDepotTesting",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -51,6 +56,7 @@ let package = Package(
             name: "ModelDepotServer",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotPlatform",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -69,6 +75,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
         .testTarget(name: "ModelDepotTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
         .testTarget(
             name: "TransferTests",

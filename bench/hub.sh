@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hub benchmarks: ModelDepot against Python's huggingface_hub (the venv .ci/run creates), same run, same machine.
+# Hub benchmarks: ModelDepot against Python's huggingface_hub (the venv scripts/test creates), same run, same machine.
 #
 #   bench/hub.sh [--size-mib 256] [--small-files 40] [--cache-files 10000] [--runs 2]
 #
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
 python="$root/.venv/bin/python"
-[ -x "$python" ] || { echo "missing $python: run .ci/run once (it creates the venv with huggingface-hub)" >&2; exit 1; }
+[ -x "$python" ] || { echo "missing $python: run scripts/test once (it creates the venv with huggingface-hub)" >&2; exit 1; }
 work=$(mktemp -d /tmp/modeldepot-hubbench.XXXXXX)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Streaming client overhead: `OpenAICompatibleProvider.stream` vs a raw reader of the same HTTP stream (same
 # transport, bytes scanned for content events), alternating in one process, against the real llama.cpp server
-# (llama-cpp-python in the venv .ci/run creates) running the tiny test model.
+# (llama-cpp-python in the venv scripts/test creates) running the tiny test model.
 #
 #   bench/inference.sh [--runs 20] [--max-tokens 200] [--invocations 3]
 #
@@ -22,7 +22,7 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 python="$root/.venv/bin/python"
 "$python" -c "import llama_cpp.server" 2>/dev/null \
-    || { echo "llama-cpp-python is missing from $root/.venv: run .ci/run once" >&2; exit 1; }
+    || { echo "llama-cpp-python is missing from $root/.venv: run scripts/test once" >&2; exit 1; }
 work=$(mktemp -d /tmp/modeldepot-inferencebench.XXXXXX)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }

@@ -1,11 +1,7 @@
+import Foundation
 import HummingbirdCore
 import Logging
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import ModelDepotPlatform
 
 /// Limits the connections the mirror serves at once. At the limit Hummingbird stops reading from the listening
 /// socket, so new clients wait in the kernel's accept queue instead of the server spinning on `accept`
@@ -24,16 +20,7 @@ struct ConnectionCap: AvailableConnectionsDelegate {
     /// `requested`, lowered so that every connection can hold a second descriptor (the file it streams) with
     /// room to spare under the soft `RLIMIT_NOFILE`.
     static func limit(requested: Int) -> Int {
-        var limits = rlimit()
-        #if canImport(Glibc)
-            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-            let resource = RLIMIT_NOFILE
-        #endif
-        guard getrlimit(resource, &limits) == 0, limits.rlim_cur < rlim_t(Int32.max) else {
-            return requested
-        }
-        let descriptors = Int(clamping: limits.rlim_cur)
+        guard let descriptors = OpenFileLimit.current() else { return requested }
         return max(1, min(requested, (descriptors - 64) / 2))
     }
 

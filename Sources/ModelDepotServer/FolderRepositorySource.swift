@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotPlatform
 
 /// Serves `root/<org>/<name>/` folders as repositories of one type (models, or datasets for a dataset root)
 /// whose files are the folder's files.
@@ -47,7 +48,7 @@ struct FolderRepositorySource: RepositorySource {
             !namespace.hasPrefix("."), !id.name.hasPrefix("."),
             let folder = root.servablePath(
                 root.realPath + "/" + namespace + "/" + id.name, minimumDepth: 2, shownAs: id.description),
-            FileStatus(folder)?.isFolder == true
+            FileStatus(path: folder)?.kind == .folder
         else { return nil }
         var files: [ServedFile] = []
         var visited: Set<String> = [folder]
@@ -78,14 +79,14 @@ struct FolderRepositorySource: RepositorySource {
                 diskPath = resolved
             case .other: continue
             }
-            guard let status = FileStatus(diskPath) else { continue }
-            if status.isFolder {
+            guard let status = FileStatus(path: diskPath) else { continue }
+            if status.kind == .folder {
                 guard visited.insert(diskPath).inserted else { continue }
                 try await collect(folder: diskPath, prefix: relative, visited: &visited, into: &files)
                 visited.remove(diskPath)
                 continue
             }
-            guard status.isRegularFile, let path = try? RepoFilePath(relative) else { continue }
+            guard status.kind == .file, let path = try? RepoFilePath(relative) else { continue }
             let size = status.size
             let modified = status.modifiedNanoseconds
             let lfs =
@@ -104,13 +105,13 @@ struct FolderRepositorySource: RepositorySource {
 
     /// An organization or repository folder's real path: itself, or where its link leads when that is a visible
     /// folder inside the root.
-    private func servableFolder(_ entry: FolderEntry, in parent: String, shownAs: String, depth: Int) -> String? {
+    private func servableFolder(_ entry: DirectoryEntry, in parent: String, shownAs: String, depth: Int) -> String? {
         let path = parent + "/" + entry.name
         switch entry.kind {
         case .folder: return path
         case .link:
             guard let real = root.servablePath(path, minimumDepth: depth, shownAs: shownAs),
-                FileStatus(real)?.isFolder == true
+                FileStatus(path: real)?.kind == .folder
             else { return nil }
             return real
         case .file, .other: return nil
@@ -121,7 +122,7 @@ struct FolderRepositorySource: RepositorySource {
         root.componentsBelow(path).map { $0.joined(separator: "/") } ?? path
     }
 
-    private func visibleEntries(of folder: String) -> [FolderEntry] {
-        FolderEntry.list(folder).filter { !$0.name.hasPrefix(".") }.sorted { $0.name < $1.name }
+    private func visibleEntries(of folder: String) -> [DirectoryEntry] {
+        Directory.entries(folder).filter { !$0.name.hasPrefix(".") }.sorted { $0.name < $1.name }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotPlatform
 
 /// Serves the repositories of a Hub cache (ours or Python's) with their real commit ids, and every ref
 /// (branch or tag) as a revision.
@@ -69,14 +70,14 @@ struct HubCacheRepositorySource: RepositorySource {
             let relative = prefix.isEmpty ? name : prefix + "/" + name
             guard let real = root.servablePath(entry.path, minimumDepth: 2, shownAs: entry.path),
                 root.componentsBelow(real)?.first.map(String.init) == repo.lastPathComponent,
-                let status = FileStatus(real)
+                let status = FileStatus(path: real)
             else { continue }
             let resolved = URL(fileURLWithPath: real)
-            if status.isFolder {
+            if status.kind == .folder {
                 try await collect(folder: entry, prefix: relative, repo: repo, into: &files)
                 continue
             }
-            guard status.isRegularFile, let path = try? RepoFilePath(relative) else { continue }
+            guard status.kind == .file, let path = try? RepoFilePath(relative) else { continue }
             let size = status.size
             let modifiedNanoseconds = status.modifiedNanoseconds
             let modified = Date(timeIntervalSince1970: Double(modifiedNanoseconds) / 1e9)

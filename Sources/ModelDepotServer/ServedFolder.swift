@@ -2,12 +2,6 @@ import Foundation
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A folder the mirror serves from, and the rule every served path obeys: its real path (all links
 /// resolved, by `realpath(3)`) lies inside the folder's real path, and no component below the folder is
 /// hidden. Links are what make this hard — `ROOT/acme/evil -> /etc`, or `ROOT/acme/tiny/cfg -> .git/config`

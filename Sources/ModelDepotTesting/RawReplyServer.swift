@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -76,22 +77,5 @@ private final class ReplyOnFirstRead: ChannelInboundHandler, Sendable {
 /// is refused (a test of refused connections), and a server started right after can take it (nginx, which
 /// cannot report the port it picked).
 public func unusedLoopbackPort() throws -> Int {
-    #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-        }
-    }
-    guard bound else { throw POSIXError(.EADDRINUSE) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    try LoopbackPort.unused()
 }

@@ -91,7 +91,7 @@ import Testing
 
 /// `chat --local` and `embed --local` with the real llama.cpp server (llama-cpp-python in ./.venv) serving a
 /// tiny model the test writes, publishes on a mirror and pulls by its catalog name.
-@Suite(.enabled(if: PythonVenv.hasLlamaServer, "llama-cpp-python is not in ./.venv (.ci/run installs it)"))
+@Suite(.enabled(if: PythonVenv.hasLlamaServer, "llama-cpp-python is not in ./.venv (scripts/test installs it)"))
 struct ChatLocalModelTests {
     static let python = PythonVenv.python
     static let packageRoot = PythonVenv.packageRoot
@@ -138,7 +138,7 @@ struct ChatLocalModelTests {
     }
 }
 
-/// The venv `.ci/run` makes.
+/// The venv `scripts/test` makes.
 enum PythonVenv {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -101,7 +101,7 @@ import Testing
         #expect(output.stderr.contains("faults recovered: 2"))
         #expect(output.stderr.contains("re-verified 4 blobs: all good"))
         if output.stderr.contains("also serving the real") {
-            // The venv from .ci/run has the real MiniLM: pulled by catalog name, it must be ready.
+            // The venv from scripts/test has the real MiniLM: pulled by catalog name, it must be ready.
             #expect(output.stderr.contains("all-minilm-l6-v2: ready"))
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot + "/model.safetensors")).count == 4 << 20)

@@ -6,7 +6,7 @@ import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
-/// The real llama.cpp server (llama-cpp-python from PyPI, in the venv `.ci/run` creates) and a tiny chat
+/// The real llama.cpp server (llama-cpp-python from PyPI, in the venv `scripts/test` creates) and a tiny chat
 /// model the tests write with the `gguf` package, served by our mirror and pulled into a ModelDepot cache.
 enum LlamaPeer {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

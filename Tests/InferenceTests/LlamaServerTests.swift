@@ -5,7 +5,7 @@ import ModelDepotTesting
 import Testing
 
 /// Our client against the real llama.cpp server running a model ModelDepot pulled through its own mirror.
-@Suite(.enabled(if: LlamaPeer.isInstalled, "llama-cpp-python is not in ./.venv (.ci/run installs it)"))
+@Suite(.enabled(if: LlamaPeer.isInstalled, "llama-cpp-python is not in ./.venv (scripts/test installs it)"))
 struct LlamaServerTests {
     static let apiKey = "test-key-123"
 

@@ -4,7 +4,7 @@ Usage (with HF_ENDPOINT set for `pull`):
   cache_peer.py scan CACHE                 -> scan_cache_dir: repos, sizes, file counts, refs, warnings
   cache_peer.py load CACHE REPO FILE       -> hf_hub_download / snapshot_download with local_files_only
   cache_peer.py pull CACHE REPO [REV...]   -> snapshot_download of each revision (default main)
-Run by Tests/ServerTests/PythonCacheInteropTests.swift with the venv that .ci/run creates.
+Run by Tests/ServerTests/PythonCacheInteropTests.swift with the venv that scripts/test creates.
 """
 import json, sys
 from huggingface_hub import scan_cache_dir, hf_hub_download, snapshot_download

@@ -1,7 +1,7 @@
 """The real huggingface_hub client against a ModelDepot mirror (HF_ENDPOINT), printing what it saw as JSON.
 
 Usage: HF_ENDPOINT=http://127.0.0.1:PORT python hub_client.py CACHE_DIR
-Run by Tests/ServerTests/PythonInteropTests.swift with the venv that .ci/run creates.
+Run by Tests/ServerTests/PythonInteropTests.swift with the venv that scripts/test creates.
 """
 import json, os, sys
 from huggingface_hub import snapshot_download, hf_hub_download, list_repo_tree, model_info

@@ -3,7 +3,7 @@ what they contain as JSON, for ModelDepot's format tests. Also prints where the 
 package keeps the real all-MiniLM-L6-v2 files.
 
 Usage: write_models.py FOLDER
-Run by Tests/ServerTests/FormatInteropTests.swift with the venv that .ci/run creates.
+Run by Tests/ServerTests/FormatInteropTests.swift with the venv that scripts/test creates.
 """
 import json, os, sys
 import numpy as np

@@ -5,7 +5,7 @@ import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
-/// Python's `huggingface_hub` 2.4.0 (the venv `.ci/run` creates) pulling from our mirror.
+/// Python's `huggingface_hub` 2.4.0 (the venv `scripts/test` creates) pulling from our mirror.
 @Suite struct PythonInteropTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -14,7 +14,7 @@ import Testing
     @Test func huggingFaceHubDownloadsFromTheMirror() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.python.path),
-            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (.ci/run does this)"
+            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (scripts/test does this)"
         )
         let weights = SampleData.bytes(count: 3 << 20, seed: 51)
         let config = Array(#"{"model_type": "demo"}"#.utf8)
@@ -72,7 +72,7 @@ import Testing
     {
         try #require(
             FileManager.default.isExecutableFile(atPath: python.path),
-            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (.ci/run does this)"
+            "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (scripts/test does this)"
         )
         let process = Process()
         process.executableURL = python

@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import ModelDepotPlatform
 
 /// What deleting some revisions of a repository removes, computed before anything is touched — Python's
 /// `DeleteCacheStrategy` (the protocol note, §4.7): blobs another remaining revision still uses stay.
@@ -53,7 +48,7 @@ public struct DeletionPlan: Sendable, Equatable {
     /// snapshots, then refs, then blobs. Paths already gone are skipped.
     public func execute() throws {
         for path in repositories + snapshots + refs + blobs {
-            guard CacheScanner.kind(of: path, following: false) != nil else { continue }
+            guard FileStatus(path: path, followingLinks: false)?.kind != nil else { continue }
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {

@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import ModelDepotPlatform
 
 /// Reads a Hub cache into a ``CacheReport`` with plain POSIX calls (one `lstat` per entry, one `stat` per
 /// distinct blob), the same rules as Python's `scan_cache_dir`, so both tools report the same repositories,
@@ -23,7 +18,7 @@ public struct CacheScanner: Sendable {
     /// - Throws: `notCached` when the cache folder does not exist.
     public func scan() throws -> CacheReport {
         let root = cache.root.path
-        guard Self.kind(of: root, following: true) == .folder else {
+        guard FileStatus(path: root, followingLinks: true)?.kind == .folder else {
             throw ModelDepotError(
                 .notCached,
                 "There is no cache at \(root). Pull a model first, or point --cache-dir / HF_HUB_CACHE at a cache.")
@@ -31,11 +26,13 @@ public struct CacheScanner: Sendable {
         var repositories: [CachedRepositoryReport] = []
         var warnings: [String] = []
         var incomplete: [IncompleteDownload] = []
-        for name in Self.list(root).sorted() {
+        for name in Directory.names(root).sorted() {
             if Self.ignoredNames.contains(name) || name == ".locks" || name == "CACHEDIR.TAG" { continue }
             let folder = root + "/" + name
             // Python 2.4's shared Xet blob store, recognised by its marker file.
-            if name == "blobs", Self.kind(of: folder + "/.huggingface-shared-blobs", following: false) != nil {
+            if name == "blobs",
+                FileStatus(path: folder + "/.huggingface-shared-blobs", followingLinks: false)?.kind != nil
+            {
                 continue
             }
             do {
@@ -60,7 +57,7 @@ public struct CacheScanner: Sendable {
     /// Scans one repository folder; throws (Python: a warning) when it is not a valid cached repository.
     public func scanRepository(name: String, folder: String) throws -> CachedRepositoryReport {
         let corrupt = { (reason: String) in ModelDepotError(.fileSystem, "\(folder): \(reason)") }
-        guard Self.kind(of: folder, following: true) == .folder else { throw corrupt("not a folder") }
+        guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else { throw corrupt("not a folder") }
         guard let separator = name.range(of: "--") else { throw corrupt("not a cached repository name") }
         let prefix = String(name[..<separator.lowerBound])
         guard let type = RepoType.allCases.first(where: { $0.cacheFolderPrefix == prefix }) else {
@@ -68,11 +65,13 @@ public struct CacheScanner: Sendable {
         }
         let id = name[separator.upperBound...].replacingOccurrences(of: "--", with: "/")
         let snapshots = folder + "/snapshots"
-        guard Self.kind(of: snapshots, following: true) == .folder else { throw corrupt("no snapshots folder") }
+        guard FileStatus(path: snapshots, followingLinks: true)?.kind == .folder else {
+            throw corrupt("no snapshots folder")
+        }
 
         var refsByCommit: [String: [String]] = [:]
         let refs = folder + "/refs"
-        switch Self.kind(of: refs, following: true) {
+        switch FileStatus(path: refs, followingLinks: true)?.kind {
         case .file: throw corrupt("refs is a file")
         case .folder:
             for ref in Self.walkFiles(refs) where !Self.ignoredNames.contains((ref as NSString).lastPathComponent) {
@@ -82,32 +81,33 @@ public struct CacheScanner: Sendable {
         default: break
         }
 
-        var blobStats: [String: stat] = [:]
+        var blobStats: [String: FileStatus] = [:]
         var revisions: [CachedRevisionReport] = []
-        for commit in Self.list(snapshots).sorted() where !Self.ignoredNames.contains(commit) {
+        for commit in Directory.names(snapshots).sorted() where !Self.ignoredNames.contains(commit) {
             let revisionFolder = snapshots + "/" + commit
-            guard Self.kind(of: revisionFolder, following: true) == .folder else {
+            guard FileStatus(path: revisionFolder, followingLinks: true)?.kind == .folder else {
                 throw corrupt("a file in snapshots/: \(commit)")
             }
             var entries: [CachedFileEntry] = []
             var revisionBlobs = Set<String>()
             var newest: Double?
-            for (relative, isLink) in Self.walkEntries(revisionFolder) {
+            for (relative, isLink) in Directory.walk(revisionFolder) {
                 let file = revisionFolder + "/" + relative
                 let blob = isLink ? Self.blobPath(of: file) : file
                 if blobStats[blob] == nil {
-                    var info = stat()
-                    guard stat(blob, &info) == 0 else { throw corrupt("blob missing (broken link): \(blob)") }
+                    guard let status = FileStatus(path: blob) else {
+                        throw corrupt("blob missing (broken link): \(blob)")
+                    }
                     // A link to a folder: Python's `is_dir()` skips it.
-                    if (info.st_mode & S_IFMT) == S_IFDIR { continue }
-                    blobStats[blob] = info
+                    if status.kind == .folder { continue }
+                    blobStats[blob] = status
                 }
                 let info = blobStats[blob]!
-                entries.append(CachedFileEntry(path: relative, blob: blob, size: Int64(info.st_size)))
+                entries.append(CachedFileEntry(path: relative, blob: blob, size: info.size))
                 revisionBlobs.insert(blob)
-                newest = max(newest ?? 0, Self.seconds(info.st_mtim))
+                newest = max(newest ?? 0, info.modified)
             }
-            let size = revisionBlobs.reduce(Int64(0)) { $0 + Int64(blobStats[$1]!.st_size) }
+            let size = revisionBlobs.reduce(Int64(0)) { $0 + blobStats[$1]!.size }
             revisions.append(
                 CachedRevisionReport(
                     commit: commit, refs: (refsByCommit.removeValue(forKey: commit) ?? []).sorted(), sizeOnDisk: size,
@@ -122,88 +122,26 @@ public struct CacheScanner: Sendable {
         let accessed: Double
         let modified: Double
         if blobStats.isEmpty {
-            var info = stat()
-            stat(folder, &info)
-            accessed = Self.seconds(info.st_atim)
-            modified = Self.seconds(info.st_mtim)
+            let status = FileStatus(path: folder)
+            accessed = status?.accessed ?? 0
+            modified = status?.modified ?? 0
         } else {
-            accessed = blobStats.values.map { Self.seconds($0.st_atim) }.max()!
-            modified = blobStats.values.map { Self.seconds($0.st_mtim) }.max()!
+            accessed = blobStats.values.map(\.accessed).max()!
+            modified = blobStats.values.map(\.modified).max()!
         }
         return CachedRepositoryReport(
-            id: id, type: type.rawValue, sizeOnDisk: blobStats.values.reduce(0) { $0 + Int64($1.st_size) },
+            id: id, type: type.rawValue, sizeOnDisk: blobStats.values.reduce(0) { $0 + $1.size },
             files: blobStats.count, revisions: revisions, lastAccessed: Date(timeIntervalSince1970: accessed),
             lastModified: Date(timeIntervalSince1970: modified), folder: URL(fileURLWithPath: folder))
     }
 
-    // MARK: - POSIX helpers
+    // MARK: - Cache paths
 
-    enum Kind { case file, folder, link, other }
-
-    static func kind(of path: String, following: Bool) -> Kind? {
-        var info = stat()
-        guard (following ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .folder
-        case S_IFLNK: return .link
-        default: return .other
-        }
-    }
-
-    /// Names in a folder, `.` and `..` excluded; empty when it cannot be read.
-    static func list(_ path: String) -> [String] {
-        entries(path).map(\.name)
-    }
-
-    /// Names in a folder with their `d_type` (`DT_UNKNOWN` when the file system does not say).
-    static func entries(_ path: String) -> [(name: String, type: UInt8)] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [(String, UInt8)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append((name, entry.pointee.d_type)) }
-        }
-        return names
-    }
-
-    /// Paths (relative, `/`-separated) of everything below `root` that is not a folder, with whether each is a
-    /// symlink. Uses the folder entries' types, so it costs no `stat` per file; links are not followed (a link
-    /// to a folder shows up as a file here and is skipped once its target is found to be a folder).
-    static func walkEntries(_ root: String) -> [(path: String, isLink: Bool)] {
-        var result: [(String, Bool)] = []
-        var pending = [""]
-        while let relative = pending.popLast() {
-            let folder = relative.isEmpty ? root : root + "/" + relative
-            for (name, type) in entries(folder) {
-                let child = relative.isEmpty ? name : relative + "/" + name
-                var kind = type
-                if kind == UInt8(DT_UNKNOWN) {
-                    switch self.kind(of: folder + "/" + name, following: false) {
-                    case .folder: kind = UInt8(DT_DIR)
-                    case .link: kind = UInt8(DT_LNK)
-                    case nil: continue
-                    default: kind = UInt8(DT_REG)
-                    }
-                }
-                if kind == UInt8(DT_DIR) {
-                    pending.append(child)
-                } else {
-                    result.append((child, kind == UInt8(DT_LNK)))
-                }
-            }
-        }
-        return result
-    }
-
-    /// Like ``walkEntries(_:)`` but only the paths of files and links to files.
+    /// Like `Directory.walk` but only the paths of files and links to files.
     static func walkFiles(_ root: String) -> [String] {
-        walkEntries(root).compactMap { entry in
+        Directory.walk(root).compactMap { entry in
             guard entry.isLink else { return entry.path }
-            return kind(of: root + "/" + entry.path, following: true) == .file ? entry.path : nil
+            return FileStatus(path: root + "/" + entry.path)?.kind == .file ? entry.path : nil
         }
     }
 
@@ -267,30 +205,22 @@ public struct CacheScanner: Sendable {
 
     /// The size of a regular file (links followed); nil for anything else or nothing.
     static func regularFileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
-    }
-
-    static func seconds(_ time: timespec) -> Double {
-        Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        guard let status = FileStatus(path: path), status.kind == .file else { return nil }
+        return status.size
     }
 
     static func modificationTime(_ path: String) -> Double {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return 0 }
-        return seconds(info.st_mtim)
+        FileStatus(path: path)?.modified ?? 0
     }
 
     static func incompleteDownloads(in folder: String, name: String) -> [IncompleteDownload] {
         let blobs = folder + "/blobs"
         let repo = RepoID.fromCacheFolderName(name).map { $0.1.description } ?? name
-        return list(blobs).filter { $0.hasSuffix(".incomplete") }.sorted().compactMap { file in
-            var info = stat()
-            guard stat(blobs + "/" + file, &info) == 0 else { return nil }
+        return Directory.names(blobs).filter { $0.hasSuffix(".incomplete") }.sorted().compactMap { file in
+            guard let status = FileStatus(path: blobs + "/" + file) else { return nil }
             let record = ResumeRecord.load(from: blobs + "/" + file + ".json")
             return IncompleteDownload(
-                repo: repo, path: blobs + "/" + file, sizeOnDisk: Int64(info.st_size),
+                repo: repo, path: blobs + "/" + file, sizeOnDisk: status.size,
                 bytesDownloaded: record?.completed.count)
         }
     }

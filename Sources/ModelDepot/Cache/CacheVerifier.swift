@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// Re-hashes a repository's blobs against their names (64 hex: SHA-256; 40 hex: git blob id) and checks that
 /// every file a snapshot's recorded tree lists is there.
@@ -52,13 +53,13 @@ public struct CacheVerifier: Sendable {
         var memory = VerificationMemory(repository: repository)
         defer { memory.save() }
         let snapshots = repository.snapshotsFolder.path
-        for commit in CacheScanner.list(snapshots).sorted() {
+        for commit in Directory.names(snapshots).sorted() {
             let folder = snapshots + "/" + commit
-            guard CacheScanner.kind(of: folder, following: true) == .folder else { continue }
+            guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else { continue }
             // Every entry but folders, broken links included (they are missing files).
             var paths = Set(
-                CacheScanner.walkEntries(folder).compactMap { entry -> RepoFilePath? in
-                    guard CacheScanner.kind(of: folder + "/" + entry.path, following: true) != .folder else {
+                Directory.walk(folder).compactMap { entry -> RepoFilePath? in
+                    guard FileStatus(path: folder + "/" + entry.path, followingLinks: true)?.kind != .folder else {
                         return nil
                     }
                     return try? RepoFilePath(entry.path)
@@ -71,9 +72,10 @@ public struct CacheVerifier: Sendable {
                     continue
                 }
                 let file = folder + "/" + path.value
-                guard CacheScanner.kind(of: file, following: true) == .file else {
+                guard FileStatus(path: file, followingLinks: true)?.kind == .file else {
                     let blob =
-                        CacheScanner.kind(of: file, following: false) == .link ? CacheScanner.blobPath(of: file) : nil
+                        FileStatus(path: file, followingLinks: false)?.kind == .link
+                        ? CacheScanner.blobPath(of: file) : nil
                     outcome.problems.append(Problem(kind: .missing, commit: commit, path: path, blob: blob))
                     continue
                 }

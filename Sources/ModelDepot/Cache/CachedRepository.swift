@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import ModelDepotPlatform
 
 /// One repository's folder in a ``HubCache``: blobs named by ETag, snapshots of relative symlinks, refs.
 ///
@@ -116,7 +111,7 @@ public struct CachedRepository: Sendable, Hashable {
         // Another process may be between making a link here and renaming it (microseconds): only links older
         // than a minute are leftovers.
         let aMinuteAgo = Date().addingTimeInterval(-60)
-        for name in CacheScanner.list(linkWorkFolder.path) where name.hasSuffix(".link") {
+        for name in Directory.names(linkWorkFolder.path) where name.hasSuffix(".link") {
             let path = linkWorkFolder.appendingPathComponent(name).path
             // attributesOfItem does not follow links: this is the link's own time.
             let made = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
@@ -124,7 +119,7 @@ public struct CachedRepository: Sendable, Hashable {
         }
         let snapshot = snapshotFolder(commit).path
         var removed: [String] = []
-        for entry in CacheScanner.walkEntries(snapshot) where entry.isLink && Self.isTemporaryLinkName(entry.path) {
+        for entry in Directory.walk(snapshot) where entry.isLink && Self.isTemporaryLinkName(entry.path) {
             if let path = try? RepoFilePath(entry.path), tree.files[path] != nil { continue }
             if unlink(snapshot + "/" + entry.path) == 0 { removed.append(entry.path) }
         }

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A Hub cache folder laid out exactly as Python's `huggingface_hub` lays it out (the protocol note, §4), so
 /// that either tool sees what the other downloaded.
 ///

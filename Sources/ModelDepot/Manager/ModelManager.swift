@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The app-facing entry point: download models into the shared Hub cache, watch and control those downloads,
 /// and manage what is on disk.
 ///

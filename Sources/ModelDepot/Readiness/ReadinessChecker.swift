@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
 /// recorded at pull time, format checks from file headers, and hash verification from
@@ -37,7 +38,7 @@ public struct ReadinessChecker: Sendable {
             name: name, repo: repo, revision: revision, commit: nil, readiness: .notDownloaded, files: required,
             details: [:], folder: nil)
         guard let commit = repository.commit(forRevision: revision),
-            CacheScanner.kind(of: repository.snapshotFolder(commit).path, following: true) == .folder
+            FileStatus(path: repository.snapshotFolder(commit).path, followingLinks: true)?.kind == .folder
         else {
             report.readiness = inProgress(repository) ? .downloading(missing: required) : .notDownloaded
             return report
@@ -121,7 +122,7 @@ public struct ReadinessChecker: Sendable {
 
     /// Whether a download into this repository is under way or can resume: partial blobs in `blobs/`.
     private func inProgress(_ repository: CachedRepository) -> Bool {
-        CacheScanner.list(repository.blobsFolder.path).contains { $0.hasSuffix(".incomplete") }
+        Directory.names(repository.blobsFolder.path).contains { $0.hasSuffix(".incomplete") }
     }
 
     /// Checks a file's format by its extension; returns a one-line summary, nil for formats it does not read.

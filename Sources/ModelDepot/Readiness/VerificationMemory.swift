@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// Remembers which blobs of a repository were verified by hash, keyed by size and modification time, so
 /// readiness checks stay cheap: a blob whose size and mtime still match its record needs no re-hash.
@@ -48,8 +49,6 @@ struct VerificationMemory: Sendable {
     }
 
     static func identity(of path: String) -> (size: Int64, modified: Int64)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        FileStatus(path: path).map { ($0.size, $0.modifiedNanoseconds) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones.
 ///
@@ -65,8 +66,6 @@ public struct StorageBudget: Sendable {
         while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
             folder.deleteLastPathComponent()
         }
-        var info = statvfs()
-        guard statvfs(folder.path, &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        return try? VolumeSpace.availableBytes(atPath: folder.path)
     }
 }

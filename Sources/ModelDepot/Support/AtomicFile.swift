@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Replaces small files whole: a temporary file beside the target, then `rename`, so a reader sees the old
 /// contents or the new, never a mix.
 ///

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// An exclusive `flock` on a lock file, shared with other processes.
 ///
 /// The lock file is removed on release. A waiter that obtains the lock checks that the file it locked is

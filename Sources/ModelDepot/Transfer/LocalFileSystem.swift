@@ -1,23 +1,17 @@
 import Foundation
+import ModelDepotPlatform
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// The real disk, through POSIX calls: `pwrite`/`pread` at offsets, `fallocate` where available, `statvfs`.
+/// The real disk, through POSIX calls: `pwrite`/`pread` at offsets; reserving blocks, flushing and free space
+/// through the platform layer (``FileStorage``, ``VolumeSpace``).
 public struct LocalFileSystem: DownloadFileSystem {
     public init() {}
 
     public func availableSpace(forPath path: String) throws -> Int64 {
-        var info = statvfs()
-        guard statvfs(path, &info) == 0 else {
-            throw POSIXFailure.error("Cannot read the free space of \(path)", errno: errno)
+        do {
+            return try VolumeSpace.availableBytes(atPath: path)
+        } catch let failure as SystemCallError {
+            throw POSIXFailure.error(failure.operation, errno: failure.code)
         }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
     /// Partial files are the owner's alone until they are verified and renamed into place, where they get the
@@ -60,45 +54,26 @@ struct LocalPartialFile: PartialFile {
         guard ftruncate(descriptor, off_t(size)) == 0 else {
             throw POSIXFailure.error("Cannot size \(path) to \(size) bytes", errno: errno)
         }
-        #if os(Linux)
-            guard size > 0 else { return }
-            // Reserve the blocks now so a full disk fails before the first byte, not halfway. Filesystems
-            // without fallocate keep the sparse file; a real shortage is an error.
-            let result = posix_fallocate(descriptor, 0, off_t(size))
-            if result == ENOSPC || result == EDQUOT {
-                throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: result)
-            }
-        #endif
+        // Reserve the blocks now so a full disk fails before the first byte, not halfway.
+        let shortage = FileStorage.reserve(descriptor: descriptor, size: size)
+        if shortage != 0 { throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: shortage) }
     }
 
     func size() throws -> Int64 {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw POSIXFailure.error("Cannot stat \(path)", errno: errno) }
-        return Int64(info.st_size)
+        guard let status = FileStatus(descriptor: descriptor) else {
+            throw POSIXFailure.error("Cannot stat \(path)", errno: errno)
+        }
+        return status.size
     }
 
     func sync() throws {
-        #if os(Linux)
-            let result = fdatasync(descriptor)
-        #else
-            let result = fsync(descriptor)
-        #endif
-        guard result == 0 else { throw POSIXFailure.error("Cannot flush \(path)", errno: errno) }
+        let failure = FileStorage.syncData(descriptor: descriptor)
+        guard failure == 0 else { throw POSIXFailure.error("Cannot flush \(path)", errno: failure) }
     }
 
     func close() {
-        _ = closeFile(descriptor)
+        FileStorage.close(descriptor: descriptor)
     }
-}
-
-private func closeFile(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-        return Glibc.close(descriptor)
-    #elseif canImport(Musl)
-        return Musl.close(descriptor)
-    #else
-        return Darwin.close(descriptor)
-    #endif
 }
 
 /// Maps `errno` values to ``ModelDepotError``s in one place.

@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The resume sidecar of one download run, kept open and rewritten in place.
 ///
 /// A rename per save (temporary file, `rename` over the old one) cost ~8 % of a loopback download's CPU in

@@ -4,12 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Turns what async-http-client and SwiftNIO throw into a ``ModelDepotError`` a person can act on, and decides
 /// whether trying again can help: a refused or reset connection may heal (`network`, retried); a reply that
 /// is not HTTP, or headers past every limit, will not (`protocolViolation`, failed at once).

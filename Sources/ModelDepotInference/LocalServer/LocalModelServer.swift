@@ -1,9 +1,7 @@
 #if os(Linux) || os(macOS)
     import Foundation
     import ModelDepot
-    #if canImport(Glibc)
-        import Glibc
-    #endif
+    import ModelDepotPlatform
 
     /// A local OpenAI-compatible server for a GGUF file, started on `127.0.0.1` and stopped when done.
     ///
@@ -45,12 +43,23 @@
             guard FileManager.default.fileExists(atPath: model.path) else {
                 throw ModelDepotError(.unavailable, "The model file \(model.path) does not exist.")
             }
-            let port = try freeLoopbackPort()
+            let port: Int
+            do {
+                port = try LoopbackPort.unused()
+            } catch {
+                throw ModelDepotError(.unavailable, "Cannot find a free port on 127.0.0.1: \(error).")
+            }
             let (executable, arguments) = runtime.command(
                 model: model, alias: alias, port: port, contextLength: contextLength)
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
-            let process = try ChildProcess(executable: executable, arguments: arguments + extraArguments, log: logFile)
+            let process: ChildProcess
+            do {
+                process = try ChildProcess(
+                    executable: executable.path, arguments: arguments + extraArguments, output: logFile.path)
+            } catch {
+                throw ModelDepotError(.unavailable, "\(error).")
+            }
             let server = LocalModelServer(
                 process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, runtime: runtime,
                 logFile: logFile)
@@ -108,29 +117,5 @@
                 .unavailable,
                 "\(runtime) did not answer within \(timeout.components.seconds) s. Its output:\n\(logTail())")
         }
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel's pick for port 0).
-    func freeLoopbackPort() throws -> Int {
-        #if canImport(Glibc)
-            let socketType = Int32(SOCK_STREAM.rawValue)
-        #else
-            let socketType = SOCK_STREAM
-        #endif
-        let descriptor = socket(AF_INET, socketType, 0)
-        guard descriptor >= 0 else { throw ModelDepotError(.unavailable, "Cannot open a socket to find a free port.") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw ModelDepotError(.unavailable, "Cannot find a free port on 127.0.0.1.") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// A program that serves a GGUF model over the OpenAI API on this machine.
 public enum LocalServerRuntime: Sendable, Equatable, CustomStringConvertible {
@@ -53,22 +54,21 @@ public enum LocalServerRuntime: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `python` can import llama-cpp-python's server (checked without importing it: that takes seconds).
     static func hasLlamaCppPython(_ python: String) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: python) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            "-c",
-            "import importlib.util as u, sys; sys.exit(0 if u.find_spec('llama_cpp') and u.find_spec('uvicorn') and u.find_spec('sse_starlette') else 1)",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
+        #if os(Linux) || os(macOS)
+            guard FileManager.default.isExecutableFile(atPath: python),
+                let check = try? ChildProcess(
+                    executable: python,
+                    arguments: [
+                        "-c",
+                        "import importlib.util as u, sys; sys.exit(0 if u.find_spec('llama_cpp') and u.find_spec('uvicorn') and u.find_spec('sse_starlette') else 1)",
+                    ], output: "/dev/null")
+            else { return false }
+            check.waitForExitBlocking()
+            return check.succeeded
+        #else
+            // iOS and its kin cannot start processes: no local server runtime there.
             return false
-        }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        #endif
     }
 
     /// The command line that serves `model` as `alias` on `127.0.0.1:port`.

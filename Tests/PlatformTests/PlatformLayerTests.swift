@@ -1,0 +1,102 @@
+import Foundation
+import ModelDepotPlatform
+import Testing
+
+/// The platform layer on this machine: what each call reports, checked against what was done to the disk.
+@Suite struct PlatformLayerTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("modeldepot-platform-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    @Test func fileStatusReportsKindsSizesAndTimes() throws {
+        defer { remove() }
+        let file = folder.appendingPathComponent("f.bin").path
+        try Data(repeating: 7, count: 12345).write(to: URL(fileURLWithPath: file))
+        let modified = Date(timeIntervalSince1970: 1_700_000_000.25)
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: file)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("l").path, withDestinationPath: "f.bin")
+
+        let status = try #require(FileStatus(path: file))
+        #expect(status.kind == .file && status.size == 12345 && status.inode > 0)
+        #expect(abs(status.modified - 1_700_000_000.25) < 0.001)
+        #expect(status.accessedNanoseconds > 0)
+        #expect(FileStatus(path: folder.appendingPathComponent("l").path)?.kind == .file)
+        #expect(FileStatus(path: folder.appendingPathComponent("l").path, followingLinks: false)?.kind == .link)
+        #expect(FileStatus(path: folder.path)?.kind == .folder)
+        #expect(FileStatus(path: folder.appendingPathComponent("missing").path) == nil)
+    }
+
+    @Test func directoryListsEntriesWithKindsAndWalksWithoutFollowingLinks() throws {
+        defer { remove() }
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("a/b"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: folder.appendingPathComponent("a/b/c.txt"))
+        try Data("y".utf8).write(to: folder.appendingPathComponent("top.txt"))
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("loop").path, withDestinationPath: ".")
+
+        let entries = Directory.entries(folder.path).sorted { $0.name < $1.name }
+        #expect(
+            entries == [
+                DirectoryEntry(name: "a", kind: .folder), DirectoryEntry(name: "loop", kind: .link),
+                DirectoryEntry(name: "top.txt", kind: .file),
+            ])
+        let walked = Directory.walk(folder.path).sorted { $0.path < $1.path }
+        #expect(walked.map(\.path) == ["a/b/c.txt", "loop", "top.txt"])
+        #expect(walked.map(\.isLink) == [false, true, false])
+        #expect(Directory.names(folder.appendingPathComponent("missing").path).isEmpty)
+    }
+
+    @Test func volumeSpaceAndFileStorageWorkOnARealFile() throws {
+        defer { remove() }
+        let free = try VolumeSpace.availableBytes(atPath: folder.path)
+        #expect(free > 0)
+        #expect(throws: SystemCallError.self) { try VolumeSpace.availableBytes(atPath: "/nonexistent/x") }
+        let path = folder.appendingPathComponent("reserved").path
+        let descriptor = open(path, O_RDWR | O_CREAT, 0o600)
+        #expect(descriptor >= 0)
+        #expect(ftruncate(descriptor, 1 << 20) == 0)
+        #expect(FileStorage.reserve(descriptor: descriptor, size: 1 << 20) == 0)
+        #expect(FileStorage.syncData(descriptor: descriptor) == 0)
+        #expect(FileStatus(descriptor: descriptor)?.size == 1 << 20)
+        #expect(FileStorage.close(descriptor: descriptor) == 0)
+        // More than the disk holds is a shortage, reported before any byte is written (when the file system
+        // can reserve at all; others keep a sparse file and report nothing).
+        let huge = open(path, O_RDWR)
+        defer { FileStorage.close(descriptor: huge) }
+        let result = FileStorage.reserve(descriptor: huge, size: free * 4 + (1 << 40))
+        #expect(result == 0 || result == ENOSPC || result == EFBIG || result == EDQUOT)
+    }
+
+    @Test func childProcessesExitWithTheirStatusAndAnEmptySignalMask() async throws {
+        defer { remove() }
+        let output = folder.appendingPathComponent("out.txt").path
+        let ok = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo hi"], output: output)
+        await ok.waitForExit()
+        #expect(ok.succeeded)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "hi\n")
+        let failing = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "exit 3"], output: "/dev/null")
+        failing.waitForExitBlocking()
+        #expect(!failing.succeeded && failing.exitStatus.map { ($0 >> 8) & 0xff } == 3)
+        // Started from a task, whose thread blocks signals: the child still obeys SIGTERM.
+        let sleeper = try ChildProcess(executable: "/bin/sleep", arguments: ["30"], output: "/dev/null")
+        sleeper.signal(SIGTERM)
+        await sleeper.waitForExit()
+        #expect(sleeper.exitStatus.map { $0 & 0x7f } == SIGTERM)
+        #expect(throws: SystemCallError.self) {
+            try ChildProcess(executable: "/nonexistent/program", arguments: [], output: "/dev/null")
+        }
+    }
+
+    @Test func anUnusedLoopbackPortAndTheDescriptorLimitAreKnown() throws {
+        let port = try LoopbackPort.unused()
+        #expect((1024...65535).contains(port))
+        #expect((OpenFileLimit.current() ?? 1024) >= 64)
+    }
+}
