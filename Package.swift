@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
         .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
+        .executable(name: "modeldepot-bench", targets: ["modeldepot-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -69,10 +70,18 @@ let package = Package(
             dependencies: [
                 "ModelDepot",
                 "ModelDepotServer",
-                "ModelDepotTesting",
                 "ModelDepotInference",
+                "ModelDepotPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Benchmark drivers (bench/inference.sh); kept out of the shipping binary.
+        .executableTarget(
+            name: "modeldepot-bench",
+            dependencies: [
+                "ModelDepot", "ModelDepotInference", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),

@@ -28,7 +28,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 . "$root/bench/lib.sh"
-bin=$(build_release "$root")
+bin=$(build_release "$root" modeldepot-bench)
 
 "$python" "$root/Tests/PythonPeers/write_chat_model.py" "$work/tiny.gguf" > /dev/null
 port=$(free_port)
@@ -39,7 +39,7 @@ for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/v1/models" > /dev/null 
 
 echo "llama-cpp-python $("$python" -c 'import llama_cpp; print(llama_cpp.__version__)'), tiny model, $max_tokens tokens per reply, $runs runs per reader"
 for invocation in $(seq "$invocations"); do
-    "$bin" bench-chat --endpoint "http://127.0.0.1:$port/v1" --runs "$runs" --max-tokens "$max_tokens" > "$work/result.json"
+    "$bin" chat --endpoint "http://127.0.0.1:$port/v1" --runs "$runs" --max-tokens "$max_tokens" > "$work/result.json"
     python3 - "$work/result.json" "$invocation" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))

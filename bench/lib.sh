@@ -28,9 +28,10 @@ CONF
     nginx_pid=$!
 }
 
-# build_release ROOT: the release CLI; prints its path.
+# build_release ROOT [PRODUCT]: a release build of the CLI (or of PRODUCT, e.g. modeldepot-bench); prints its path.
 build_release() {
-    echo "building modeldepot (release)…" >&2
-    (cd "$1" && swift build -c release --product modeldepot >/dev/null)
-    echo "$1/.build/release/modeldepot"
+    local product=${2:-modeldepot}
+    echo "building $product (release)…" >&2
+    (cd "$1" && swift build -c release --product "$product" >/dev/null)
+    echo "$1/.build/release/$product"
 }

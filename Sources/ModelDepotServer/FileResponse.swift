@@ -7,9 +7,10 @@ import NIOCore
 
 /// `HEAD`/`GET …/resolve/…`: the Hub's headers, byte ranges, and a body streamed from disk.
 enum FileResponse {
-    static func make(for file: ServedFile, commit: String, request: Request, context: some RequestContext) async throws
-        -> Response
-    {
+    static func make(
+        for file: ServedFile, commit: String, request: Request, context: some RequestContext,
+        faults: ServedFaults? = nil
+    ) async throws -> Response {
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Repo-Commit")!] = commit
         headers[.eTag] = "\"\(file.etag)\""
@@ -36,6 +37,19 @@ enum FileResponse {
         headers[.contentLength] = "\(range.count)"
         if request.method == .head || range.isEmpty {
             return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        if let faults, !faults.isEmpty {
+            switch faults.draw(startsAtZero: range.lowerBound == 0) {
+            case .status503:
+                var busy = HTTPFields()
+                busy[.retryAfter] = "0"
+                busy[.contentLength] = "0"
+                return Response(status: .serviceUnavailable, headers: busy, body: ResponseBody())
+            case let fault:
+                return Response(
+                    status: status, headers: headers,
+                    body: FaultyFileBody.make(path: file.diskPath, range: range, fault: fault, faults: faults))
+            }
         }
         let body = try await FileIO().loadFile(
             path: file.diskPath, range: range.lowerBound...(range.upperBound - 1), context: context,

@@ -9,6 +9,9 @@ enum HubRoute: Equatable, Sendable {
     case refs(RepoType, RepoID)
     case search(RepoType)
     case resolve(RepoType, RepoID, revision: String, path: String)
+    /// `/<sha256>`: an LFS file's content by its SHA-256, as a CDN serves it (what ``MirrorServer/lfsRedirectBase``
+    /// points at, when the mirror is its own CDN).
+    case blob(sha256: String)
 
     /// Parses a raw request path; nil when it is not a Hub route. Throws when it is one with a bad repo id.
     static func parse(rawPath: String) throws -> HubRoute? {
@@ -17,6 +20,7 @@ enum HubRoute: Equatable, Sendable {
         if segments.last == "" { segments.removeLast() }  // `/tree/main/` is `/tree/main`
         guard !segments.isEmpty else { return nil }
         if segments[0] == "api" { return try parseAPI(Array(segments.dropFirst())) }
+        if segments.count == 1, HubEncoding.isSHA256(segments[0]) { return .blob(sha256: segments[0]) }
         return try parseResolve(segments)
     }
 

@@ -18,6 +18,8 @@ struct MirrorResponder: HTTPResponder {
     let treePageSize: Int
     /// Where LFS content is redirected to, when it is not streamed here.
     var lfsRedirectBase: URL? = nil
+    /// Faults injected into file bodies on purpose (`serve --faults`).
+    var faults: ServedFaults? = nil
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -76,8 +78,25 @@ struct MirrorResponder: HTTPResponder {
             if let base = lfsRedirectBase, let sha256 = file.sha256 {
                 return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
-            return try await FileResponse.make(for: file, commit: snapshot.commit, request: request, context: context)
+            return try await FileResponse.make(
+                for: file, commit: snapshot.commit, request: request, context: context, faults: faults)
+        case .blob(let sha256):
+            guard let (file, commit) = try await lfsFile(sha256: sha256) else {
+                return Self.errorResponse(
+                    HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
+            }
+            return try await FileResponse.make(
+                for: file, commit: commit, request: request, context: context, faults: faults)
         }
+    }
+
+    /// The first served LFS file with this content, and its repository's commit.
+    private func lfsFile(sha256: String) async throws -> (ServedFile, String)? {
+        for (type, id) in try source.repositories() {
+            guard let snapshot = try? await source.snapshot(type: type, id: id, revision: nil) else { continue }
+            if let file = snapshot.files.first(where: { $0.sha256 == sha256 }) { return (file, snapshot.commit) }
+        }
+        return nil
     }
 
     private func snapshot(_ type: RepoType, _ id: RepoID, _ revision: String?) async throws -> RepoSnapshot {

@@ -29,6 +29,8 @@ public struct MirrorServer: Sendable {
     /// queue) and logs it. Always kept under the process's descriptor limit, so `accept` never fails with
     /// EMFILE.
     public var maxConnections: Int = 1024
+    /// Faults to inject into file bodies on purpose (off by default): see ``ServedFaults``.
+    public var faults: ServedFaults?
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -79,7 +81,8 @@ public struct MirrorServer: Sendable {
         async throws
     {
         let responder = MirrorResponder(
-            source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase)
+            source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
+            faults: faults)
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,

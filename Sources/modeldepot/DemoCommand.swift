@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotPlatform
 import ModelDepotServer
-import ModelDepotTesting
 import Synchronization
 
 struct DemoCommand: AsyncParsableCommand {
@@ -12,7 +12,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Pull a generated sample model from an embedded local Hub (no network needed).",
         discussion: """
             Generates a small model repository, serves it with the built-in Hub mirror on 127.0.0.1 (its large \
-            file through a second, misbehaving "CDN" server: one 503 and one connection reset), and pulls it into \
+            file redirected to the mirror's own "CDN" address, localhost, which misbehaves on purpose as \
+            `serve --faults status503=1x,reset=1x` does: one 503, one dropped connection), and pulls it into \
             a Hub cache exactly as `modeldepot pull org/name` does: parallel ranges, retries, every file \
             verified, Python-compatible layout. Then it verifies the cache. The last line on stdout is the \
             snapshot folder.
@@ -44,27 +45,32 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             let workspace = FileManager.default.temporaryDirectory
                 .appendingPathComponent("modeldepot-demo-\(UUID().uuidString.prefix(8))")
-            let weights = SampleData.bytes(count: sizeMib << 20, seed: 2026)
+            let weights = Self.sampleBytes(count: sizeMib << 20)
             try Self.writeRepository(at: workspace.appendingPathComponent("repos/demo/tiny-chat"), weights: weights)
-            let cdn = try await FaultServer.start(files: ["/" + SampleData.sha256(weights): weights])
-            cdn.inject(.status(503, headers: [("Retry-After", "0")]), times: 1, when: .laterRanges)
-            cdn.inject(.reset(afterBytes: 300_000), times: 1, when: .laterRanges)
+            // The `serve --faults` machinery: a 503 and a dropped connection, each once, on ranges after the first.
+            let faults = try ServedFaults("status503=1x,reset=1x")
+            let port = try LoopbackPort.unused()
             var mirror = MirrorServer(
                 roots: [workspace.appendingPathComponent("repos")], caches: [],
                 stateFolder: workspace.appendingPathComponent("state"),
                 logger: Logger(label: "demo", factory: { _ in SwiftLogNoOpLogHandler() }))
-            mirror.lfsRedirectBase = URL(string: "http://localhost:\(cdn.baseURL.port!)")
+            mirror.faults = faults
+            // Large files are redirected to `localhost`: another origin than 127.0.0.1, as the Hub's CDN is.
+            mirror.lfsRedirectBase = URL(string: "http://localhost:\(port)")
             let address = Mutex<URL?>(nil)
             let serving = Task {
-                try await mirror.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } }
+                try await mirror.run(host: "127.0.0.1", port: port) { url in address.withLock { $0 = url } }
             }
             defer {
                 serving.cancel()
                 try? FileManager.default.removeItem(at: workspace.appendingPathComponent("repos"))
             }
-            guard await waitUntil(timeout: .seconds(10), { address.withLock { $0 } != nil }),
-                let endpoint = address.withLock({ $0 })
-            else {
+            var waited = 0
+            while address.withLock({ $0 }) == nil, waited < 200 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            guard let endpoint = address.withLock({ $0 }) else {
                 throw ModelDepotError(.network, "The embedded Hub did not start.")
             }
             let cache =
@@ -72,31 +78,19 @@ struct DemoCommand: AsyncParsableCommand {
                 ?? HubCache(root: workspace.appendingPathComponent("cache"))
             if chatty {
                 log("embedded Hub at \(endpoint) serving demo/tiny-chat (\(sizeMib) MiB of weights + 3 small files)")
-                log("its CDN at localhost:\(cdn.baseURL.port!) will answer one range with 503 and reset one connection")
+                log("its CDN address, localhost:\(port), will answer one range with 503 and drop one connection")
             }
             var configuration = DownloadConfiguration()
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
             configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
             let pull = SnapshotDownloader(
                 hub: HubClient(endpoint: endpoint), cache: cache, downloader: Downloader(configuration: configuration))
-            let snapshot: Snapshot
-            do {
-                snapshot = try await CancellableRun.run {
-                    try await pull.download(SnapshotRequest(repo: try RepoID("demo/tiny-chat"))) { renderer.render($0) }
-                }
-            } catch {
-                try? await cdn.shutdown()
-                throw error
+            let snapshot = try await CancellableRun.run {
+                try await pull.download(SnapshotRequest(repo: try RepoID("demo/tiny-chat"))) { renderer.render($0) }
             }
             if let realModel = realModelFolder() {
-                do {
-                    try await pullRealModel(from: realModel, workspace: workspace, cdn: cdn, pull: pull, chatty: chatty)
-                } catch {
-                    try? await cdn.shutdown()
-                    throw error
-                }
+                try await pullRealModel(from: realModel, workspace: workspace, pull: pull, chatty: chatty)
             }
-            try? await cdn.shutdown()
             let outcome = try CacheVerifier(cache: cache).verify(cache.repository(snapshot.repo))
             if chatty {
                 renderer.finishLine()
@@ -104,7 +98,7 @@ struct DemoCommand: AsyncParsableCommand {
                     "pulled \(snapshot.files.count) files into \(cache.root.path) (the layout Python's huggingface_hub reads)"
                 )
                 log(
-                    "CDN requests: \(cdn.requests.count), faults recovered: \(2 - cdn.pendingFaults); re-verified \(outcome.verifiedBlobs) blobs: \(outcome.problems.isEmpty ? "all good" : "\(outcome.problems.count) problems")"
+                    "faults recovered: \(faults.injected.values.reduce(0, +)); re-verified \(outcome.verifiedBlobs) blobs: \(outcome.problems.isEmpty ? "all good" : "\(outcome.problems.count) problems")"
                 )
                 log("try: modeldepot ls --cache-dir \(cache.root.path)")
             }
@@ -134,16 +128,14 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// Serves the real all-MiniLM-L6-v2 as its Hub repository, pulls it by catalog name, and reports readiness.
     func pullRealModel(
-        from folder: URL, workspace: URL, cdn: FaultServer, pull: SnapshotDownloader, chatty: Bool
+        from folder: URL, workspace: URL, pull: SnapshotDownloader, chatty: Bool
     ) async throws {
         guard let entry = try ModelCatalog.builtIn().entry(named: "all-minilm-l6-v2") else { return }
         let served = workspace.appendingPathComponent("repos/\(entry.repo)")
         try FileManager.default.createDirectory(
             at: served.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: folder, to: served)
-        // Its weights go through the same CDN as the sample's.
-        let weights = try Data(contentsOf: served.appendingPathComponent("model.safetensors"))
-        cdn.setFile("/" + SampleData.sha256(Array(weights)), Array(weights))
+        // Its weights go through the same CDN address as the sample's (the mirror finds them by SHA-256).
         if chatty { log("also serving the real \(entry.repo) from \(folder.path); pulling it as `\(entry.name)`") }
         let snapshot = try await pull.download(entry.snapshotRequest)
         let report = try ReadinessChecker(cache: pull.cache).check(entry)
@@ -154,6 +146,23 @@ struct DemoCommand: AsyncParsableCommand {
         guard report.readiness.isReady else {
             throw ModelDepotError(.checksumMismatch, "\(entry.name) is not ready after the pull: \(report.readiness)")
         }
+    }
+
+    /// `count` random bytes: a sample that compresses like real weights.
+    static func sampleBytes(count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { raw in
+            var index = 0
+            while index < count {
+                let word = generator.next()
+                for shift in stride(from: 0, to: 64, by: 8) where index < count {
+                    raw[index] = UInt8(truncatingIfNeeded: word >> UInt64(shift))
+                    index += 1
+                }
+            }
+        }
+        return bytes
     }
 
     /// A small but realistic repository: config, tokenizer, a README and the weights.

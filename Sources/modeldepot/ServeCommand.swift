@@ -35,6 +35,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A file holding a token clients must send as 'Authorization: Bearer <token>' (HF_TOKEN).")
     var tokenFile: String?
 
+    @Option(
+        help: """
+            Misbehave on purpose, to test download UIs: reset=P, status503=P, stall=P (P a probability or Nx for \
+            the first N ranged requests) and rate=4MB, comma-separated. Off by default.
+            """)
+    var faults: String?
+
     @Option(help: "The most client connections served at once; more wait until one closes.")
     var maxConnections: Int = 1024
 
@@ -78,10 +85,18 @@ struct ServeCommand: AsyncParsableCommand {
             datasetRoots: datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
             caches: cache ? [cacheFolder] : [], token: token)
         server.maxConnections = maxConnections
+        if let faults {
+            do {
+                server.faults = try ServedFaults(faults)
+            } catch let error as ServedFaultsError {
+                throw ValidationError(error.message)
+            }
+        }
+        let warning = server.faults.map { " (injecting faults on purpose: \($0))" } ?? ""
         server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
-            FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\n".utf8))
+            FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\(warning)\n".utf8))
         }
     }
 }

@@ -12,15 +12,7 @@ import Testing
         try Data("{}".utf8).write(to: file)
         let (process, out, err) = try CLIRunner.start(["serve", "--root", root.url.path, "--port", "0"])
         // The first line on stdout names the address.
-        let line = await Task.detached { () -> String in
-            var collected = Data()
-            while !collected.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                collected += chunk
-            }
-            return String(decoding: collected, as: UTF8.self)
-        }.value
+        let line = await Self.firstLine(of: out)
         let base = try #require(line.split(separator: "\n").first.map { String($0) })
         #expect(base.hasPrefix("listening on http://127.0.0.1:"))
         let url = URL(string: String(base.dropFirst("listening on ".count)) + "/acme/tiny/resolve/main/config.json")!
@@ -39,5 +31,35 @@ import Testing
         let output = try await CLIRunner.run(["serve", "--root", "/nonexistent/models"])
         #expect(output.status == 64)
         #expect(output.stderr.contains("--root /nonexistent/models is not a folder"))
+    }
+
+    @Test func faultsAreAnnouncedOnTheStartupLineAndBadSpecsRefused() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try FileManager.default.createDirectory(at: root.path("acme/tiny"), withIntermediateDirectories: true)
+        let (process, out, err) = try CLIRunner.start([
+            "serve", "--root", root.url.path, "--port", "0", "--faults", "reset=0.05,rate=4MB",
+        ])
+        let line = await Self.firstLine(of: out)
+        #expect(line.contains("(injecting faults on purpose: reset=0.05,rate=4194304B/s)"), "\(line)")
+        kill(process.processIdentifier, SIGTERM)
+        _ = await CLIRunner.wait(process, out, err)
+
+        let refused = try await CLIRunner.run(["serve", "--root", root.url.path, "--faults", "reset=often"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("Invalid fault 'reset=often'"), "\(refused.stderr)")
+    }
+
+    /// What the server printed up to its first newline (its startup line).
+    static func firstLine(of out: Pipe) async -> String {
+        await Task.detached { () -> String in
+            var collected = Data()
+            while !collected.contains(UInt8(ascii: "\n")) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                collected += chunk
+            }
+            return String(decoding: collected, as: UTF8.self)
+        }.value
     }
 }

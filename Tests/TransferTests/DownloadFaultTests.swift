@@ -173,20 +173,21 @@ import Testing
         let downloader = fixture.downloader(configuration, clock: clock)
         let request = fixture.request(sha256: fixture.sha256)
         let download = Task { try await downloader.download(request) }
-        // Keep time moving until the download is over. A healthy retry that happens to see the clock jump
-        // twice before its bytes arrive is retried again; the generous attempt limit absorbs that.
+        // Keep time moving until the download is over, from the moment the stalled answer's bytes are out (the
+        // first request waits for its answer under the watchdog too: moving time earlier could time it out
+        // before the stall). A healthy retry that happens to see the clock jump twice before its bytes arrive
+        // is retried again; the generous attempt limit absorbs that.
         let finished = await waitUntil {
-            if clock.sleeperCount > 0 { clock.advance(by: .seconds(16)) }
+            if fixture.server.bodyBytesSent >= 10_000, clock.sleeperCount > 0 { clock.advance(by: .seconds(16)) }
             return FileManager.default.fileExists(atPath: fixture.destination.path)
         }
         #expect(finished)
         let result = try await download.value
         #expect(result.sha256 == fixture.sha256)
-        // The clock also moves while requests wait for their answer, so a healthy request may be retried too:
-        // what matters is that the stalled range was asked for again from where its bytes stopped.
-        #expect(
-            fixture.server.requests.dropFirst().contains { $0.rangeStart == 10_000 },
-            "the retry continues after the bytes received")
+        // The stalled request was dropped and retried, and the retry continued where the received bytes
+        // stopped: no byte was fetched twice (where exactly it stopped depends on how much the client had read).
+        #expect(fixture.server.requests.count >= 2)
+        #expect(result.bytesReceived == Int64(fixture.bytes.count), "the retry continues after the bytes received")
     }
 }
 

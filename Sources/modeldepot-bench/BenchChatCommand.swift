@@ -6,11 +6,10 @@ import NIOCore
 
 /// Measures what the streaming client costs: the same request read by `OpenAICompatibleProvider.stream` and
 /// by a raw reader (the same HTTP transport, scanning bytes for content events), alternating, in one process.
-/// Used by bench/inference.sh; hidden from help.
+/// Used by bench/inference.sh.
 struct BenchChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-chat", abstract: "Benchmark the streaming client against a raw reader.",
-        shouldDisplay: false)
+        commandName: "chat", abstract: "Benchmark the streaming client against a raw reader.")
 
     @Option(help: "The OpenAI-compatible base URL.")
     var endpoint: String
