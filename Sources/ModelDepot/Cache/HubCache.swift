@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// A Hub cache folder laid out exactly as Python's `huggingface_hub` lays it out (the protocol note, §4), so
 /// that either tool sees what the other downloaded.
@@ -15,9 +16,10 @@ public struct HubCache: Sendable, Hashable {
         self.root = root.standardizedFileURL
     }
 
-    /// The cache `HF_HUB_CACHE` / `HF_HOME` point at.
+    /// The platform's cache (``ModelStorage/cacheDirectory``): the one `HF_HUB_CACHE` / `HF_HOME` point at,
+    /// Python's default on Linux and the macOS command line, Application Support in an app.
     public init(environment: HubEnvironment = HubEnvironment()) {
-        self.init(root: environment.cacheDirectory)
+        self.init(root: ModelStorage(environment: environment).cacheDirectory)
     }
 
     /// The folder of one repository (it may not exist yet).
@@ -39,6 +41,9 @@ public struct HubCache: Sendable, Hashable {
 
             """
         try? Data(text.utf8).write(to: tag, options: .atomic)
+        // The same promise to Apple's backup (iCloud, Time Machine's exclusion list): the models come back by
+        // downloading them again.
+        BackupExclusion.exclude(root)
     }
 
     /// Whether a normalised ETag can name a file: letters, digits, `.`, `_`, `-`, at most 128 characters, not

@@ -26,6 +26,12 @@ public struct HubEnvironment: Sendable {
         return home.appendingPathComponent("hub")
     }
 
+    /// Whether `HF_HUB_CACHE` (or the legacy `HUGGINGFACE_HUB_CACHE`) or `HF_HOME` names the cache: an explicit
+    /// choice that wins over a platform's default place for models (``ModelStorage``).
+    public var hasExplicitCache: Bool {
+        value("HF_HUB_CACHE") != nil || value("HUGGINGFACE_HUB_CACHE") != nil || value("HF_HOME") != nil
+    }
+
     /// `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`.
     public var endpoint: String {
         var endpoint = value("HF_ENDPOINT") ?? "https://huggingface.co"
