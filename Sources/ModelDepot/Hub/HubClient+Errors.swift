@@ -35,32 +35,32 @@ extension HubClient {
         if serverMessage == "Access to this resource is disabled." {
             return ModelDepotError(.repositoryNotFound, "\(repo) has been disabled on the Hub.\(detail)")
         }
-        let retryAfter = retryDelay(from: response)
-        switch status {
-        case 401 where serverMessage == "Invalid credentials in Authorization header":
+        let retryAfter = response.retryAfter
+        switch HTTPExchange.code(for: status) {
+        case .unauthorized where status == 401 && serverMessage == "Invalid credentials in Authorization header":
             return ModelDepotError(
                 .unauthorized,
                 "The Hub refused the token (HTTP 401). Check --token, HF_TOKEN or the token file.\(detail)")
-        case 401:
+        case .unauthorized where status == 401:
             return ModelDepotError(
                 .repositoryNotFound,
                 "\(repo) was not found or needs access (HTTP 401). Check the id; if it is private or gated, pass a token with access (--token or HF_TOKEN).\(detail)"
             )
-        case 403:
+        case .unauthorized:
             return ModelDepotError(
                 .unauthorized,
-                "The Hub refused access to \(url.path) (HTTP 403). Make sure your token has the permissions this needs.\(detail)"
+                "The Hub refused access to \(url.path) (HTTP \(status)). Make sure your token has the permissions this needs.\(detail)"
             )
-        case 404:
+        case .notFound:
             return ModelDepotError(
-                .notFound, "\(url.path) does not exist on \(url.host ?? "the Hub") (HTTP 404).\(detail)")
-        case 408:
-            return ModelDepotError(.network, "\(url.path) timed out on the server (HTTP 408).\(detail)")
-        case 429:
+                .notFound, "\(url.path) does not exist on \(url.host ?? "the Hub") (HTTP \(status)).\(detail)")
+        case .network:
+            return ModelDepotError(.network, "\(url.path) timed out on the server (HTTP \(status)).\(detail)")
+        case .rateLimited:
             let wait = retryAfter.map { " Try again in \($0.components.seconds) s." } ?? " Try again later."
             return ModelDepotError(
                 .rateLimited, "The Hub rate-limited \(url.path) (HTTP 429).\(wait)\(detail)", retryAfter: retryAfter)
-        case 500...599:
+        case .serverError:
             return ModelDepotError(
                 .serverError, "The Hub failed on \(url.path) (HTTP \(status)). Try again later.\(detail)",
                 retryAfter: retryAfter)
@@ -68,8 +68,6 @@ extension HubClient {
             return ModelDepotError(.httpStatus, "The Hub answered \(url.path) with HTTP \(status).\(detail)")
         }
     }
-
-    static func retryDelay(from response: TransportResponse) -> Duration? { response.retryAfter }
 
     /// `X-Error-Message`, else the JSON `error` / `errors[].message`, else a short plain-text body.
     static func message(from response: TransportResponse, body: [UInt8]) -> String? {

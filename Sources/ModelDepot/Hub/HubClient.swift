@@ -161,11 +161,7 @@ public struct HubClient: Sendable {
             var url = resolve
             for _ in 0...Self.maximumRedirects {
                 let response = try await send(method: "HEAD", url: url)
-                if (300..<400).contains(response.status), let location = response.header("Location") {
-                    guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                        throw ModelDepotError(
-                            .protocolViolation, "\(url) redirected to an invalid location '\(location)'.")
-                    }
+                if let next = try HTTPExchange.redirectTarget(of: response, from: url) {
                     // Same origin: follow (renamed repos, /api/resolve-cache/…). Elsewhere (a CDN): the metadata
                     // is on this redirect, and the CDN must not see the token.
                     if next.hasSameOrigin(as: url) {
@@ -243,8 +239,9 @@ public struct HubClient: Sendable {
             var current = url
             for _ in 0...Self.maximumRedirects {
                 let response = try await send(method: "GET", url: current)
-                if (300..<400).contains(response.status), let location = response.header("Location"),
-                    let next = URL(string: location, relativeTo: current)?.absoluteURL, next.hasSameOrigin(as: current)
+                // Same-origin redirects only (a renamed repository): the token must not leave the endpoint.
+                if let next = try HTTPExchange.redirectTarget(of: response, from: current),
+                    next.hasSameOrigin(as: current)
                 {
                     current = next
                     continue

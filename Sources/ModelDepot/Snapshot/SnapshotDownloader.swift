@@ -274,7 +274,7 @@ public struct SnapshotDownloader: Sendable {
 
     /// Errors the cache can answer instead: the Hub is unreachable or failing, not refusing.
     static func fallsBackToCache(_ error: ModelDepotError) -> Bool {
-        [.network, .serverError, .rateLimited, .stalled].contains(error.code)
+        ModelDepotError.Code.transient.contains(error.code)
     }
 
     /// Prefixes the file's path to a download error, with what to do for the common cases.

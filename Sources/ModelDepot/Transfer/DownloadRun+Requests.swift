@@ -14,7 +14,7 @@ extension DownloadRun {
             let response = try await transport.send(
                 TransportRequest(
                     url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
-            guard [301, 302, 303, 307, 308].contains(response.status) else {
+            guard let next = try HTTPExchange.redirectTarget(of: response, from: url) else {
                 if [400, 401, 403].contains(response.status), !url.hasSameOrigin(as: request.url) {
                     // A redirect target refusing access: a signed CDN URL that expired (S3 answers 403
                     // "Request has expired"). The original URL hands out a fresh one; withRetries asks it.
@@ -22,15 +22,6 @@ extension DownloadRun {
                 }
                 if url != request.url { state.withLock { $0.resolvedURL = url } }
                 return response
-            }
-            guard let location = response.header("Location"),
-                let next = URL(string: location, relativeTo: url)?.absoluteURL,
-                ["http", "https"].contains(next.scheme?.lowercased() ?? "")
-            else {
-                throw ModelDepotError(
-                    .protocolViolation,
-                    "\(url) redirected (HTTP \(response.status)) to an invalid location '\(response.header("Location") ?? "")'."
-                )
             }
             url = next
         }
@@ -185,9 +176,7 @@ extension DownloadRun {
 
 extension ModelDepotError {
     /// Failures the engine retries by itself.
-    var isTransient: Bool {
-        [.network, .stalled, .serverError, .rateLimited].contains(code)
-    }
+    var isTransient: Bool { Code.transient.contains(code) }
 
     func afterRetries(_ attempts: Int) -> ModelDepotError {
         ModelDepotError(
@@ -201,24 +190,24 @@ enum HTTPStatusError {
     /// - Parameter sentCredentials: what a 401 or 403 message says was sent: "a bearer token", "no credentials".
     static func error(for response: TransportResponse, url: URL, sentCredentials: String? = nil) -> ModelDepotError {
         let status = response.status
-        let retryAfter = response.header("Retry-After").flatMap { RetryAfter.parse($0) }
-        switch status {
-        case 401, 403:
+        let retryAfter = response.retryAfter
+        switch HTTPExchange.code(for: status) {
+        case .unauthorized:
             let sent = sentCredentials.map { " \($0.prefix(1).uppercased() + $0.dropFirst()) sent." } ?? ""
             return ModelDepotError(
                 .unauthorized,
                 "\(url) refused access (HTTP \(status)).\(sent) Check that the URL is right and pass a valid token or credentials."
             )
-        case 404, 410:
+        case .notFound:
             return ModelDepotError(.notFound, "\(url) does not exist on the server (HTTP \(status)). Check the URL.")
-        case 408:
-            return ModelDepotError(.network, "\(url) timed out on the server (HTTP 408).")
-        case 429:
+        case .network:
+            return ModelDepotError(.network, "\(url) timed out on the server (HTTP \(status)).")
+        case .rateLimited:
             return ModelDepotError(
                 .rateLimited,
                 "\(url) is rate limited (HTTP 429)\(retryAfter.map { "; the server asks to wait \($0)" } ?? "").",
                 retryAfter: retryAfter)
-        case 500...599 where status != 501 && status != 505:
+        case .serverError:
             return ModelDepotError(
                 .serverError, "\(url) failed on the server (HTTP \(status)).", retryAfter: retryAfter)
         default:

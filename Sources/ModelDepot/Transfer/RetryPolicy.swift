@@ -85,7 +85,9 @@ extension RetryPolicy {
                 longestAttempt = max(longestAttempt, now - attemptStart)
                 // Not started unless the longest wait and the longest attempt seen so far fit in the budget.
                 let nextCost = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: 0) + longestAttempt
-                if let budget, now + nextCost > budget, [.network, .serverError].contains(error.code) {
+                if let budget, now + nextCost > budget, error.code != .rateLimited,
+                    ModelDepotError.Code.transient.contains(error.code)
+                {
                     throw ModelDepotError(
                         error.code,
                         "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(now)) (the retry budget is \(DownloadRun.seconds(budget))); try again later.",
@@ -97,12 +99,13 @@ extension RetryPolicy {
     }
 
     /// Waits on `clock` before attempt `attempt + 1` (1-based count of failed attempts) after `error`, or
-    /// rethrows `error` when it is not transient (network, 5xx, 429), the attempts are used up, or the server
+    /// rethrows `error` when it is not transient (`Code.transient`: network, stall, 5xx, 429), the attempts are
+    /// used up, or the server
     /// asked to wait longer than ``maxRetryAfter``.
     public func backOff(
         after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double
     ) async throws {
-        guard [.network, .serverError, .rateLimited].contains(error.code), attempt < maxAttempts else { throw error }
+        guard ModelDepotError.Code.transient.contains(error.code), attempt < maxAttempts else { throw error }
         if let wait = error.retryAfter, wait > maxRetryAfter { throw error }
         let delay = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random)
         let report = WaitReporting.report

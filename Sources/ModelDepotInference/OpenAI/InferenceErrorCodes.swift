@@ -65,28 +65,30 @@ enum InferenceErrorMapping {
                 "The conversation does not fit the model's context (HTTP \(status)\(detail)). Shorten it or lower the maximum reply length."
             )
         }
-        switch status {
-        case 401, 403:
+        switch HTTPExchange.code(for: status) {
+        case .unauthorized:
             return ModelDepotError(
                 .unauthorized,
                 "\(serverName) refused the credentials (HTTP \(status)\(detail)). Pass the right API key (--api-key or MODELDEPOT_API_KEY), or for Hugging Face set HF_TOKEN."
             )
-        case 429:
+        case .rateLimited:
             let wait = retryAfter.map { " Try again in \($0.components.seconds) s." } ?? " Try again later."
             return ModelDepotError(
                 .rateLimited, "\(serverName) is rate-limiting requests (HTTP 429\(detail)).\(wait)",
                 retryAfter: retryAfter)
-        case 404:
+        case .notFound where status == 404:
             return ModelDepotError(
                 .notFound,
                 "\(url.absoluteString) does not exist (HTTP 404\(detail)). Check the base URL (OpenAI-style servers take one ending in /v1) and the model id."
             )
-        case 400..<500:
-            return ModelDepotError(.invalidRequest, "\(serverName) refused the request (HTTP \(status)\(detail)).")
-        default:
+        case .serverError:
             return ModelDepotError(
                 .serverError, "\(serverName) failed to answer (HTTP \(status)\(detail)). Try again later.",
                 retryAfter: retryAfter)
+        case _ where (400..<500).contains(status):
+            return ModelDepotError(.invalidRequest, "\(serverName) refused the request (HTTP \(status)\(detail)).")
+        default:
+            return ModelDepotError(.httpStatus, "\(serverName) answered HTTP \(status)\(detail), which is not a reply.")
         }
     }
 
