@@ -29,7 +29,7 @@ struct ConnectionCap: AvailableConnectionsDelegate {
         if open >= limit, !warned {
             warned = true
             logger.warning(
-                "serving \(open) connections, the most allowed: new clients wait until one closes (raise it with --max-connections, and the descriptor limit with ulimit -n)"
+                "serving \(open) connections, the most allowed: new clients wait until one closes (raise the limit, and the descriptor limit with ulimit -n)"
             )
         }
     }

@@ -42,7 +42,7 @@ struct MirrorResponder: HTTPResponder {
             throw request.headers[.authorization] == nil
                 ? HubServerError(
                     status: 401, code: nil,
-                    message: "Authentication required: this mirror needs a token (HF_TOKEN or --token).", commit: nil)
+                    message: "Authentication required: this mirror needs a token (HF_TOKEN).", commit: nil)
                 : HubServerError.unauthorized
         }
         guard request.method == .get || request.method == .head else {

@@ -17,6 +17,18 @@ struct ModelDepotCommand: AsyncParsableCommand {
     )
 }
 
+/// The flag that acts on a library error, when one does.
+func commandLineHint(for error: ModelDepotError) -> String? {
+    switch error.code {
+    case .repositoryNotFound, .gatedRepository: "on the command line: --token TOKEN"
+    case .unauthorized where error.message.hasPrefix("The Hub"): "on the command line: --token TOKEN"
+    case .insufficientDiskSpace: "another cache: --cache-dir DIR"
+    case .notCached where error.message.contains("HF_HUB_OFFLINE"): "leave out --offline and unset HF_HUB_OFFLINE"
+    case .invalidArgument where error.message.contains("include patterns"): "see --include and --exclude"
+    default: nil
+    }
+}
+
 /// Flags shared by commands that show progress.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print one JSON object per line (progress events, then the result) instead of a progress bar.")
@@ -33,12 +45,12 @@ struct OutputOptions: ParsableArguments {
 /// Prints `error: …` (and a JSON failure event in `--json` mode) and exits non-zero.
 func exitWithError(_ error: any Error, renderer: ProgressRenderer) -> Never {
     let failure = error as? ModelDepotError
+    // The library says what to do in its own terms (variables, APIs); the flags that do it here are added here.
+    let message = failure.map { $0.message + (commandLineHint(for: $0).map { " (\($0))" } ?? "") } ?? "\(error)"
     renderer.finishLine()
     if renderer.mode == .json {
-        renderer.printJSON(
-            JSONEvent(
-                event: "failed", code: failure?.code.rawValue ?? "unknown", message: failure?.message ?? "\(error)"))
+        renderer.printJSON(JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
     }
-    FileHandle.standardError.write(Data("error: \(failure?.message ?? "\(error)")\n".utf8))
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)
 }

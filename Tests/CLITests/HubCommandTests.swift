@@ -172,10 +172,11 @@ import Testing
             let file = try #require(again.lastLine) + "/model.gguf"
             #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(Self.weights))
             // The rerun fetches what the sidecar lacked, plus what the server pushes into socket buffers past the
-            // point where a range was split for an idle connection (counted as sent, never used; a few MiB on a
-            // loaded machine's loopback).
+            // point where a range was split for an idle connection (counted as sent, never used: a few MiB on a
+            // loaded machine's loopback, up to 4 MiB measured while a build shared the two cores). Without a
+            // resume the rerun would send all 24 MiB, which the second bound catches.
             let resent = cdn.bodyBytesSent - sentBefore
-            #expect(resent <= Int64(Self.weights.count) - saved + (3 << 20), "the rerun did not resume")
+            #expect(resent <= Int64(Self.weights.count) - saved + (5 << 20), "the rerun did not resume")
             #expect(resent < Int64(Self.weights.count), "the rerun downloaded the whole file again")
         }
     }

@@ -21,7 +21,7 @@ public struct CacheScanner: Sendable {
         guard FileStatus(path: root, followingLinks: true)?.kind == .folder else {
             throw ModelDepotError(
                 .notCached,
-                "There is no cache at \(root). Pull a model first, or point --cache-dir / HF_HUB_CACHE at a cache.")
+                "There is no cache at \(root). Pull a model first, or point HF_HUB_CACHE at a cache.")
         }
         var repositories: [CachedRepositoryReport] = []
         var warnings: [String] = []

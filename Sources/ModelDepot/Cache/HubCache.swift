@@ -64,7 +64,7 @@ public struct HubCache: Sendable, Hashable {
         } catch {
             throw ModelDepotError(
                 .fileSystem,
-                "Cannot create \(url.path): \(error.localizedDescription). Check the permissions of the cache folder, or choose another with --cache-dir / HF_HUB_CACHE.",
+                "Cannot create \(url.path): \(error.localizedDescription). Check the permissions of the cache folder, or choose another (HF_HUB_CACHE).",
                 underlying: error)
         }
     }

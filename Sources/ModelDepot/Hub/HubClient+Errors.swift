@@ -23,12 +23,12 @@ extension HubClient {
         case "GatedRepo":
             return ModelDepotError(
                 .gatedRepository,
-                "\(repo) is gated: accept its terms on the Hub page of the repository, then pass a token of that account (--token or HF_TOKEN).\(detail)"
+                "\(repo) is gated: accept its terms on the Hub page of the repository, then use a token of that account (HF_TOKEN or the token file).\(detail)"
             )
         case "RepoNotFound":
             return ModelDepotError(
                 .repositoryNotFound,
-                "\(repo) was not found (HTTP \(status)). Check the id and the repo type; if it is private, pass a token with access (--token or HF_TOKEN).\(detail)"
+                "\(repo) was not found (HTTP \(status)). Check the id and the repo type; if it is private, use a token with access (HF_TOKEN or the token file).\(detail)"
             )
         default: break
         }
@@ -40,11 +40,11 @@ extension HubClient {
         case .unauthorized where status == 401 && serverMessage == "Invalid credentials in Authorization header":
             return ModelDepotError(
                 .unauthorized,
-                "The Hub refused the token (HTTP 401). Check --token, HF_TOKEN or the token file.\(detail)")
+                "The Hub refused the token (HTTP 401). Check it (HF_TOKEN or the token file).\(detail)")
         case .unauthorized where status == 401:
             return ModelDepotError(
                 .repositoryNotFound,
-                "\(repo) was not found or needs access (HTTP 401). Check the id; if it is private or gated, pass a token with access (--token or HF_TOKEN).\(detail)"
+                "\(repo) was not found or needs access (HTTP 401). Check the id; if it is private or gated, use a token with access (HF_TOKEN or the token file).\(detail)"
             )
         case .unauthorized:
             return ModelDepotError(

@@ -192,12 +192,12 @@ public struct HubClient: Sendable {
         guard let commit = response.header("X-Repo-Commit"), HubEncoding.isGitID(commit.lowercased()) else {
             throw ModelDepotError(
                 .protocolViolation,
-                "\(url) sent no X-Repo-Commit header: the endpoint is not Hub-compatible. Check --endpoint / HF_ENDPOINT."
+                "\(url) sent no X-Repo-Commit header: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT)."
             )
         }
         guard let rawETag = response.header("X-Linked-Etag") ?? response.header("ETag") else {
             throw ModelDepotError(
-                .protocolViolation, "\(url) sent no ETag: the endpoint is not Hub-compatible. Check --endpoint.")
+                .protocolViolation, "\(url) sent no ETag: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT).")
         }
         let etag = HubEncoding.normalizeETag(rawETag)
         guard HubCache.isSafeBlobName(etag) else {
@@ -216,7 +216,7 @@ public struct HubClient: Sendable {
         guard !isOffline else {
             throw ModelDepotError(
                 .notCached,
-                "Offline mode is on (--offline or HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online."
+                "Offline mode is on (HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online."
             )
         }
         let headers = [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + authorization(for: url)

@@ -187,7 +187,7 @@ public struct SnapshotDownloader: Sendable {
             let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
             throw ModelDepotError(
                 .invalidArgument,
-                "No file of \(request.repo) matches --include \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some)."
+                "No file of \(request.repo) matches the include patterns \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some)."
             )
         }
         return selected
@@ -262,12 +262,12 @@ public struct SnapshotDownloader: Sendable {
         var message =
             "Not enough disk space for \(request.repo) in \(cache.root.path): it needs \(needed) more bytes, \(available) are free."
         if others.isEmpty {
-            message += " Free \(short) bytes, or choose another cache with --cache-dir / HF_HUB_CACHE."
+            message += " Free \(short) bytes, or choose another cache (HF_HUB_CACHE)."
         } else {
             let list = others.prefix(8).map { "\($0.id) (\($0.sizeOnDisk) bytes)" }.joined(separator: ", ")
             let freeable = others.reduce(Int64(0)) { $0 + $1.sizeOnDisk }
             message +=
-                " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Run `modeldepot prune --max-size …` or `modeldepot rm <id>`."
+                " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Evict some (`StorageBudget`, `ModelManager.delete`; on the command line `modeldepot prune` or `modeldepot rm`)."
         }
         throw ModelDepotError(.insufficientDiskSpace, message)
     }

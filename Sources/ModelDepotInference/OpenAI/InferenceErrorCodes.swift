@@ -69,7 +69,7 @@ enum InferenceErrorMapping {
         case .unauthorized:
             return ModelDepotError(
                 .unauthorized,
-                "\(serverName) refused the credentials (HTTP \(status)\(detail)). Pass the right API key (--api-key or MODELDEPOT_API_KEY), or for Hugging Face set HF_TOKEN."
+                "\(serverName) refused the credentials (HTTP \(status)\(detail)). Use the right API key (MODELDEPOT_API_KEY), or for Hugging Face set HF_TOKEN."
             )
         case .rateLimited:
             let wait = retryAfter.map { " Try again in \($0.components.seconds) s." } ?? " Try again later."
