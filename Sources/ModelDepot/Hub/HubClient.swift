@@ -197,7 +197,8 @@ public struct HubClient: Sendable {
         }
         guard let rawETag = response.header("X-Linked-Etag") ?? response.header("ETag") else {
             throw ModelDepotError(
-                .protocolViolation, "\(url) sent no ETag: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT).")
+                .protocolViolation,
+                "\(url) sent no ETag: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT).")
         }
         let etag = HubEncoding.normalizeETag(rawETag)
         guard HubCache.isSafeBlobName(etag) else {
