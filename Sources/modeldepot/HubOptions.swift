@@ -53,20 +53,20 @@ struct HubOptions: ParsableArguments {
     @Flag(help: "Use only the cache; never touch the network (also HF_HUB_OFFLINE=1).")
     var offline = false
 
-    var environment: HubEnvironment { HubEnvironment() }
+    /// The process environment with the flags laid over it: a flag is the same setting as its variable, so the
+    /// library resolves both the one way it resolves variables.
+    var environment: HubEnvironment {
+        var variables = ProcessInfo.processInfo.environment
+        if let endpoint { variables["HF_ENDPOINT"] = endpoint }
+        if let token, !token.isEmpty { variables["HF_TOKEN"] = token }
+        if offline { variables["HF_HUB_OFFLINE"] = "1" }
+        return HubEnvironment(variables: variables)
+    }
+
     var cache: HubCache { cacheOptions.cache }
     func type() throws -> RepoType { try cacheOptions.type() }
 
     func hubClient() throws -> HubClient {
-        let environment = self.environment
-        let base = endpoint ?? environment.endpoint
-        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            url.host != nil
-        else {
-            throw ModelDepotError(
-                .invalidURL, "'\(base)' is not a Hub URL; give one like https://huggingface.co or http://mirror:8080.")
-        }
-        let token = self.token.flatMap { $0.isEmpty ? nil : $0 } ?? environment.token
-        return HubClient(endpoint: url, token: token, offline: offline || environment.isOffline)
+        try HubClient(environment: environment)
     }
 }

@@ -25,6 +25,7 @@ func commandLineHint(for error: ModelDepotError) -> String? {
     case .insufficientDiskSpace: "another cache: --cache-dir DIR"
     case .notCached where error.message.contains("HF_HUB_OFFLINE"): "leave out --offline and unset HF_HUB_OFFLINE"
     case .invalidArgument where error.message.contains("include patterns"): "see --include and --exclude"
+    case .invalidURL where error.message.contains("(HF_ENDPOINT)"): "or --endpoint URL"
     default: nil
     }
 }

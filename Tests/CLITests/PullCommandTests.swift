@@ -78,6 +78,12 @@ import Testing
             ["pull", "http://127.0.0.1:9/x.bin", "-o", folder.path("a-file/inside.bin").path], in: folder.url)
         #expect(unwritable.status == 1)
         #expect(unwritable.stderr.contains("error: Cannot create the folder"))
+
+        // The library names the variable, the CLI the flag.
+        let endpoint = try await CLIRunner.run(["pull", "acme/tiny", "--endpoint", "ftp://mirror"], in: folder.url)
+        #expect(endpoint.status == 1)
+        #expect(endpoint.stderr.contains("'ftp://mirror' (HF_ENDPOINT) is not a Hub URL"), "\(endpoint.stderr)")
+        #expect(endpoint.stderr.contains("(or --endpoint URL)"), "\(endpoint.stderr)")
     }
 
     @Test func aServerErrorIsReportedWithTheStatus() async throws {

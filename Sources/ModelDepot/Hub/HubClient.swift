@@ -53,9 +53,13 @@ public struct HubClient: Sendable {
         environment: HubEnvironment, transport: any HTTPTransport = AsyncHTTPTransport.shared,
         clock: any Clock<Duration> = ContinuousClock()
     ) throws {
-        guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil else {
+        guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil,
+            ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "")
+        else {
             throw ModelDepotError(
-                .invalidURL, "HF_ENDPOINT '\(environment.endpoint)' is not a URL; set it like https://huggingface.co.")
+                .invalidURL,
+                "The Hub endpoint '\(environment.endpoint)' (HF_ENDPOINT) is not a Hub URL; give one like https://huggingface.co or http://mirror:8080."
+            )
         }
         self.init(
             endpoint: endpoint, token: environment.token, offline: environment.isOffline, transport: transport,
