@@ -23,6 +23,8 @@ public struct HubClient: Sendable {
     let clock: any Clock<Duration>
     let retryPolicy: RetryPolicy
     let random: @Sendable () -> Double
+    /// Told when a call waits before a retry, and when the wait ends (nil): a pull shows it in its progress.
+    var waitObserver: (@Sendable (TransferWait?) -> Void)?
 
     /// Responses to API calls larger than this are refused (a tree page of 1000 entries is about 300 KB).
     static let maximumResponseBytes = 64 << 20
@@ -81,6 +83,13 @@ public struct HubClient: Sendable {
 
     private func url(_ path: String) -> URL {
         URL(string: endpoint.absoluteString + path)!
+    }
+
+    /// The same client, telling `observer` when a call waits before a retry (and nil when the wait ends).
+    func observingWaits(_ observer: @escaping @Sendable (TransferWait?) -> Void) -> HubClient {
+        var client = self
+        client.waitObserver = observer
+        return client
     }
 
     /// The `Authorization` header, for the endpoint's own origin only.
@@ -262,7 +271,7 @@ public struct HubClient: Sendable {
     }
 
     func withRetries<T>(_ operation: () async throws -> T) async throws -> T {
-        try await retryPolicy.retrying(clock: clock, random: random, operation)
+        try await retryPolicy.retrying(clock: clock, random: random, waiting: waitObserver, operation)
     }
 
     static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {

@@ -61,10 +61,9 @@ public struct SnapshotDownloader: Sendable {
         let tree: RecordedTree
         do {
             // Retries of these API calls show in the progress ("retrying in 2.0 s …"), as the files' do.
-            (commit, tree) = try await WaitReporting.$report.withValue({ tracker.apiWaiting($0) }) {
-                let commit = try await resolveCommit(request)
-                return (commit, try await fileTree(request, commit: commit, repository: repository))
-            }
+            let observed = hub.observingWaits { tracker.apiWaiting($0) }
+            commit = try await resolveCommit(request, hub: observed)
+            tree = try await fileTree(request, commit: commit, repository: repository, hub: observed)
         } catch let error as ModelDepotError where Self.fallsBackToCache(error) {
             logger.notice("the Hub is unreachable; answering from the cache", metadata: ["error": "\(error.message)"])
             do {
@@ -159,7 +158,8 @@ public struct SnapshotDownloader: Sendable {
         }
     }
 
-    func resolveCommit(_ request: SnapshotRequest) async throws -> String {
+    func resolveCommit(_ request: SnapshotRequest, hub: HubClient? = nil) async throws -> String {
+        let hub = hub ?? self.hub
         if HubEncoding.isGitID(request.revision) { return request.revision }
         let info = try await hub.repoInfo(request.repo, type: request.type, revision: request.revision)
         guard let sha = info.sha?.lowercased(), HubEncoding.isGitID(sha) else {
@@ -173,9 +173,10 @@ public struct SnapshotDownloader: Sendable {
 
     /// The commit's files: from `trees/<commit>.json` when recorded, else listed (and recorded by the caller
     /// once the request is known to be good).
-    func fileTree(_ request: SnapshotRequest, commit: String, repository: CachedRepository) async throws
-        -> RecordedTree
-    {
+    func fileTree(
+        _ request: SnapshotRequest, commit: String, repository: CachedRepository, hub: HubClient? = nil
+    ) async throws -> RecordedTree {
+        let hub = hub ?? self.hub
         if let recorded = repository.recordedTree(commit) { return recorded }
         let entries = try await hub.listFiles(request.repo, type: request.type, revision: commit)
         return try RecordedTree(entries: entries)

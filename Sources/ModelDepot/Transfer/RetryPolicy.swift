@@ -67,8 +67,12 @@ public struct RetryPolicy: Sendable, Equatable {
 
 extension RetryPolicy {
     /// Runs `operation`, again after each transient ``ModelDepotError`` (see ``backOff(after:attempt:clock:random:)``).
+    ///
+    /// - Parameter waiting: told before each wait (a ``TransferWait/retry(attempt:maxAttempts:delay:reason:)``)
+    ///   and after it (nil), so a progress display can say why nothing moves.
     public func retrying<T>(
-        clock: any Clock<Duration>, random: () -> Double, _ operation: () async throws -> T
+        clock: any Clock<Duration>, random: () -> Double, waiting: (@Sendable (TransferWait?) -> Void)? = nil,
+        _ operation: () async throws -> T
     ) async throws -> T {
         let elapsed = EngineClock(clock)
         var attempt = 0
@@ -93,7 +97,7 @@ extension RetryPolicy {
                         "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(now)) (the retry budget is \(DownloadRun.seconds(budget))); try again later.",
                         underlying: error.underlying, retryAfter: error.retryAfter)
                 }
-                try await backOff(after: error, attempt: attempt, clock: clock, random: random())
+                try await backOff(after: error, attempt: attempt, clock: clock, random: random(), waiting: waiting)
             }
         }
     }
@@ -103,14 +107,14 @@ extension RetryPolicy {
     /// used up, or the server
     /// asked to wait longer than ``maxRetryAfter``.
     public func backOff(
-        after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double
+        after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double,
+        waiting: (@Sendable (TransferWait?) -> Void)? = nil
     ) async throws {
         guard ModelDepotError.Code.transient.contains(error.code), attempt < maxAttempts else { throw error }
         if let wait = error.retryAfter, wait > maxRetryAfter { throw error }
         let delay = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random)
-        let report = WaitReporting.report
-        report?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: error.message))
-        defer { report?(nil) }
+        waiting?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: error.message))
+        defer { waiting?(nil) }
         do {
             try await clock.sleep(for: delay)
         } catch {

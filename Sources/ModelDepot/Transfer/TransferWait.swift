@@ -19,10 +19,3 @@ public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// Where retry loops report their waits, for the progress of the operation that runs them: task-local, so an
-/// operation sets it around a group of calls (a pull around its Hub API calls) without threading a callback
-/// through every signature.
-enum WaitReporting {
-    @TaskLocal static var report: (@Sendable (TransferWait?) -> Void)?
-}
