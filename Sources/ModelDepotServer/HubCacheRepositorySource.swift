@@ -40,7 +40,7 @@ struct HubCacheRepositorySource: RepositorySource {
         else { return nil }
         let repo = URL(fileURLWithPath: real, isDirectory: true)
         guard FileManager.default.fileExists(atPath: repo.appendingPathComponent("snapshots").path) else { return nil }
-        let refs = readRefs(in: repo.appendingPathComponent("refs"))
+        let refs = HubCache(root: cache).repository(id, type: type).refs()
         let wanted = revision ?? "main"
         let commit: String
         if let target = refs[wanted] {
@@ -106,19 +106,6 @@ struct HubCacheRepositorySource: RepositorySource {
                         sha256: digests.sha256))
             }
         }
-    }
-
-    /// Every file under `refs/`: name (with `/` for nested refs like `refs/pr/1`) → commit.
-    private func readRefs(in folder: URL) -> [String: String] {
-        var refs: [String: String] = [:]
-        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return refs }
-        while let relative = walker.nextObject() as? String {
-            let url = folder.appendingPathComponent(relative)
-            guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
-            let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if HubEncoding.isGitID(commit) { refs[relative] = commit }
-        }
-        return refs
     }
 
     private func snapshotFolders(in repo: URL) -> [String]? {

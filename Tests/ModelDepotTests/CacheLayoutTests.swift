@@ -93,3 +93,19 @@ import Testing
         }
     }
 }
+
+/// Refs are read one way everywhere (the library, `ls`, the mirror): verbatim, as Python reads them.
+@Suite struct CachedRefsTests {
+    @Test func refsAreReadVerbatimWithNestedNames() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("modeldepot-refs-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let repository = HubCache(root: root).repository(try RepoID("acme/tiny"))
+        let commit = String(repeating: "ab", count: 20)
+        try repository.setRef("main", to: commit)
+        try repository.setRef("refs/pr/1", to: commit)
+        try Data((commit + "\n").utf8).write(to: repository.refsFolder.appendingPathComponent("with-newline"))
+        #expect(repository.refs() == ["main": commit, "refs/pr/1": commit])
+        #expect(repository.commit(forRevision: "with-newline") == nil, "the same rule as refs()")
+        #expect(HubCache(root: root).repository(try RepoID("acme/none")).refs().isEmpty)
+    }
+}

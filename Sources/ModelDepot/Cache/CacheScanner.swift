@@ -58,12 +58,10 @@ public struct CacheScanner: Sendable {
     public func scanRepository(name: String, folder: String) throws -> CachedRepositoryReport {
         let corrupt = { (reason: String) in ModelDepotError(.fileSystem, "\(folder): \(reason)") }
         guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else { throw corrupt("not a folder") }
-        guard let separator = name.range(of: "--") else { throw corrupt("not a cached repository name") }
-        let prefix = String(name[..<separator.lowerBound])
-        guard let type = RepoType.allCases.first(where: { $0.cacheFolderPrefix == prefix }) else {
-            throw corrupt("unknown repository type '\(prefix)'")
+        guard name.contains("--") else { throw corrupt("not a cached repository name") }
+        guard let (type, id) = RepoID.cacheFolderParts(name) else {
+            throw corrupt("unknown repository type '\(name.components(separatedBy: "--")[0])'")
         }
-        let id = name[separator.upperBound...].replacingOccurrences(of: "--", with: "/")
         let snapshots = folder + "/snapshots"
         guard FileStatus(path: snapshots, followingLinks: true)?.kind == .folder else {
             throw corrupt("no snapshots folder")

@@ -62,6 +62,18 @@ public struct CachedRepository: Sendable, Hashable {
         return HubEncoding.isGitID(commit) ? commit : nil
     }
 
+    /// Every ref this cache records (`refs/main`, `refs/v1.0`, nested `refs/pr/1`) → the commit it names, read
+    /// verbatim as ``commit(forRevision:)`` reads one; refs whose content is not a commit id are left out.
+    public func refs() -> [String: String] {
+        var refs: [String: String] = [:]
+        for entry in Directory.walk(refsFolder.path) {
+            guard let data = FileManager.default.contents(atPath: refsFolder.path + "/" + entry.path) else { continue }
+            let commit = String(decoding: data, as: UTF8.self)
+            if HubEncoding.isGitID(commit) { refs[entry.path] = commit }
+        }
+        return refs
+    }
+
     /// Points `refs/<revision>` at `commit`: exactly 40 characters, no newline, written atomically and only
     /// when it changes (so read-only caches still work when nothing changed).
     public func setRef(_ revision: String, to commit: String) throws {

@@ -41,12 +41,17 @@ public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
 
     /// Parses a cache folder name back into its type and id; nil for anything else.
     public static func fromCacheFolderName(_ folder: String) -> (RepoType, RepoID)? {
+        guard let (type, text) = cacheFolderParts(folder), let id = try? RepoID(text) else { return nil }
+        return (type, id)
+    }
+
+    /// The type and the id text of a cache folder name (`models--org--name` → model, `org/name`), the id not
+    /// validated: a scan reports what is there, as Python's `scan_cache_dir` does. Nil without a known type.
+    package static func cacheFolderParts(_ folder: String) -> (type: RepoType, id: String)? {
         guard let separator = folder.range(of: "--") else { return nil }
         let prefix = String(folder[..<separator.lowerBound])
         guard let type = RepoType.allCases.first(where: { $0.cacheFolderPrefix == prefix }) else { return nil }
-        let rest = folder[separator.upperBound...].replacingOccurrences(of: "--", with: "/")
-        guard let id = try? RepoID(rest) else { return nil }
-        return (type, id)
+        return (type, folder[separator.upperBound...].replacingOccurrences(of: "--", with: "/"))
     }
 
     public static func < (lhs: RepoID, rhs: RepoID) -> Bool { lhs.description < rhs.description }
