@@ -88,9 +88,7 @@ public struct CacheVerifier: Sendable {
                         continue
                     }
                     progress(path.value)
-                    let actual =
-                        HubEncoding.isSHA256(name)
-                        ? try FileDigests.sha256(ofFileAt: blob) : try FileDigests.gitBlobID(ofFileAt: blob)
+                    guard let actual = try FileDigests.digestPromisedByName(ofBlobAt: blob) else { continue }
                     outcome.bytesHashed += CacheScanner.regularFileSize(blob) ?? 0
                     results[blob] = .some(actual == name ? nil : actual)
                     memory.remember(blob: blob, ok: actual == name)

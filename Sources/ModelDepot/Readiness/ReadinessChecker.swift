@@ -148,10 +148,7 @@ public struct ReadinessChecker: Sendable {
 
     /// Hashes a blob against its name (64 hex: SHA-256, 40 hex: git blob id); nil for names that are not hashes.
     static func hashMatchesName(_ blob: String) throws -> Bool? {
-        let name = (blob as NSString).lastPathComponent
-        if HubEncoding.isSHA256(name) { return try FileDigests.sha256(ofFileAt: blob) == name }
-        if HubEncoding.isGitID(name) { return try FileDigests.gitBlobID(ofFileAt: blob) == name }
-        return nil
+        try FileDigests.digestPromisedByName(ofBlobAt: blob).map { $0 == (blob as NSString).lastPathComponent }
     }
 
     static func count(_ value: UInt64) -> String {
