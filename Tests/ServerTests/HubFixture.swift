@@ -65,11 +65,13 @@ struct HubFixture {
 
     func downloader(
         offline: Bool = false, hub: HubClient? = nil,
-        configuration: DownloadConfiguration = HubFixture.immediateConfiguration
+        configuration: DownloadConfiguration = HubFixture.immediateConfiguration,
+        fileSystem: any DownloadFileSystem = LocalFileSystem()
     ) -> SnapshotDownloader {
         let client = hub ?? HubClient(endpoint: mirror.baseURL, token: token, offline: offline, clock: ImmediateClock())
         return SnapshotDownloader(
-            hub: client, cache: cache, downloader: Downloader(clock: ImmediateClock(), configuration: configuration),
+            hub: client, cache: cache,
+            downloader: Downloader(fileSystem: fileSystem, clock: ImmediateClock(), configuration: configuration),
             clock: ImmediateClock())
     }
 

@@ -186,8 +186,8 @@ import Testing
             try other.link(
                 try RepoFilePath("x.bin"), commit: String(repeating: "9", count: 40), toBlob: SampleData.sha256(bytes))
 
-            var pull = hub.downloader()
-            pull.availableSpace = { _ in 1000 }
+            // A disk with 1000 bytes free, for the pull's check and the engine's alike.
+            let pull = hub.downloader(fileSystem: DiskFullFileSystem(availableSpace: 1000))
             let error = await #expect(throws: ModelDepotError.self) {
                 try await pull.download(SnapshotRequest(repo: try RepoID("acme/chat")))
             }

@@ -23,8 +23,6 @@ public struct SnapshotDownloader: Sendable {
     public var maxConcurrentFiles: Int
     let clock: any Clock<Duration>
     let logger: Logger
-    /// Free bytes where the cache lives; replaceable so tests can simulate a full disk.
-    public var availableSpace: @Sendable (HubCache) -> Int64? = { StorageBudget(cache: $0).availableSpace() }
 
     public init(
         hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
@@ -256,7 +254,9 @@ public struct SnapshotDownloader: Sendable {
 
     /// Fails before any transfer when the whole pull cannot fit, naming what could be evicted to make room.
     func checkDiskSpace(needed: Int64, for request: SnapshotRequest) throws {
-        guard needed > 0, let available = availableSpace(cache), available < needed else { return }
+        guard needed > 0, let available = StorageBudget(cache: cache).availableSpace(using: downloader.fileSystem),
+            available < needed
+        else { return }
         let short = needed - available
         let candidates = (try? StorageBudget(cache: cache).evictionCandidates()) ?? []
         let others = candidates.filter { $0.id != request.repo.description }

@@ -1,5 +1,4 @@
 import Foundation
-import ModelDepotPlatform
 
 /// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones.
 ///
@@ -60,12 +59,13 @@ public struct StorageBudget: Sendable {
         }.sorted { $0.lastAccessed < $1.lastAccessed }
     }
 
-    /// Free bytes on the cache's volume (of its nearest existing ancestor).
-    public func availableSpace() -> Int64? {
+    /// Free bytes on the cache's volume (of its nearest existing ancestor), as `fileSystem` reports them: the
+    /// same seam the transfer engine asks, so a test's full disk is full for both.
+    public func availableSpace(using fileSystem: any DownloadFileSystem = LocalFileSystem()) -> Int64? {
         var folder = cache.root
         while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
             folder.deleteLastPathComponent()
         }
-        return try? VolumeSpace.availableBytes(atPath: folder.path)
+        return try? fileSystem.availableSpace(forPath: folder.path)
     }
 }
