@@ -39,18 +39,9 @@ extension SnapshotDownloader {
         return Snapshot(repo: request.repo, type: request.type, commit: commit, folder: folder, files: files)
     }
 
-    /// The files (links to blobs, or real files) under a snapshot folder, as repository paths.
+    /// The files (links to blobs, or real files) under a snapshot folder, as repository paths: the scanner's
+    /// walk, so a snapshot is read one way everywhere.
     static func filesBelow(_ folder: URL) -> [RepoFilePath] {
-        guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
-        var files: [RepoFilePath] = []
-        while let relative = walker.nextObject() as? String {
-            var isFolder: ObjCBool = false
-            let full = folder.appendingPathComponent(relative).path
-            guard FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue,
-                let path = try? RepoFilePath(relative)
-            else { continue }
-            files.append(path)
-        }
-        return files.sorted()
+        CacheScanner.walkFiles(folder.path).compactMap { try? RepoFilePath($0) }.sorted()
     }
 }
