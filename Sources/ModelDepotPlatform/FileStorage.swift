@@ -11,7 +11,8 @@ package enum FileStorage {
     /// Reserves the blocks of the first `size` bytes of the open file, so a full disk fails now rather than
     /// halfway through a download. The file's length is set by the caller (`ftruncate`). Returns 0, or the
     /// `errno` of a real shortage (`ENOSPC`, `EDQUOT`); file systems that cannot reserve keep a sparse file
-    /// and report 0.
+    /// and report 0. Check the free space first (the engine does): on ext4 a request larger than the free space
+    /// takes blocks until it fails, filling the disk for everyone meanwhile.
     ///
     /// - Linux: `posix_fallocate(3)`.
     /// - Apple platforms: `fcntl(2)` with `F_PREALLOCATE` and an `fstore_t` (`<sys/fcntl.h>`): contiguous

@@ -26,6 +26,8 @@ func commandLineHint(for error: ModelDepotError) -> String? {
     case .notCached where error.message.contains("HF_HUB_OFFLINE"): "leave out --offline and unset HF_HUB_OFFLINE"
     case .invalidArgument where error.message.contains("include patterns"): "see --include and --exclude"
     case .invalidURL where error.message.contains("(HF_ENDPOINT)"): "or --endpoint URL"
+    case .notCached where error.message.contains("is not in the cache") || error.message.contains("no cached revision"):
+        "`modeldepot ls` lists what is cached"
     default: nil
     }
 }

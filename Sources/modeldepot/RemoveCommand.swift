@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct RemoveCommand: ParsableCommand {
+struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rm",
         abstract: "Delete a cached repository, or some of its revisions.",
@@ -26,25 +26,14 @@ struct RemoveCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    func run() throws {
+    func run() async throws {
         do {
-            let repository = try cacheOptions.repository(repo)
-            let report = try CachedRepositoryLookup.report(for: repository)
-            var commits: Set<String>?
-            if !revision.isEmpty {
-                commits = Set(
-                    try revision.map { name in
-                        guard let commit = repository.commit(forRevision: name) else {
-                            throw ModelDepotError(
-                                .invalidArgument,
-                                "\(repo) has no cached revision '\(name)'. `modeldepot ls` shows the cached refs.")
-                        }
-                        return commit
-                    })
-            }
-            let plan = try DeletionPlan(deleting: commits, of: report)
+            let id = try RepoID(repo)
+            let type = try cacheOptions.type()
+            let models = ModelManager(cache: cacheOptions.cache)
+            let plan = try models.deletionPlan(id, type: type, revisions: revision)
             let what =
-                commits == nil || !plan.repositories.isEmpty
+                revision.isEmpty || !plan.repositories.isEmpty
                 ? "all of \(repo)" : "\(plan.snapshots.count) revision(s) of \(repo) and \(plan.blobs.count) blob(s)"
             print("Will delete \(what), freeing \(ByteFormat.string(plan.freedBytes)).")
             if dryRun { return }
@@ -58,7 +47,7 @@ struct RemoveCommand: ParsableCommand {
                     return
                 }
             }
-            try plan.execute()
+            try await models.delete(plan, of: id, type: type)
             print("Deleted \(what); freed \(ByteFormat.string(plan.freedBytes)).")
         } catch {
             exitWithError(error, json: false)

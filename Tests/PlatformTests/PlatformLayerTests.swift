@@ -66,12 +66,8 @@ import Testing
         #expect(FileStorage.syncData(descriptor: descriptor) == 0)
         #expect(FileStatus(descriptor: descriptor)?.size == 1 << 20)
         #expect(FileStorage.close(descriptor: descriptor) == 0)
-        // More than the disk holds is a shortage, reported before any byte is written (when the file system
-        // can reserve at all; others keep a sparse file and report nothing).
-        let huge = open(path, O_RDWR)
-        defer { FileStorage.close(descriptor: huge) }
-        let result = FileStorage.reserve(descriptor: huge, size: free * 4 + (1 << 40))
-        #expect(result == 0 || result == ENOSPC || result == EFBIG || result == EDQUOT)
+        // The shortage path (ENOSPC) is not provoked here: asking ext4 for more than the free space fills the
+        // disk until the call fails, and the other tests running meanwhile would see a full disk.
     }
 
     @Test func childProcessesExitWithTheirStatusAndAnEmptySignalMask() async throws {

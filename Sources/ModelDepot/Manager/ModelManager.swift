@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotPlatform
 
 /// The app-facing entry point: download models into the shared Hub cache, watch and control those downloads,
 /// and manage what is on disk.
@@ -19,6 +20,15 @@ public actor ModelManager {
     public init(pull: SnapshotDownloader) {
         self.pull = pull
         self.cache = pull.cache
+    }
+
+    /// A manager for `cache`, with the endpoint, token and offline mode the environment names; offline when
+    /// the environment's endpoint is unusable, so managing the cache never depends on it.
+    public init(cache: HubCache, environment: HubEnvironment = HubEnvironment()) {
+        let hub =
+            (try? HubClient(environment: environment))
+            ?? HubClient(endpoint: URL(string: "https://huggingface.co")!, offline: true)
+        self.init(pull: SnapshotDownloader(hub: hub, cache: cache))
     }
 
     /// A manager for the cache, endpoint, token and offline mode the environment names (as Python reads them).
@@ -100,20 +110,50 @@ public actor ModelManager {
         return try CacheScanner(cache: cache).scan().sizeOnDisk
     }
 
-    /// Deletes a repository, or one revision of it (blobs other revisions use stay). Returns the bytes freed.
+    /// Deletes a repository, or one revision of it (blobs other revisions use stay). Returns the bytes freed;
+    /// 0 when it is not cached.
     @discardableResult
     public func delete(_ repo: RepoID, type: RepoType = .model, revision: String? = nil) async throws -> Int64 {
-        try await stopDownloads { $0.repo == repo && $0.type == type }
+        let plan: DeletionPlan
+        do {
+            plan = try deletionPlan(repo, type: type, revisions: revision.map { [$0] } ?? [])
+        } catch let error as ModelDepotError where error.code == .notCached {
+            return 0
+        }
+        return try await delete(plan, of: repo, type: type)
+    }
+
+    /// What deleting `revisions` (branch or tag names, or commits) of `repo` would remove and free — every
+    /// revision when empty — without deleting anything: Python's delete strategy (blobs another revision
+    /// uses stay).
+    ///
+    /// - Throws: `notCached` when the repository, or one of the revisions, is not in the cache.
+    public nonisolated func deletionPlan(_ repo: RepoID, type: RepoType = .model, revisions: [String] = []) throws
+        -> DeletionPlan
+    {
         let repository = cache.repository(repo, type: type)
-        guard FileManager.default.fileExists(atPath: repository.folder.path) else { return 0 }
+        guard FileStatus(path: repository.folder.path)?.kind == .folder else {
+            throw ModelDepotError(.notCached, "\(repo) (\(type.rawValue)) is not in the cache \(cache.root.path).")
+        }
         let report = try CacheScanner(cache: cache).scanRepository(
             name: repository.folder.lastPathComponent, folder: repository.folder.path)
         var commits: Set<String>?
-        if let revision {
-            guard let commit = repository.commit(forRevision: revision) else { return 0 }
-            commits = [commit]
+        if !revisions.isEmpty {
+            commits = Set(
+                try revisions.map { name in
+                    guard let commit = repository.commit(forRevision: name) else {
+                        throw ModelDepotError(.notCached, "\(repo) has no cached revision '\(name)'.")
+                    }
+                    return commit
+                })
         }
-        let plan = try DeletionPlan(deleting: commits, of: report)
+        return try DeletionPlan(deleting: commits, of: report)
+    }
+
+    /// Deletes what `plan` names, after stopping this manager's downloads of `repo`. Returns the bytes freed.
+    @discardableResult
+    public func delete(_ plan: DeletionPlan, of repo: RepoID, type: RepoType = .model) async throws -> Int64 {
+        try await stopDownloads { $0.repo == repo && $0.type == type }
         try plan.execute()
         return plan.freedBytes
     }
