@@ -4,10 +4,10 @@ import ModelDepotPlatform
 /// Reads a Hub cache into a ``CacheReport`` with plain POSIX calls (one `lstat` per entry, one `stat` per
 /// distinct blob), the same rules as Python's `scan_cache_dir`, so both tools report the same repositories,
 /// sizes and file counts.
-public struct CacheScanner: Sendable {
-    public let cache: HubCache
+package struct CacheScanner: Sendable {
+    package let cache: HubCache
 
-    public init(cache: HubCache) {
+    package init(cache: HubCache) {
         self.cache = cache
     }
 
@@ -16,7 +16,7 @@ public struct CacheScanner: Sendable {
     /// Scans every repository of the cache.
     ///
     /// - Throws: `notCached` when the cache folder does not exist.
-    public func scan() throws -> CacheReport {
+    package func scan() throws -> CacheReport {
         let root = cache.root.path
         guard FileStatus(path: root, followingLinks: true)?.kind == .folder else {
             throw ModelDepotError(
@@ -55,7 +55,7 @@ public struct CacheScanner: Sendable {
     }
 
     /// Scans one repository folder; throws (Python: a warning) when it is not a valid cached repository.
-    public func scanRepository(name: String, folder: String) throws -> CachedRepositoryReport {
+    package func scanRepository(name: String, folder: String) throws -> CachedRepositoryReport {
         let corrupt = { (reason: String) in ModelDepotError(.fileSystem, "\(folder): \(reason)") }
         guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else { throw corrupt("not a folder") }
         guard name.contains("--") else { throw corrupt("not a cached repository name") }

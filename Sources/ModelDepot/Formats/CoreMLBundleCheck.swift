@@ -3,9 +3,9 @@ import ModelDepotPlatform
 
 /// Checks a compiled Core ML model folder (`.mlmodelc`) without Core ML: the parts Core ML needs to load it
 /// are there and no file in it is empty (a download cut short leaves empty or missing parts).
-public enum CoreMLBundleCheck {
+package enum CoreMLBundleCheck {
     /// Files (relative) found in the folder.
-    public static func check(folder: String) throws -> [String] {
+    package static func check(folder: String) throws -> [String] {
         guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else {
             throw FormatProblem("\((folder as NSString).lastPathComponent) is missing or not a folder")
         }

@@ -1,23 +1,23 @@
 import Foundation
 
 /// How revisions, paths and ETags are spelled on the wire (the protocol note, §1.1 and §9).
-public enum HubEncoding {
+package enum HubEncoding {
     private static let unreserved = CharacterSet(
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// A revision with no safe characters: `refs/pr/1` → `refs%2Fpr%2F1`. Also used for tree sub-paths.
-    public static func encodeSegment(_ text: String) -> String {
+    package static func encodeSegment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 
     /// A file path in a resolve URL: each component encoded, `/` kept (`a b/c#d` → `a%20b/c%23d`).
-    public static func encodePath(_ path: String) -> String {
+    package static func encodePath(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false).map { encodeSegment(String($0)) }.joined(
             separator: "/")
     }
 
     /// An ETag as a blob name: `W/"abc"`, `"abc"` and `abc` all give `abc`.
-    public static func normalizeETag(_ etag: String) -> String {
+    package static func normalizeETag(_ etag: String) -> String {
         var value = Substring(etag.trimmingCharacters(in: .whitespaces))
         if value.hasPrefix("W/") { value = value.dropFirst(2) }
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
@@ -25,10 +25,10 @@ public enum HubEncoding {
     }
 
     /// Whether a normalised ETag is a SHA-256 (an LFS file, checkable by hashing) rather than a git blob id.
-    public static func isSHA256(_ etag: String) -> Bool { isLowercaseHex(etag, count: 64) }
+    package static func isSHA256(_ etag: String) -> Bool { isLowercaseHex(etag, count: 64) }
 
     /// Whether `text` is a 40-hex git id: a commit, or the blob id of a regular file.
-    public static func isGitID(_ text: String) -> Bool { isLowercaseHex(text, count: 40) }
+    package static func isGitID(_ text: String) -> Bool { isLowercaseHex(text, count: 40) }
 
     private static func isLowercaseHex(_ text: String, count: Int) -> Bool {
         text.utf8.count == count && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }

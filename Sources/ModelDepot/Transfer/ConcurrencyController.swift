@@ -4,29 +4,29 @@
 /// that caps each connection reaches full speed within a few samples), then one more at a time while
 /// throughput keeps growing, and halving on errors and 429s, so a throttled server sees fewer connections
 /// and a fast one more. Pure: the engine feeds it samples and asks for the target; tests feed it numbers.
-public struct ConcurrencyController: Sendable, Equatable {
-    public let minimum: Int
-    public let maximum: Int
-    public private(set) var target: Int
+package struct ConcurrencyController: Sendable, Equatable {
+    package let minimum: Int
+    package let maximum: Int
+    package private(set) var target: Int
     /// Relative gain over the baseline that justifies one more connection.
-    public var growthThreshold: Double = 0.1
+    package var growthThreshold: Double = 0.1
     /// Relative gain a doubling must bring for slow start to double again.
-    public var slowStartThreshold: Double = 0.25
+    package var slowStartThreshold: Double = 0.25
     /// Doubling until a doubling stops paying off or a failure happens.
-    public private(set) var inSlowStart = true
+    package private(set) var inSlowStart = true
     /// Throughput (bytes/s) measured at the current connection count.
     private var baseline: Double?
     /// After a decrease the next sample only sets the baseline: the lower level must be measured first.
     private var holdNextSample = false
 
-    public init(initial: Int, maximum: Int, minimum: Int = 1) {
+    package init(initial: Int, maximum: Int, minimum: Int = 1) {
         self.minimum = max(1, minimum)
         self.maximum = max(self.minimum, maximum)
         self.target = min(max(initial, self.minimum), self.maximum)
     }
 
     /// Records the throughput of all connections together over the last measurement window.
-    public mutating func record(throughput: Double) {
+    package mutating func record(throughput: Double) {
         if holdNextSample {
             baseline = throughput
             holdNextSample = false
@@ -59,7 +59,7 @@ public struct ConcurrencyController: Sendable, Equatable {
     }
 
     /// Records a failed or throttled request: halve the connections.
-    public mutating func recordFailure() {
+    package mutating func recordFailure() {
         let halved = max(minimum, target / 2)
         if halved < target { holdNextSample = true }
         target = halved

@@ -6,12 +6,12 @@ import Synchronization
 /// Each download's first connection is paid for by whoever started it (the snapshot downloader takes one
 /// permit per file in flight); every additional parallel range takes a permit for the length of one segment
 /// and gives it back after, so connections flow to whichever file still has ranges left.
-public final class ConnectionBudget: Sendable {
-    public let limit: Int
+package final class ConnectionBudget: Sendable {
+    package let limit: Int
     private let available: Mutex<Int>
     let signal = ChangeSignal()
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
         self.available = Mutex(max(1, limit))
     }
@@ -41,7 +41,7 @@ public final class ConnectionBudget: Sendable {
     }
 
     /// Permits free right now.
-    public var free: Int { available.withLock { $0 } }
+    package var free: Int { available.withLock { $0 } }
 }
 
 /// Returns when either signal moves past what its caller saw (or the task is cancelled).

@@ -107,7 +107,7 @@ public struct DownloadConfiguration: Sendable {
     public var maxSourceChanges: Int = 2
     /// Shared with other downloads running at the same time: connections beyond a download's first one each
     /// need a permit from it. Nil: only ``maxConnections`` limits this download.
-    public var connectionBudget: ConnectionBudget?
+    package var connectionBudget: ConnectionBudget?
 
     public init() {}
 }

@@ -75,13 +75,13 @@ struct ResourceValidators: Equatable, Sendable, Codable {
 
 /// A single-range `Range` header as a server resolves it against a file's size: `bytes=a-b` (an end past the
 /// file is clamped), `bytes=a-`, and the suffix form `bytes=-n` (the last n bytes).
-public enum ByteRangeRequest: Equatable, Sendable {
+package enum ByteRangeRequest: Equatable, Sendable {
     case satisfiable(Range<Int>)
     case unsatisfiable
     /// Malformed or multi-range: served as a plain 200.
     case ignored
 
-    public static func parse(_ header: String, size: Int) -> ByteRangeRequest {
+    package static func parse(_ header: String, size: Int) -> ByteRangeRequest {
         guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
         let spec = header.dropFirst(6)
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
