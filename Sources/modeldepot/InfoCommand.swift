@@ -69,16 +69,12 @@ struct InfoCommand: AsyncParsableCommand {
                 }
                 (commit, tree, source) = (cached, recorded, "cache")
             } else {
-                if HubEncoding.isGitID(revision) {
-                    commit = revision
-                } else {
-                    let info = try await client.repoInfo(id, type: type, revision: revision)
-                    guard let sha = info.sha else {
-                        throw ModelDepotError(.protocolViolation, "The Hub did not say which commit '\(revision)' is.")
-                    }
-                    commit = sha
-                }
-                tree = try RecordedTree(entries: try await client.listFiles(id, type: type, revision: commit))
+                // The pull's own resolution and listing, with their checks (a commit id must be 40 hex: it names
+                // a folder of the cache).
+                let pull = SnapshotDownloader(hub: client, cache: hub.cache)
+                let request = SnapshotRequest(repo: id, type: type, revision: revision)
+                commit = try await pull.resolveCommit(request)
+                tree = try await pull.fileTree(request, commit: commit, repository: repository)
                 source = client.endpoint.absoluteString
             }
             let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {

@@ -63,3 +63,22 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "nothing left behind")
     }
 }
+
+/// `info` resolves a revision the way a pull does, with the same checks.
+@Suite struct InfoCommandHostileHubTests {
+    @Test func aCommitThatIsNotACommitIdIsRefused() async throws {
+        let hostile = Array(#"{"id": "evil/repo", "sha": "../../../../etc"}"#.utf8)
+        let server = try await FaultServer.start(files: ["/api/models/evil/repo/revision/main": hostile])
+        let folder = try TemporaryDirectory()
+        defer {
+            folder.remove()
+            Task { try? await server.shutdown() }
+        }
+        let output = try await CLIRunner.run([
+            "info", "evil/repo", "--endpoint", server.baseURL.absoluteString, "--cache-dir", folder.path("cache").path,
+        ])
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("did not say which commit 'main'"), "\(output.stderr)")
+        #expect(server.requests.allSatisfy { !$0.path.contains("tree") }, "nothing is listed at a hostile commit")
+    }
+}

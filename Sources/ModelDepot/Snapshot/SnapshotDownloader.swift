@@ -156,7 +156,9 @@ public struct SnapshotDownloader: Sendable {
         }
     }
 
-    func resolveCommit(_ request: SnapshotRequest, hub: HubClient? = nil) async throws -> String {
+    /// The commit `request.revision` names: itself when it is one, else the Hub's answer, which must be a
+    /// 40-hex commit id (it names folders of the cache).
+    package func resolveCommit(_ request: SnapshotRequest, hub: HubClient? = nil) async throws -> String {
         let hub = hub ?? self.hub
         if HubEncoding.isGitID(request.revision) { return request.revision }
         let info = try await hub.repoInfo(request.repo, type: request.type, revision: request.revision)
@@ -171,7 +173,7 @@ public struct SnapshotDownloader: Sendable {
 
     /// The commit's files: from `trees/<commit>.json` when recorded, else listed (and recorded by the caller
     /// once the request is known to be good).
-    func fileTree(
+    package func fileTree(
         _ request: SnapshotRequest, commit: String, repository: CachedRepository, hub: HubClient? = nil
     ) async throws -> RecordedTree {
         let hub = hub ?? self.hub
