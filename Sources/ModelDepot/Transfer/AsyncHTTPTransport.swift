@@ -68,20 +68,9 @@ public final class AsyncHTTPTransport: HTTPTransport {
         }
         let headers = response.headers.map { (name: $0.name, value: $0.value) }
         let url = request.url
-        let body = TransportBody(response.body)
         return TransportResponse(
             status: Int(response.status.code), headers: headers,
-            body: TransportBody(makeNext: {
-                let next = body.makeAsyncIterator()
-                return {
-                    var iterator = next
-                    do {
-                        return try await iterator.next()
-                    } catch {
-                        throw TransportFailure.error(from: error, url: url)
-                    }
-                }
-            }))
+            body: TransportBody(response.body, mappingErrors: { TransportFailure.error(from: $0, url: url) }))
     }
 }
 

@@ -88,7 +88,7 @@ public struct DownloadConfiguration: Sendable {
     public var minimumSizeForRanges: Int64 = 4 << 20
     public var retryPolicy: RetryPolicy = .default
     /// A request that gets no answer, or a connection that delivers no byte, for this long is dropped and
-    /// retried; nil disables the watchdog (the transport's own read timeout, a minute, still applies).
+    /// retried; nil disables the watchdog (the transport's own read timeout still applies).
     public var stallTimeout: Duration? = .seconds(20)
     /// Bytes written between two saves of the resume sidecar (bounds what a crash can lose).
     public var checkpointBytes: Int64 = 1 << 20

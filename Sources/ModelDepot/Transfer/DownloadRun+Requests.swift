@@ -54,18 +54,18 @@ extension DownloadRun {
         let policy = configuration.retryPolicy
         var attempt = 0
         var refreshes = 0
-        /// When the current run of attempts without progress began.
-        var failingSince = clock.elapsed()
+        var budget = RetryBudget(limit: policy.budget, now: clock.elapsed())
         while true {
+            budget.attemptStarts(at: clock.elapsed())
             do {
                 return try await operation()
             } catch {
                 let failure = Self.classify(error)
                 let moved = failure.isTransient || failure.code == .expiredURL ? progressMade() : false
+                budget.attemptFailed(at: clock.elapsed(), madeProgress: moved)
                 if moved {
                     attempt = 0
                     refreshes = 0
-                    failingSince = clock.elapsed()
                 }
                 if failure.code == .expiredURL {
                     refreshes += 1
@@ -87,15 +87,10 @@ extension DownloadRun {
                 guard attempt < policy.maxAttempts else { throw failure.afterRetries(attempt) }
                 state.withLock { $0.controller.recordFailure() }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
-                let now = clock.elapsed()
-                let since = failingSince
-                // An attempt is not started unless it could fail (wait, then time out) inside the budget.
-                let nextAttemptCost = delay + (configuration.stallTimeout ?? .zero)
-                if let budget = policy.budget, failure.code != .rateLimited, now - since + nextAttemptCost > budget {
-                    throw ModelDepotError(
-                        failure.code,
-                        "\(failure.message) Gave up after \(attempt) attempts without progress over \(Self.seconds(now - since)) (the retry budget is \(Self.seconds(budget))); try again later.",
-                        underlying: failure.underlying, retryAfter: failure.retryAfter)
+                if let exhausted = budget.exhausted(
+                    by: failure, attempts: attempt, at: clock.elapsed(), nextDelay: delay)
+                {
+                    throw exhausted
                 }
                 emit(
                     waiting: .retry(
@@ -114,11 +109,6 @@ extension DownloadRun {
                 emit(waiting: nil)
             }
         }
-    }
-
-    /// `12 s`, for messages.
-    static func seconds(_ duration: Duration) -> String {
-        "\(Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18).rounded())) s"
     }
 
     /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.

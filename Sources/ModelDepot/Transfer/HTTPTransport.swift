@@ -84,11 +84,19 @@ public struct TransportBody: AsyncSequence, Sendable {
         self.makeNext = makeNext
     }
 
-    /// Wraps any sequence of buffers.
-    public init<Base: AsyncSequence & Sendable>(_ base: Base) where Base.Element == ByteBuffer {
+    /// Wraps any sequence of buffers; `mapError` turns what its iteration throws into what callers should see.
+    public init<Base: AsyncSequence & Sendable>(
+        _ base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
+    ) where Base.Element == ByteBuffer {
         self.makeNext = {
             let box = IteratorBox(base.makeAsyncIterator())
-            return { try await box.next() }
+            return {
+                do {
+                    return try await box.next()
+                } catch {
+                    throw mapError(error)
+                }
+            }
         }
     }
 

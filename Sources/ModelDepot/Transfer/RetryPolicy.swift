@@ -76,26 +76,21 @@ extension RetryPolicy {
     ) async throws -> T {
         let elapsed = EngineClock(clock)
         var attempt = 0
-        /// The longest attempt so far: what the next one may cost (a server that never answers costs the
-        /// transport's whole read timeout each time).
-        var longestAttempt = Duration.zero
+        var budget = RetryBudget(limit: self.budget, now: elapsed.elapsed())
         while true {
-            let attemptStart = elapsed.elapsed()
+            budget.attemptStarts(at: elapsed.elapsed())
             do {
                 return try await operation()
             } catch let error as ModelDepotError {
                 attempt += 1
                 let now = elapsed.elapsed()
-                longestAttempt = max(longestAttempt, now - attemptStart)
-                // Not started unless the longest wait and the longest attempt seen so far fit in the budget.
-                let nextCost = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: 0) + longestAttempt
-                if let budget, now + nextCost > budget, error.code != .rateLimited,
-                    ModelDepotError.Code.transient.contains(error.code)
+                budget.attemptFailed(at: now, madeProgress: false)
+                if ModelDepotError.Code.transient.contains(error.code),
+                    let exhausted = budget.exhausted(
+                        by: error, attempts: attempt, at: now,
+                        nextDelay: delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: 0))
                 {
-                    throw ModelDepotError(
-                        error.code,
-                        "\(error.message) Gave up after \(attempt) attempts over \(DownloadRun.seconds(now)) (the retry budget is \(DownloadRun.seconds(budget))); try again later.",
-                        underlying: error.underlying, retryAfter: error.retryAfter)
+                    throw exhausted
                 }
                 try await backOff(after: error, attempt: attempt, clock: clock, random: random(), waiting: waiting)
             }
