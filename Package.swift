@@ -25,14 +25,47 @@ let package = Package(
         // The only code that touches the OS in non-portable ways (Linux and Darwin branches side by side); it
         // depends on nothing of ours. .ci/run refuses platform-specific calls anywhere else in Sources/.
         .target(name: "ModelDepotPlatform"),
+        // Portable values every layer speaks: repository ids and paths, file patterns, wire encodings, the error
+        // type, clocks. No I/O beyond Foundation.
         .target(
-            name: "ModelDepot",
+            name: "ModelDepotCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The transfer engine: one HTTP exchange (redirects, retries, status → error), parallel ranges, crash-safe
+        // resume, streaming SHA-256.
+        .target(
+            name: "ModelDepotTransfer",
             dependencies: [
+                "ModelDepotCore",
                 "ModelDepotPlatform",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The Hub's HTTP API (resolve, tree, repository info) over the engine's exchange.
+        .target(
+            name: "ModelDepotHub",
+            dependencies: ["ModelDepotCore", "ModelDepotTransfer", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The cache on disk, byte-for-byte huggingface_hub's layout: where it lives, one walk, refs, trees, reports.
+        .target(
+            name: "ModelDepotCache",
+            dependencies: ["ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer", "ModelDepotHub"]
+        ),
+        // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
+        // tasks. It re-exports the layers below, so `import ModelDepot` is enough.
+        .target(
+            name: "ModelDepot",
+            dependencies: [
+                "ModelDepotCore",
+                "ModelDepotPlatform",
+                "ModelDepotTransfer",
+                "ModelDepotHub",
+                "ModelDepotCache",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -45,7 +78,8 @@ let package = Package(
         .target(
             name: "ModelDepotTesting",
             dependencies: [
-                "ModelDepot",
+                "ModelDepotCore",
+                "ModelDepotTransfer",
                 "ModelDepotPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -56,7 +90,9 @@ let package = Package(
         .target(
             name: "ModelDepotServer",
             dependencies: [
-                "ModelDepot",
+                "ModelDepotCore",
+                "ModelDepotTransfer",
+                "ModelDepotCache",
                 "ModelDepotPlatform",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -85,7 +121,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
-        .testTarget(name: "ModelDepotTests", dependencies: ["ModelDepot", "ModelDepotTesting"]),
+        .testTarget(
+            name: "ModelDepotTests",
+            dependencies: [
+                "ModelDepot", "ModelDepotCore", "ModelDepotTransfer", "ModelDepotHub", "ModelDepotCache",
+                "ModelDepotTesting",
+            ]
+        ),
         .testTarget(
             name: "TransferTests",
             dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]

@@ -2,7 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 import NIOCore
 
 /// `HEAD`/`GET …/resolve/…`: the Hub's headers, byte ranges, and a body streamed from disk.

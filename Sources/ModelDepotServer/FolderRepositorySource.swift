@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
 import ModelDepotPlatform
 
 /// Serves `root/<org>/<name>/` folders as repositories of one type (models, or datasets for a dataset root)

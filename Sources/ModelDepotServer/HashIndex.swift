@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 import Synchronization
 
 /// Remembers file digests by (size, modification time, inode), so each file is hashed once, when it is

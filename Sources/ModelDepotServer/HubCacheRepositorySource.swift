@@ -1,7 +1,10 @@
 import Foundation
 import Logging
-import ModelDepot
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
 import ModelDepotPlatform
+import ModelDepotTransfer
 
 /// Serves the repositories of a Hub cache (ours or Python's) with their real commit ids, and every ref
 /// (branch or tag) as a revision.

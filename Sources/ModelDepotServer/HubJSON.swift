@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 
 /// The JSON shapes of the Hub API (the protocol note, §1.2–1.5).
 enum HubJSON {

@@ -1,5 +1,6 @@
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotTransfer
 
 /// A request to the mirror, parsed from its raw (still percent-encoded) path: the Hub's URL grammar, with
 /// `%2F` decoded inside a single segment (revisions like `refs%2Fpr%2F1`, tree sub-paths like `a%2Fb`).

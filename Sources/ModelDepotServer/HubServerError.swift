@@ -1,4 +1,4 @@
-import ModelDepot
+import ModelDepotCore
 
 /// An error answered the way the Hub answers it: status, `X-Error-Code`, `X-Error-Message`, JSON body.
 struct HubServerError: Error, Sendable {

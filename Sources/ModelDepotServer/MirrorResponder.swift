@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 import NIOCore
 
 /// Answers Hub API requests from a ``RepositorySource``. One access-log line per request.

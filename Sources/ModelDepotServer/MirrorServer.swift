@@ -3,7 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
-import ModelDepot
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 import NIOCore
 
 /// A Hub-compatible mirror: any Hub client (ours, Python's `huggingface_hub` with `HF_ENDPOINT`) can list and

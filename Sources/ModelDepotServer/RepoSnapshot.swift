@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotTransfer
 
 /// One file of a served repository.
 struct ServedFile: Sendable, Equatable {

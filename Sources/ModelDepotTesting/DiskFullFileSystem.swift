@@ -1,5 +1,6 @@
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotTransfer
 import Synchronization
 
 /// A ``DownloadFileSystem`` over the real disk that pretends the volume is small: it reports

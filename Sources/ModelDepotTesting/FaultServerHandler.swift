@@ -1,5 +1,6 @@
 import Foundation
-import ModelDepot
+import ModelDepotHub
+import ModelDepotTransfer
 import NIOCore
 import NIOHTTP1
 import NIOPosix

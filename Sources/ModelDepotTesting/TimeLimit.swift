@@ -1,4 +1,5 @@
-import ModelDepot
+import ModelDepotCore
+import ModelDepotTransfer
 
 /// Runs `operation`, failing with `stalled` if it takes longer than `seconds`: a guard that turns a hang into
 /// a failure, never a measurement (the operation ends as soon as it can).

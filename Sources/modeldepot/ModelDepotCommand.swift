@@ -22,7 +22,8 @@ func commandLineHint(for error: ModelDepotError) -> String? {
     switch error.code {
     case .repositoryNotFound, .gatedRepository: "on the command line: --token TOKEN"
     case .unauthorized where error.message.hasPrefix("The Hub"): "on the command line: --token TOKEN"
-    case .insufficientDiskSpace: "another cache: --cache-dir DIR"
+    case .insufficientDiskSpace:
+        "on the command line: `modeldepot prune` or `modeldepot rm` evicts; --cache-dir DIR uses another disk"
     case .notCached where error.message.contains("HF_HUB_OFFLINE"): "leave out --offline and unset HF_HUB_OFFLINE"
     case .invalidArgument where error.message.contains("include patterns"): "see --include and --exclude"
     case .invalidURL where error.message.contains("(HF_ENDPOINT)"): "or --endpoint URL"

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotCache
+@testable import ModelDepotCore
+@testable import ModelDepotHub
+@testable import ModelDepotTransfer
 
 @Suite struct ByteRangeSetTests {
     @Test func insertMergesOverlappingAndAdjacentRanges() {

@@ -4,6 +4,10 @@ import Synchronization
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotCache
+@testable import ModelDepotCore
+@testable import ModelDepotHub
+@testable import ModelDepotTransfer
 
 @Suite struct CheckpointWriterTests {
     /// Counts saves; the first one waits until the test lets it finish.

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotCache
+@testable import ModelDepotCore
+@testable import ModelDepotHub
+@testable import ModelDepotTransfer
 
 /// The HTTP facts every client shares, in one place.
 @Suite struct HTTPExchangeTests {

@@ -4,6 +4,10 @@ import NIOCore
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotCache
+@testable import ModelDepotCore
+@testable import ModelDepotHub
+@testable import ModelDepotTransfer
 
 /// The Hub's error conventions and Python's environment rules, without a server.
 @Suite struct HubClientUnitTests {

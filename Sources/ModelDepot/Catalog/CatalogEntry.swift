@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCore
+import ModelDepotHub
 
 /// File formats a catalog entry can be in.
 public enum ModelFormat: String, Sendable, Hashable, Codable, CaseIterable {

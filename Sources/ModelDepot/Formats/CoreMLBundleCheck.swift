@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCache
 import ModelDepotPlatform
 
 /// Checks a compiled Core ML model folder (`.mlmodelc`) without Core ML: the parts Core ML needs to load it

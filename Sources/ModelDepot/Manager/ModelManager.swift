@@ -1,4 +1,7 @@
 import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
 import ModelDepotPlatform
 
 /// The app-facing entry point: download models into the shared Hub cache, watch and control those downloads,

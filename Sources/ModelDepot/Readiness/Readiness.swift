@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// Whether a model can be loaded, and if not, why — never a bare boolean.
 public enum Readiness: Sendable, Equatable {

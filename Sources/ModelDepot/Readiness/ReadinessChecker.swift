@@ -1,5 +1,9 @@
 import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
 import ModelDepotPlatform
+import ModelDepotTransfer
 
 /// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
 /// recorded at pull time, format checks from file headers, and hash verification from
@@ -52,7 +56,7 @@ public struct ReadinessChecker: Sendable {
             expected = tree.files.filter { selection.selects($0.key.value) }.mapValues { $0 }
         } else {
             expected = Dictionary(
-                uniqueKeysWithValues: SnapshotDownloader.filesBelow(folder).filter { selection.selects($0.value) }
+                uniqueKeysWithValues: CacheScanner.repositoryFiles(below: folder).filter { selection.selects($0.value) }
                     .map { ($0, nil) })
         }
         report.files = Array(Set(expected.keys.map(\.value) + required)).sorted()

@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCore
+import ModelDepotHub
 
 /// A repository revision present in the cache: the folder apps load from.
 public struct Snapshot: Sendable, Hashable {

@@ -1,4 +1,8 @@
 import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 
 extension SnapshotDownloader {
     /// The snapshot of `request` as the cache holds it, with no network: Python's offline rules (the protocol
@@ -34,14 +38,8 @@ extension SnapshotDownloader {
             }
             files = selected
         } else {
-            files = Self.filesBelow(folder).filter { request.selection.selects($0.value) }
+            files = CacheScanner.repositoryFiles(below: folder).filter { request.selection.selects($0.value) }
         }
         return Snapshot(repo: request.repo, type: request.type, commit: commit, folder: folder, files: files)
-    }
-
-    /// The files (links to blobs, or real files) under a snapshot folder, as repository paths: the scanner's
-    /// walk, so a snapshot is read one way everywhere.
-    static func filesBelow(_ folder: URL) -> [RepoFilePath] {
-        CacheScanner.walkFiles(folder.path).compactMap { try? RepoFilePath($0) }.sorted()
     }
 }

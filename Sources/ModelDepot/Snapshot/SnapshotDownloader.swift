@@ -1,5 +1,9 @@
 import Foundation
 import Logging
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 
 /// Pulls a repository revision into a ``HubCache``, as Python's `snapshot_download` does, but resumable
 /// across restarts, with parallel ranges for large files and every file verified.
@@ -270,7 +274,7 @@ public struct SnapshotDownloader: Sendable {
             let list = others.prefix(8).map { "\($0.id) (\($0.sizeOnDisk) bytes)" }.joined(separator: ", ")
             let freeable = others.reduce(Int64(0)) { $0 + $1.sizeOnDisk }
             message +=
-                " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Evict some (`StorageBudget`, `ModelManager.delete`; on the command line `modeldepot prune` or `modeldepot rm`)."
+                " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Evict some (`StorageBudget.plan(maxSize:)`, `ModelManager.delete`)."
         }
         throw ModelDepotError(.insufficientDiskSpace, message)
     }

@@ -1,3 +1,5 @@
+import ModelDepotTransfer
+
 /// Progress of a whole repository pull, weighted by bytes across its files.
 public struct SnapshotProgress: Sendable, Equatable {
     public enum Phase: String, Sendable, Equatable, Codable {

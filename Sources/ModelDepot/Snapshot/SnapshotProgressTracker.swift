@@ -1,3 +1,5 @@
+import ModelDepotCore
+import ModelDepotTransfer
 import Synchronization
 
 /// Sums the progress of the files of one pull into one byte-weighted ``SnapshotProgress``.

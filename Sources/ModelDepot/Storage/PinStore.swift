@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCache
+import ModelDepotCore
 
 /// Pinned repositories are never evicted by a storage budget. A pin is a marker file in the repository's
 /// folder (`.modeldepot/pinned`, invisible to Python's cache tools), so it goes away with the repository.

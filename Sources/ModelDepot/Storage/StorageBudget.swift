@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCache
+import ModelDepotTransfer
 
 /// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones.
 ///

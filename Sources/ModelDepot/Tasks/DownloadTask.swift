@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCore
+import ModelDepotTransfer
 
 /// A running download that an app can watch and control: pause, resume, cancel.
 ///

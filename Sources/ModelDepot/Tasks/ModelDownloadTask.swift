@@ -1,3 +1,6 @@
+import ModelDepotCore
+import ModelDepotTransfer
+
 /// A repository download an app can watch and control: pause, resume, cancel.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import ModelDepotTransfer
+
 /// Progress an app can bind a bar to: a task's figures never go back, through pauses, resumes, retries and
 /// completion. A run that restarts (after a resume) first reports "resolving, nothing known yet"; that event
 /// keeps the figures already shown and only changes the phase.

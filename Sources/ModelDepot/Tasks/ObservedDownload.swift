@@ -1,3 +1,5 @@
+import ModelDepotTransfer
+
 #if canImport(Observation)
     import Observation
 

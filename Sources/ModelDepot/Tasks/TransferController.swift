@@ -1,3 +1,6 @@
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
 import Synchronization
 
 /// Where a controllable transfer stands. ``DownloadTask`` (one file) and ``ModelDownloadTask`` (a repository)

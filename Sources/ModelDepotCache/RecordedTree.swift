@@ -1,0 +1,83 @@
+import Foundation
+import ModelDepotCore
+
+/// The file listing of one commit as Python 2.4 records it in `trees/<commit>.json`:
+/// `{"format_version": 1, "files": {path: {"size", "blob_id", ["lfs_sha256", "lfs_size"], ["xet_hash"]}}}`.
+///
+/// It tells, without the network, which files a snapshot should have (so an incomplete snapshot is known to
+/// be incomplete) and what each one's blob is called.
+public struct RecordedTree: Sendable, Hashable {
+    public struct File: Sendable, Hashable {
+        public var size: Int64
+        /// The git blob id (of the LFS pointer for LFS files).
+        public var blobID: String
+        public var lfsSHA256: String?
+        public var lfsSize: Int64?
+        var xetHash: String?
+
+        /// The blob's name in the cache: the SHA-256 for LFS files, else the git blob id.
+        public var etag: String { lfsSHA256 ?? blobID }
+    }
+
+    static let formatVersion = 1
+
+    public var files: [RepoFilePath: File]
+
+    public init(files: [RepoFilePath: File]) {
+        self.files = files
+    }
+
+    /// The files of a tree listing (folders dropped), refusing any path that is unsafe to join to a folder.
+    public init(entries: [RepoTreeEntry]) throws {
+        var files: [RepoFilePath: File] = [:]
+        for entry in entries where entry.isFile {
+            let path = try RepoFilePath(entry.path)
+            guard HubEncoding.isSafeBlobName(entry.etag) else {
+                throw ModelDepotError(
+                    .protocolViolation, "The Hub listed \(path) with the id '\(entry.etag)', which cannot name a blob.")
+            }
+            files[path] = File(
+                size: entry.lfs?.size ?? entry.size, blobID: entry.oid, lfsSHA256: entry.lfs?.oid,
+                lfsSize: entry.lfs?.size)
+        }
+        self.files = files
+    }
+
+    init(json data: Data) throws {
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            object["format_version"] as? Int == Self.formatVersion,
+            let files = object["files"] as? [String: [String: Any]]
+        else {
+            throw ModelDepotError(.protocolViolation, "Not a version \(Self.formatVersion) tree cache.")
+        }
+        var parsed: [RepoFilePath: File] = [:]
+        for (path, info) in files {
+            guard let size = (info["size"] as? NSNumber)?.int64Value, let blobID = info["blob_id"] as? String else {
+                throw ModelDepotError(.protocolViolation, "The tree cache entry for \(path) is malformed.")
+            }
+            let file = File(
+                size: size, blobID: blobID, lfsSHA256: info["lfs_sha256"] as? String,
+                lfsSize: (info["lfs_size"] as? NSNumber)?.int64Value, xetHash: info["xet_hash"] as? String)
+            guard HubEncoding.isSafeBlobName(file.etag) else {
+                throw ModelDepotError(.protocolViolation, "The tree cache names an unsafe blob for \(path).")
+            }
+            parsed[try RepoFilePath(path)] = file
+        }
+        self.files = parsed
+    }
+
+    func json() throws -> Data {
+        var files: [String: Any] = [:]
+        for (path, file) in self.files {
+            var info: [String: Any] = ["size": file.size, "blob_id": file.blobID]
+            if let sha256 = file.lfsSHA256 {
+                info["lfs_sha256"] = sha256
+                info["lfs_size"] = file.lfsSize ?? file.size
+            }
+            if let xet = file.xetHash { info["xet_hash"] = xet }
+            files[path.value] = info
+        }
+        let object: [String: Any] = ["format_version": Self.formatVersion, "files": files]
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+}

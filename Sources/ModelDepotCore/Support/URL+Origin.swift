@@ -1,0 +1,40 @@
+import Foundation
+
+extension URL {
+    /// Scheme, host and port equal (default ports filled in): the only case where credentials may travel along.
+    package func hasSameOrigin(as other: URL) -> Bool {
+        func port(_ url: URL) -> Int? {
+            url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        }
+        return scheme?.lowercased() == other.scheme?.lowercased() && host?.lowercased() == other.host?.lowercased()
+            && port(self) == port(other)
+    }
+}
+
+/// Keeps passwords out of everything people and other programs read: messages, logs, JSON events, sidecars.
+package enum URLRedaction {
+    /// `url` as text with its password (if any) replaced by `***`: `http://user:***@host/f`.
+    package static func redacted(_ url: URL) -> String {
+        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url.absoluteString
+        }
+        components.percentEncodedPassword = "***"
+        return components.string ?? url.absoluteString
+    }
+}
+
+extension URL {
+    /// The URL without `user:password@`, and the HTTP Basic `Authorization` header they stand for (as curl
+    /// sends them: to this URL's origin only). Nil credentials when the URL has none.
+    package func splittingCredentials() -> (url: URL, authorization: String?) {
+        guard user != nil || password != nil,
+            var components = URLComponents(url: self, resolvingAgainstBaseURL: true)
+        else { return (self, nil) }
+        let user = components.user ?? ""
+        let password = components.password ?? ""
+        components.user = nil
+        components.password = nil
+        guard let stripped = components.url else { return (self, nil) }
+        return (stripped, "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+import ModelDepotCore
+import ModelDepotTransfer
+import NIOCore
+
+/// Talks to a Hugging Face–compatible Hub: repository info, tree listings, file metadata, search.
+///
+/// ```swift
+/// let hub = HubClient(environment: HubEnvironment())
+/// let info = try await hub.repoInfo(try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF"))
+/// let files = try await hub.listFiles(try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF"), revision: info.sha!)
+/// ```
+///
+/// The token goes to the endpoint's origin only: redirects to another host (a CDN) are never followed with
+/// it, and `HEAD` stops at the first cross-origin redirect, because the Hub puts a file's commit, ETag and
+/// size on that redirect (the protocol note, §1.7 and §9). Listings and info retry transient failures
+/// (network, 5xx, 429 with `Retry-After`) with backoff on the injected clock.
+public struct HubClient: Sendable {
+    /// The Hub's base URL, without a trailing `/`.
+    public let endpoint: URL
+    let token: String?
+    /// When true every call fails at once with `notCached`: nothing touches the network.
+    public let isOffline: Bool
+    let transport: any HTTPTransport
+    let clock: any Clock<Duration>
+    let retryPolicy: RetryPolicy
+    let random: @Sendable () -> Double
+    /// Told when a call waits before a retry, and when the wait ends (nil): a pull shows it in its progress.
+    var waitObserver: (@Sendable (TransferWait?) -> Void)?
+
+    /// Responses to API calls larger than this are refused (a tree page of 1000 entries is about 300 KB).
+    static let maximumResponseBytes = 64 << 20
+    static let maximumRedirects = 20
+
+    public init(
+        endpoint: URL,
+        token: String? = nil,
+        offline: Bool = false,
+        transport: any HTTPTransport = AsyncHTTPTransport.shared,
+        clock: any Clock<Duration> = ContinuousClock(),
+        retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 6),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        var base = endpoint.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        self.endpoint = URL(string: base) ?? endpoint
+        self.token = token
+        self.isOffline = offline
+        self.transport = transport
+        self.clock = clock
+        self.retryPolicy = retryPolicy
+        self.random = random
+    }
+
+    /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`.
+    public init(
+        environment: HubEnvironment, transport: any HTTPTransport = AsyncHTTPTransport.shared,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) throws {
+        guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil,
+            ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "")
+        else {
+            throw ModelDepotError(
+                .invalidURL,
+                "The Hub endpoint '\(environment.endpoint)' (HF_ENDPOINT) is not a Hub URL; give one like https://huggingface.co or http://mirror:8080."
+            )
+        }
+        self.init(
+            endpoint: endpoint, token: environment.token, offline: environment.isOffline, transport: transport,
+            clock: clock)
+    }
+
+    // MARK: - URLs
+
+    /// `{endpoint}/{prefix}{repo}/resolve/{revision}/{path}`, the revision encoded with no safe characters.
+    public func resolveURL(_ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath) -> URL {
+        url(
+            "/\(type.urlPrefix)\(repo)/resolve/\(HubEncoding.encodeSegment(revision))/\(HubEncoding.encodePath(path.value))"
+        )
+    }
+
+    func apiURL(_ repo: RepoID, type: RepoType, _ rest: String = "") -> URL {
+        url("/api/\(type.apiSegment)/\(repo)\(rest)")
+    }
+
+    private func url(_ path: String) -> URL {
+        URL(string: endpoint.absoluteString + path)!
+    }
+
+    /// The same client, telling `observer` when a call waits before a retry (and nil when the wait ends).
+    package func observingWaits(_ observer: @escaping @Sendable (TransferWait?) -> Void) -> HubClient {
+        var client = self
+        client.waitObserver = observer
+        return client
+    }
+
+    /// The `Authorization` header, for the endpoint's own origin only.
+    /// The headers that authenticate a request to `url`: the token, only when `url` is on the endpoint's origin
+    /// (scheme, host and port); none anywhere else.
+    public func authorization(for url: URL) -> [(name: String, value: String)] {
+        guard let token, url.hasSameOrigin(as: endpoint) else { return [] }
+        return [("Authorization", "Bearer \(token)")]
+    }
+
+    // MARK: - API calls
+
+    /// Info at `revision` (the default branch when nil). `filesMetadata` asks for sizes and LFS hashes.
+    public func repoInfo(
+        _ repo: RepoID, type: RepoType = .model, revision: String? = nil, filesMetadata: Bool = false
+    ) async throws -> RepoInfo {
+        let revisionPart = revision.map { "/revision/\(HubEncoding.encodeSegment($0))" } ?? ""
+        let query = filesMetadata ? "?blobs=true" : ""
+        let (body, _) = try await getWithRetries(apiURL(repo, type: type, revisionPart + query))
+        return try decode(RepoInfo.self, from: body, what: "the info of \(repo)")
+    }
+
+    /// Every entry under `path` at `revision` (all pages), recursively by default.
+    public func listFiles(
+        _ repo: RepoID, type: RepoType = .model, revision: String, path: String? = nil, recursive: Bool = true
+    ) async throws -> [RepoTreeEntry] {
+        let subPath = path.map { "/" + HubEncoding.encodeSegment($0) } ?? ""
+        var next: URL? = apiURL(
+            repo, type: type,
+            "/tree/\(HubEncoding.encodeSegment(revision))\(subPath)?recursive=\(recursive)&expand=false"
+        )
+        var entries: [RepoTreeEntry] = []
+        var pages = 0
+        while let page = next {
+            pages += 1
+            guard pages <= 100_000 else {
+                throw ModelDepotError(.protocolViolation, "\(endpoint) kept sending tree pages; giving up.")
+            }
+            let (body, response) = try await getWithRetries(page)
+            entries += try decode([RepoTreeEntry].self, from: body, what: "the file list of \(repo)")
+            next = response.header("Link").flatMap { Self.nextLink(in: $0, relativeTo: page) }
+        }
+        return entries
+    }
+
+    /// Repositories whose id contains `query`, optionally by `author`, at most `limit`.
+    public func search(
+        _ query: String?, author: String? = nil, type: RepoType = .model, limit: Int? = nil
+    ) async throws -> [RepoInfo] {
+        var items: [URLQueryItem] = []
+        if let query, !query.isEmpty { items.append(URLQueryItem(name: "search", value: query)) }
+        if let author { items.append(URLQueryItem(name: "author", value: author)) }
+        if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
+        var components = URLComponents(string: endpoint.absoluteString + "/api/\(type.apiSegment)")!
+        components.queryItems = items.isEmpty ? nil : items
+        let (body, _) = try await getWithRetries(components.url!)
+        let found = try decode([RepoInfo].self, from: body, what: "search results")
+        return limit.map { Array(found.prefix($0)) } ?? found
+    }
+
+    /// The file's commit, ETag, size and content location, from a `HEAD` on its resolve URL.
+    ///
+    /// - Throws: `entryNotFound` when the file does not exist at `revision`; the other Hub errors as usual.
+    public func fileMetadata(
+        _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath
+    ) async throws -> HubFileMetadata {
+        switch try await lookUpFile(repo, type: type, revision: revision, path: path) {
+        case .found(let metadata): return metadata
+        case .missing(_, let error): throw error
+        }
+    }
+
+    /// A file that exists, or one the Hub says is missing (with the commit, so the cache can remember it).
+    package enum FileLookup: Sendable {
+        case found(HubFileMetadata)
+        case missing(commit: String?, ModelDepotError)
+    }
+
+    package func lookUpFile(_ repo: RepoID, type: RepoType, revision: String, path: RepoFilePath) async throws
+        -> FileLookup
+    {
+        let resolve = resolveURL(repo, type: type, revision: revision, path: path)
+        return try await withRetries {
+            var url = resolve
+            for _ in 0...Self.maximumRedirects {
+                let response = try await send(method: "HEAD", url: url)
+                if let next = try HTTPExchange.redirectTarget(of: response, from: url) {
+                    // Same origin: follow (renamed repos, /api/resolve-cache/…). Elsewhere (a CDN): the metadata
+                    // is on this redirect, and the CDN must not see the token.
+                    if next.hasSameOrigin(as: url) {
+                        url = next
+                        continue
+                    }
+                    return .found(try Self.metadata(from: response, location: next, url: resolve, isRedirect: true))
+                }
+                guard (200..<300).contains(response.status) else {
+                    let error = Self.hubError(for: response, url: url, body: [])
+                    if error.code == .entryNotFound {
+                        // The header names a folder of the cache (`.no_exist/<commit>/`): only a commit id may.
+                        let commit = response.header("X-Repo-Commit")?.lowercased()
+                        return .missing(commit: commit.flatMap { HubEncoding.isGitID($0) ? $0 : nil }, error)
+                    }
+                    throw error
+                }
+                return .found(try Self.metadata(from: response, location: url, url: resolve, isRedirect: false))
+            }
+            throw ModelDepotError(
+                .protocolViolation, "\(resolve) redirected more than \(Self.maximumRedirects) times.")
+        }
+    }
+
+    static func metadata(from response: TransportResponse, location: URL, url: URL, isRedirect: Bool) throws
+        -> HubFileMetadata
+    {
+        guard let commit = response.header("X-Repo-Commit"), HubEncoding.isGitID(commit.lowercased()) else {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(url) sent no X-Repo-Commit header: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT)."
+            )
+        }
+        guard let rawETag = response.header("X-Linked-Etag") ?? response.header("ETag") else {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(url) sent no ETag: the endpoint is not Hub-compatible. Check the endpoint (HF_ENDPOINT).")
+        }
+        let etag = HubEncoding.normalizeETag(rawETag)
+        guard HubEncoding.isSafeBlobName(etag) else {
+            throw ModelDepotError(
+                .protocolViolation, "\(url) sent the ETag '\(rawETag)', which cannot name a file in the cache.")
+        }
+        let sizeHeader = response.header("X-Linked-Size") ?? (isRedirect ? nil : response.header("Content-Length"))
+        return HubFileMetadata(
+            commit: commit.lowercased(), etag: etag, size: sizeHeader.flatMap { Int64($0) }, location: location)
+    }
+
+    // MARK: - Transport
+
+    /// Sends one request with the identity encoding and, for the endpoint's origin, the token.
+    func send(method: String, url: URL) async throws -> TransportResponse {
+        guard !isOffline else {
+            throw ModelDepotError(
+                .notCached,
+                "Offline mode is on (HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online."
+            )
+        }
+        let headers = [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + authorization(for: url)
+        do {
+            return try await transport.send(TransportRequest(method: method, url: url, headers: headers))
+        } catch let error as ModelDepotError {
+            throw error
+        } catch is CancellationError {
+            throw ModelDepotError.cancelled()
+        } catch {
+            throw ModelDepotError(
+                .network, "Cannot reach \(endpoint.absoluteString): \(error). Check the network and the endpoint.",
+                underlying: error)
+        }
+    }
+
+    /// A GET whose body is read whole, following same-origin redirects, retried on transient failures.
+    func getWithRetries(_ url: URL) async throws -> ([UInt8], TransportResponse) {
+        try await withRetries {
+            var current = url
+            for _ in 0...Self.maximumRedirects {
+                let response = try await send(method: "GET", url: current)
+                // Same-origin redirects only (a renamed repository): the token must not leave the endpoint.
+                if let next = try HTTPExchange.redirectTarget(of: response, from: current),
+                    next.hasSameOrigin(as: current)
+                {
+                    current = next
+                    continue
+                }
+                let body = try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: current)
+                guard (200..<300).contains(response.status) else {
+                    throw Self.hubError(for: response, url: current, body: body)
+                }
+                return (body, response)
+            }
+            throw ModelDepotError(.protocolViolation, "\(url) redirected more than \(Self.maximumRedirects) times.")
+        }
+    }
+
+    func withRetries<T>(_ operation: () async throws -> T) async throws -> T {
+        try await retryPolicy.retrying(clock: clock, random: random, waiting: waitObserver, operation)
+    }
+
+    static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {
+        do {
+            return try await body.collect(limit: limit, from: url)
+        } catch let error as ModelDepotError {
+            throw error
+        } catch {
+            throw ModelDepotError(.network, "The answer from \(url) was cut off: \(error).", underlying: error)
+        }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(endpoint.absoluteString) sent \(what) in a form ModelDepot cannot read (\(error)). Check that the endpoint is a Hub.",
+                underlying: error)
+        }
+    }
+
+    /// The `rel="next"` target of a `Link` header.
+    static func nextLink(in header: String, relativeTo base: URL) -> URL? {
+        for part in header.split(separator: ",") {
+            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">"),
+                pieces.dropFirst().contains(where: { $0.replacingOccurrences(of: " ", with: "") == #"rel="next""# })
+            else { continue }
+            return URL(string: String(target.dropFirst().dropLast()), relativeTo: base)?.absoluteURL
+        }
+        return nil
+    }
+}

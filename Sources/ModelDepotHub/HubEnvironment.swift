@@ -1,0 +1,92 @@
+import Foundation
+import ModelDepotTransfer
+
+/// Where Python's `huggingface_hub` keeps things, resolved from the same environment variables in the same
+/// order, so both tools find the same cache (the protocol note, §3).
+public struct HubEnvironment: Sendable {
+    public let variables: [String: String]
+
+    public init(variables: [String: String] = ProcessInfo.processInfo.environment) {
+        self.variables = variables
+    }
+
+    /// `HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
+    public var home: URL {
+        if let home = value("HF_HOME") { return URL(fileURLWithPath: expand(home)) }
+        if let xdg = value("XDG_CACHE_HOME") {
+            return URL(fileURLWithPath: expand(xdg)).appendingPathComponent("huggingface")
+        }
+        return URL(fileURLWithPath: expand("~/.cache/huggingface"))
+    }
+
+    /// `HF_HUB_CACHE`, else the legacy `HUGGINGFACE_HUB_CACHE`, else `<home>/hub`.
+    public var cacheDirectory: URL {
+        if let cache = value("HF_HUB_CACHE") ?? value("HUGGINGFACE_HUB_CACHE") {
+            return URL(fileURLWithPath: expand(cache))
+        }
+        return home.appendingPathComponent("hub")
+    }
+
+    /// Whether `HF_HUB_CACHE` (or the legacy `HUGGINGFACE_HUB_CACHE`) or `HF_HOME` names the cache: an explicit
+    /// choice that wins over a platform's default place for models (``ModelStorage``).
+    public var hasExplicitCache: Bool {
+        value("HF_HUB_CACHE") != nil || value("HUGGINGFACE_HUB_CACHE") != nil || value("HF_HOME") != nil
+    }
+
+    /// `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`.
+    public var endpoint: String {
+        var endpoint = value("HF_ENDPOINT") ?? "https://huggingface.co"
+        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        return endpoint
+    }
+
+    /// `HF_TOKEN_PATH`, else `<home>/token`.
+    public var tokenFile: URL {
+        value("HF_TOKEN_PATH").map { URL(fileURLWithPath: expand($0)) } ?? home.appendingPathComponent("token")
+    }
+
+    /// The token Python would send: `HF_TOKEN`, else `HUGGING_FACE_HUB_TOKEN`, else the token file; CR/LF
+    /// removed and whitespace trimmed, empty meaning none. Nil as well when `HF_HUB_DISABLE_IMPLICIT_TOKEN` is set.
+    public var token: String? {
+        if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return nil }
+        for candidate in [variables["HF_TOKEN"], variables["HUGGING_FACE_HUB_TOKEN"]] {
+            if let candidate { return Self.cleanToken(candidate) }
+        }
+        guard let data = FileManager.default.contents(atPath: tokenFile.path) else { return nil }
+        return Self.cleanToken(String(decoding: data, as: UTF8.self))
+    }
+
+    /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
+    public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
+
+    /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
+    func flag(_ name: String) -> Bool {
+        guard let value = variables[name] else { return false }
+        return ["1", "on", "yes", "true"].contains(value.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    static func cleanToken(_ raw: String) -> String? {
+        let token = raw.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
+            .trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    private func value(_ name: String) -> String? {
+        guard let value = variables[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Expands a leading `~` and `$VARIABLES`, as Python's `expanduser(expandvars(…))` does.
+    private func expand(_ path: String) -> String {
+        var result = path
+        for (name, value) in variables.sorted(by: { $0.key.count > $1.key.count }) {
+            result = result.replacingOccurrences(of: "${\(name)}", with: value).replacingOccurrences(
+                of: "$\(name)", with: value)
+        }
+        if result == "~" || result.hasPrefix("~/") {
+            let home = variables["HOME"] ?? NSHomeDirectory()
+            result = home + result.dropFirst()
+        }
+        return result
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A snapshot of a download, emitted as it goes.
+public struct DownloadProgress: Sendable, Equatable {
+    public enum Phase: String, Sendable, Equatable, Codable {
+        case resolving, downloading, verifying, finalizing, completed
+    }
+
+    public var phase: Phase
+    /// Bytes on disk, including those resumed from an earlier run.
+    public var bytesCompleted: Int64
+    /// The file's size, once the server has said it.
+    public var totalBytes: Int64?
+    /// Bytes per second over the last few seconds.
+    public var bytesPerSecond: Double
+    /// Seconds left at the current speed, when it can be estimated.
+    public var estimatedSecondsRemaining: Double?
+    /// Connections transferring right now.
+    public var activeConnections: Int
+    /// Set while the download waits for a server's answer or for its next attempt; nil while bytes flow.
+    public var waiting: TransferWait?
+
+    public init(
+        phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0,
+        estimatedSecondsRemaining: Double? = nil, activeConnections: Int = 0, waiting: TransferWait? = nil
+    ) {
+        self.waiting = waiting
+        self.phase = phase
+        self.bytesCompleted = bytesCompleted
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.estimatedSecondsRemaining = estimatedSecondsRemaining
+        self.activeConnections = activeConnections
+    }
+
+    /// 0...1, when the total is known.
+    public var fractionCompleted: Double? {
+        guard let totalBytes, totalBytes > 0 else { return totalBytes == 0 ? 1 : nil }
+        return min(1, Double(bytesCompleted) / Double(totalBytes))
+    }
+}
+
+/// Speed over a rolling window of samples taken on the engine's clock.
+package struct SpeedMeter: Sendable {
+    private var samples: [(time: Duration, bytes: Int64)] = []
+    let window: Duration
+
+    package init(window: Duration = .seconds(5)) { self.window = window }
+
+    /// Adds a sample (elapsed time since the start, cumulative bytes) and returns bytes per second.
+    package mutating func record(elapsed: Duration, bytes: Int64) -> Double {
+        samples.append((elapsed, bytes))
+        while let first = samples.first, elapsed - first.time > window, samples.count > 2 { samples.removeFirst() }
+        guard let first = samples.first, elapsed > first.time else { return 0 }
+        return Double(bytes - first.bytes) / (elapsed - first.time).timeInterval
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import ModelDepotCore
+
+extension DownloadRun {
+    /// Sends a GET for `range` (nil: the whole file), following redirects itself so that the caller's
+    /// headers reach the original origin only. Remembers where redirects led, so later ranges go straight there.
+    /// `watched`: the caller runs this request under ``withStallWatchdog(_:)``.
+    func send(range: Range<Int64>?, ifRange: String?, watched: Bool = false) async throws -> TransportResponse {
+        var url = state.withLock { $0.resolvedURL }
+        for _ in 0...configuration.maxRedirects {
+            var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
+            if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+            if let ifRange { headers.append(("If-Range", ifRange)) }
+            if url.hasSameOrigin(as: request.url) { headers.append(contentsOf: request.headers) }
+            let response = try await transport.send(
+                TransportRequest(
+                    url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
+            guard let next = try HTTPExchange.redirectTarget(of: response, from: url) else {
+                if [400, 401, 403].contains(response.status), !url.hasSameOrigin(as: request.url) {
+                    // A redirect target refusing access: a signed CDN URL that expired (S3 answers 403
+                    // "Request has expired"). The original URL hands out a fresh one; withRetries asks it.
+                    throw await expiredURL(response, at: url)
+                }
+                if url != request.url { state.withLock { $0.resolvedURL = url } }
+                return response
+            }
+            url = next
+        }
+        throw ModelDepotError(
+            .protocolViolation,
+            "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
+    }
+
+    /// The error for a redirect target that refused access, quoting the start of its answer.
+    private func expiredURL(_ response: TransportResponse, at url: URL) async -> ModelDepotError {
+        var quoted = ""
+        if let bytes = try? await response.body.prefix(limit: 2048) {
+            quoted = ServerAnswer.summary(of: bytes)
+        }
+        return ModelDepotError(
+            .expiredURL,
+            "\(url.host ?? "the server") (where \(URLRedaction.redacted(request.url)) redirected) refused access with HTTP \(response.status)\(quoted.isEmpty ? "" : ": \(quoted)")."
+        )
+    }
+
+    /// Runs `operation`, retrying transient failures with backoff on the injected clock.
+    ///
+    /// An ``ModelDepotError/Code/expiredURL`` is not waited for: the next attempt starts again from the
+    /// original URL, which redirects to a fresh signed one, and continues the same ranges. After
+    /// ``DownloadConfiguration/maxURLRefreshes`` fresh URLs in a row without a byte of progress it fails.
+    ///
+    /// - Parameter progressMade: asked after a failure; when the failed attempt moved data forward the attempt
+    ///   count starts again, so a long segment over a flaky link is not failed for earlier, recovered errors.
+    func withRetries<T>(progressMade: () -> Bool, _ operation: () async throws -> T) async throws -> T {
+        let policy = configuration.retryPolicy
+        var attempt = 0
+        var refreshes = 0
+        var budget = RetryBudget(limit: policy.budget, now: clock.elapsed())
+        while true {
+            budget.attemptStarts(at: clock.elapsed())
+            do {
+                return try await operation()
+            } catch {
+                let failure = Self.classify(error)
+                let moved = failure.isTransient || failure.code == .expiredURL ? progressMade() : false
+                budget.attemptFailed(at: clock.elapsed(), madeProgress: moved)
+                if moved {
+                    attempt = 0
+                    refreshes = 0
+                }
+                if failure.code == .expiredURL {
+                    refreshes += 1
+                    guard refreshes <= configuration.maxURLRefreshes else {
+                        throw ModelDepotError(
+                            .expiredURL,
+                            "\(failure.message) It still did after \(configuration.maxURLRefreshes) fresh URLs from \(URLRedaction.redacted(request.url)); check the credentials or try again later."
+                        )
+                    }
+                    state.withLock { $0.resolvedURL = request.url }
+                    logger.notice(
+                        "asking the original URL for a fresh one",
+                        metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
+                    continue
+                }
+                guard failure.isTransient else { throw failure }
+                attempt += 1
+                if let retryAfter = failure.retryAfter, retryAfter > policy.maxRetryAfter { throw failure }
+                guard attempt < policy.maxAttempts else { throw failure.afterRetries(attempt) }
+                state.withLock { $0.controller.recordFailure() }
+                let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
+                if let exhausted = budget.exhausted(
+                    by: failure, attempts: attempt, at: clock.elapsed(), nextDelay: delay)
+                {
+                    throw exhausted
+                }
+                emit(
+                    waiting: .retry(
+                        attempt: attempt, maxAttempts: policy.maxAttempts, delay: delay, reason: failure.message))
+                logger.debug(
+                    "retrying",
+                    metadata: [
+                        "url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)",
+                        "error": "\(failure.message)",
+                    ])
+                do {
+                    try await clock.sleep(for: delay)
+                } catch {
+                    throw ModelDepotError.cancelled()
+                }
+                emit(waiting: nil)
+            }
+        }
+    }
+
+    /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.
+    func withStallWatchdog<T: Sendable>(_ operation: @escaping @Sendable (ProgressCounter) async throws -> T)
+        async throws -> T
+    {
+        let counter = ProgressCounter()
+        guard let timeout = configuration.stallTimeout else { return try await operation(counter) }
+        let clock = self.clock
+        let host = request.url.host ?? "the server"
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation(counter) }
+            group.addTask {
+                var last = counter.current
+                while true {
+                    try await clock.sleep(for: timeout)
+                    let now = counter.current
+                    if now == last {
+                        throw ModelDepotError(
+                            .stalled, "No data arrived from \(host) for \(timeout); the connection was dropped.")
+                    }
+                    last = now
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// Turns any error into a ``ModelDepotError``: transport failures become `network`, cancellation `cancelled`.
+    static func classify(_ error: any Error) -> ModelDepotError {
+        if let error = error as? ModelDepotError { return error }
+        if error is CancellationError { return .cancelled() }
+        return ModelDepotError(.network, "The connection failed: \(error).", underlying: error)
+    }
+}
+
+extension DownloadRun {
+    /// The error for a status the download cannot use, saying which credentials went with the request.
+    func statusError(_ response: TransportResponse) -> ModelDepotError {
+        let authorization = request.headers.first { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }
+        let sent: String
+        switch authorization?.value.split(separator: " ").first?.lowercased() {
+        case nil: sent = "no credentials were"
+        case "bearer": sent = "a bearer token was"
+        case "basic": sent = "a user name and password (HTTP Basic) were"
+        default: sent = "an Authorization header was"
+        }
+        return HTTPStatusError.error(for: response, url: request.url, sentCredentials: sent)
+    }
+}
+
+extension ModelDepotError {
+    /// Failures the engine retries by itself.
+    var isTransient: Bool { Code.transient.contains(code) }
+
+    func afterRetries(_ attempts: Int) -> ModelDepotError {
+        ModelDepotError(
+            code, "\(message) Gave up after \(attempts) attempts; try again later.", underlying: underlying,
+            retryAfter: retryAfter)
+    }
+}
+
+/// Maps an HTTP status that is not a success to a ``ModelDepotError``.
+enum HTTPStatusError {
+    /// - Parameter sentCredentials: what a 401 or 403 message says was sent: "a bearer token", "no credentials".
+    package static func error(for response: TransportResponse, url: URL, sentCredentials: String? = nil)
+        -> ModelDepotError
+    {
+        let status = response.status
+        let retryAfter = response.retryAfter
+        switch HTTPExchange.code(for: status) {
+        case .unauthorized:
+            let sent = sentCredentials.map { " \($0.prefix(1).uppercased() + $0.dropFirst()) sent." } ?? ""
+            return ModelDepotError(
+                .unauthorized,
+                "\(url) refused access (HTTP \(status)).\(sent) Check that the URL is right and pass a valid token or credentials."
+            )
+        case .notFound:
+            return ModelDepotError(.notFound, "\(url) does not exist on the server (HTTP \(status)). Check the URL.")
+        case .network:
+            return ModelDepotError(.network, "\(url) timed out on the server (HTTP \(status)).")
+        case .rateLimited:
+            return ModelDepotError(
+                .rateLimited,
+                "\(url) is rate limited (HTTP 429)\(retryAfter.map { "; the server asks to wait \($0)" } ?? "").",
+                retryAfter: retryAfter)
+        case .serverError:
+            return ModelDepotError(
+                .serverError, "\(url) failed on the server (HTTP \(status)).", retryAfter: retryAfter)
+        default:
+            return ModelDepotError(
+                .httpStatus, "\(url) answered HTTP \(status), which the download cannot use. Check the URL.")
+        }
+    }
+}

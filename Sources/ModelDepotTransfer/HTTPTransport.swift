@@ -1,0 +1,144 @@
+import Foundation
+import ModelDepotCore
+import NIOCore
+
+/// The one thing the transfer engine needs from an HTTP stack: send a request, stream the answer.
+///
+/// The engine follows redirects itself (so it decides which headers cross origins) and asks for raw bytes
+/// (`Accept-Encoding: identity`), so an implementation must not follow redirects nor decode bodies.
+/// ``AsyncHTTPTransport`` is the portable implementation; an Apple-only URLSession transport (background
+/// downloads on iOS) can conform without the engine changing.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
+    /// Dropping the body before its end closes the connection.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+public struct TransportRequest: Sendable {
+    public var method: String
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+    /// The request body (a JSON document for API calls); nil sends none.
+    public var body: [UInt8]?
+    /// True when the caller itself drops a response that goes silent (the download engine's stall timeout
+    /// watches every ranged request), so the transport may leave out its own idle-read timer.
+    public var callerDetectsStalls: Bool
+
+    public init(
+        method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+        callerDetectsStalls: Bool = false
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.callerDetectsStalls = callerDetectsStalls
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+public struct TransportResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: TransportBody
+
+    public init(status: Int, headers: [(name: String, value: String)], body: TransportBody) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// How long the server asked clients to wait: `RateLimit: "api";r=0;t=55` (wait `t` seconds when nothing
+    /// remains), else `Retry-After` (seconds or an HTTP date).
+    public var retryAfter: Duration? {
+        if let rateLimit = header("RateLimit") {
+            var remaining: Int?
+            var reset: Int?
+            for part in rateLimit.split(separator: ";") {
+                let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2 else { continue }
+                if pair[0] == "r" { remaining = Int(pair[1]) }
+                if pair[0] == "t" { reset = Int(pair[1]) }
+            }
+            if remaining == 0, let reset { return .seconds(reset) }
+        }
+        return header("Retry-After").flatMap { RetryAfter.parse($0) }
+    }
+}
+
+/// A response body as a stream of buffers, type-erased so transports can produce it from anything.
+public struct TransportBody: AsyncSequence, Sendable {
+    public typealias Element = ByteBuffer
+
+    private let makeNext: @Sendable () -> (@Sendable () async throws -> ByteBuffer?)
+
+    /// - Parameter makeNext: returns a fresh `next` function each time the body is iterated.
+    public init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> ByteBuffer?)) {
+        self.makeNext = makeNext
+    }
+
+    /// Wraps any sequence of buffers; `mapError` turns what its iteration throws into what callers should see.
+    public init<Base: AsyncSequence & Sendable>(
+        _ base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
+    ) where Base.Element == ByteBuffer {
+        self.makeNext = {
+            let box = IteratorBox(base.makeAsyncIterator())
+            return {
+                do {
+                    return try await box.next()
+                } catch {
+                    throw mapError(error)
+                }
+            }
+        }
+    }
+
+    public static let empty = TransportBody(makeNext: { { nil } })
+
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let nextBuffer: @Sendable () async throws -> ByteBuffer?
+        public mutating func next() async throws -> ByteBuffer? { try await nextBuffer() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextBuffer: makeNext()) }
+
+    /// At most the first `limit` bytes of the body (the rest is dropped, which closes the connection): enough of
+    /// an error page to quote.
+    public func prefix(limit: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await buffer in self {
+            bytes += buffer.readableBytesView.prefix(limit - bytes.count)
+            if bytes.count >= limit { break }
+        }
+        return bytes
+    }
+
+    /// The whole body, refused with `protocolViolation` past `limit` bytes (an API answer that large is
+    /// not one). Errors of the transport are rethrown as they are.
+    public func collect(limit: Int, from url: URL) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await buffer in self {
+            bytes += buffer.readableBytesView
+            guard bytes.count <= limit else {
+                throw ModelDepotError(
+                    .protocolViolation, "\(url.absoluteString) sent more than \(limit) bytes for an API call.")
+            }
+        }
+        return bytes
+    }
+}
+
+/// Holds a non-Sendable iterator that is only ever used by one task at a time (the body's consumer).
+private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
+    private var base: Base
+    init(_ base: Base) { self.base = base }
+    func next() async throws -> ByteBuffer? { try await base.next() }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import ModelDepotCore
+
+/// Why a transfer is not moving right now: so a progress bar says "waiting for the server" or "retrying in
+/// 4 s" instead of sitting still with no explanation.
+public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
+    /// A request is out and the server (`host:port`) has not answered yet.
+    case server(String)
+    /// A request failed; attempt `attempt + 1` of at most `maxAttempts` starts after `delay`.
+    case retry(attempt: Int, maxAttempts: Int, delay: Duration, reason: String)
+
+    /// `waiting for host:port`, or `retrying in 4 s (attempt 2 of 8): <reason>`.
+    public var description: String {
+        switch self {
+        case .server(let server): return "waiting for \(server)"
+        case .retry(let attempt, let maxAttempts, let delay, let reason):
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            let shown = seconds < 10 ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
+            return "retrying in \(shown) (attempt \(attempt + 1) of \(maxAttempts)): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import AsyncHTTPClient
+import Foundation
+import ModelDepotCore
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Turns what async-http-client and SwiftNIO throw into a ``ModelDepotError`` a person can act on, and decides
+/// whether trying again can help: a refused or reset connection may heal (`network`, retried); a reply that
+/// is not HTTP, or headers past every limit, will not (`protocolViolation`, failed at once).
+package enum TransportFailure {
+    package static func error(from error: any Error, url: URL) -> any Error {
+        if error is ModelDepotError || error is CancellationError { return error }
+        let server = serverName(url)
+        if let parser = error as? HTTPParserError, parser == .invalidEOFState {
+            return ModelDepotError(
+                .network, "The server at \(server) closed the connection in the middle of its answer.",
+                underlying: error)
+        }
+        if let parser = error as? HTTPParserError {
+            let detail =
+                parser == .headerOverflow
+                ? "sent response headers larger than any client accepts" : "did not answer with HTTP (\(parser))"
+            return ModelDepotError(
+                .protocolViolation,
+                "The server at \(server) \(detail). Check the URL's scheme and port; retrying will not help.",
+                underlying: error)
+        }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .readTimeout:
+                return ModelDepotError(
+                    .network, "The server at \(server) stopped sending (read timeout).", underlying: error)
+            case .connectTimeout:
+                return ModelDepotError(
+                    .network, "Could not connect to \(server) in time (connect timeout).", underlying: error)
+            case .remoteConnectionClosed:
+                return ModelDepotError(
+                    .network, "The server at \(server) closed the connection before answering.", underlying: error)
+            case .cancelled, .requestStreamCancelled:
+                return CancellationError()
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return ModelDepotError(.invalidURL, "Cannot request \(URLRedaction.redacted(url)): \(client).")
+            default: break
+            }
+        }
+        if let connection = error as? NIOConnectionError {
+            if let failure = connection.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
+                return socketError(failure.errnoCode, server: server, underlying: error)
+            }
+            if connection.dnsAError != nil || connection.dnsAAAAError != nil {
+                return ModelDepotError(
+                    .network, "Cannot resolve the host name \(connection.host); check the URL and the network.",
+                    underlying: error)
+            }
+        }
+        if let io = error as? IOError {
+            return socketError(io.errnoCode, server: server, underlying: error)
+        }
+        return ModelDepotError(.network, "The connection to \(server) failed: \(error).", underlying: error)
+    }
+
+    private static func socketError(_ code: Int32, server: String, underlying: any Error) -> ModelDepotError {
+        let message: String
+        switch code {
+        case ECONNREFUSED: message = "Nothing answers at \(server) (connection refused); is the server running?"
+        case ECONNRESET: message = "The server at \(server) reset the connection."
+        case ETIMEDOUT: message = "The connection to \(server) timed out."
+        case ENETUNREACH, EHOSTUNREACH: message = "\(server) cannot be reached from this network."
+        default: message = "The connection to \(server) failed: \(String(cString: strerror(code)))."
+        }
+        return ModelDepotError(.network, message, underlying: underlying)
+    }
+
+    /// `host:port`, as people type it.
+    package static func serverName(_ url: URL) -> String {
+        let host = url.host ?? "the server"
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
+}
