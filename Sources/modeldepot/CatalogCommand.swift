@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct CatalogCommand: ParsableCommand {
+struct CatalogCommand: ParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
         abstract: "List the known models and presets (`modeldepot pull <name>` fetches exactly one variant).",
@@ -32,48 +32,44 @@ struct CatalogCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let catalog = try catalogOptions.load()
-            let capability = try self.capability.map { name in
-                guard let value = ModelCapability(rawValue: name) else {
-                    throw ModelDepotError(
-                        .invalidArgument,
-                        "'\(name)' is not a capability; use one of: \(ModelCapability.allCases.map(\.rawValue).joined(separator: ", "))."
-                    )
-                }
-                return value
+        let catalog = try catalogOptions.load()
+        let capability = try self.capability.map { name in
+            guard let value = ModelCapability(rawValue: name) else {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    "'\(name)' is not a capability; use one of: \(ModelCapability.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
             }
-            let format = try self.format.map { name in
-                guard let value = ModelFormat(rawValue: name.lowercased()) else {
-                    throw ModelDepotError(
-                        .invalidArgument,
-                        "'\(name)' is not a format; use one of: \(ModelFormat.allCases.map(\.rawValue).joined(separator: ", "))."
-                    )
-                }
-                return value
+            return value
+        }
+        let format = try self.format.map { name in
+            guard let value = ModelFormat(rawValue: name.lowercased()) else {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    "'\(name)' is not a format; use one of: \(ModelFormat.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
             }
-            let models = catalog.entries(capability: capability, format: format, recommendedOnly: recommended)
-            if json {
-                printJSON(Output(models: models, presets: catalog.presets))
-                return
+            return value
+        }
+        let models = catalog.entries(capability: capability, format: format, recommendedOnly: recommended)
+        if json {
+            printJSON(Output(models: models, presets: catalog.presets))
+            return
+        }
+        let rows =
+            [["NAME", "FORMAT", "SIZE", "CAPABILITIES", "REPO"]]
+            + models.map { entry in
+                [
+                    entry.name + (entry.recommended ? " *" : ""), entry.format.rawValue,
+                    "~" + ByteFormat.string(entry.sizeBytes),
+                    entry.capabilities.map(\.rawValue).joined(separator: ","), entry.repo.description,
+                ]
             }
-            let rows =
-                [["NAME", "FORMAT", "SIZE", "CAPABILITIES", "REPO"]]
-                + models.map { entry in
-                    [
-                        entry.name + (entry.recommended ? " *" : ""), entry.format.rawValue,
-                        "~" + ByteFormat.string(entry.sizeBytes),
-                        entry.capabilities.map(\.rawValue).joined(separator: ","), entry.repo.description,
-                    ]
-                }
-            print(Table.render(rows))
-            print("\n* recommended. Presets:")
-            for (name, members) in catalog.presets.sorted(by: { $0.key < $1.key }) {
-                let size = members.compactMap { catalog.entry(named: $0)?.sizeBytes }.reduce(0, +)
-                print("  \(name): \(members.joined(separator: " + ")) (~\(ByteFormat.string(size)))")
-            }
-        } catch {
-            exitWithError(error, json: json)
+        print(Table.render(rows))
+        print("\n* recommended. Presets:")
+        for (name, members) in catalog.presets.sorted(by: { $0.key < $1.key }) {
+            let size = members.compactMap { catalog.entry(named: $0)?.sizeBytes }.reduce(0, +)
+            print("  \(name): \(members.joined(separator: " + ")) (~\(ByteFormat.string(size)))")
         }
     }
 }
@@ -86,4 +82,8 @@ struct CatalogOptions: ParsableArguments {
     func load() throws -> ModelCatalog {
         try ModelCatalog.standard(userCatalog: catalog.map { URL(fileURLWithPath: $0) })
     }
+}
+
+extension CatalogCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -5,7 +5,7 @@ import ModelDepot
 import ModelDepotInference
 import Synchronization
 
-struct ChatCommand: AsyncParsableCommand {
+struct ChatCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "chat",
         abstract: "Chat with a model through an OpenAI-compatible server, or a downloaded model served locally.",
@@ -66,18 +66,14 @@ struct ChatCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            let config = try config()
-            let initial = system.map { [ChatMessage.system($0)] } ?? []
-            try await inference.withProvider { provider in
-                if let prompt {
-                    try await answerOnce(prompt, history: initial, provider: provider, config: config)
-                } else {
-                    try await converse(history: initial, provider: provider, config: config)
-                }
+        let config = try config()
+        let initial = system.map { [ChatMessage.system($0)] } ?? []
+        try await inference.withProvider { provider in
+            if let prompt {
+                try await answerOnce(prompt, history: initial, provider: provider, config: config)
+            } else {
+                try await converse(history: initial, provider: provider, config: config)
             }
-        } catch {
-            exitWithError(error, json: json)
         }
     }
 
@@ -204,4 +200,8 @@ extension Duration {
     var milliseconds: Double {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
+}
+
+extension ChatCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -6,7 +6,7 @@ import ModelDepotPlatform
 import ModelDepotServer
 import Synchronization
 
-struct DemoCommand: AsyncParsableCommand {
+struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Pull a generated sample model from an embedded local Hub (no network needed).",
@@ -83,15 +83,12 @@ struct DemoCommand: AsyncParsableCommand {
             var configuration = DownloadConfiguration()
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
             configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
-            let pull = SnapshotDownloader(
-                hub: HubClient(endpoint: endpoint), cache: cache, downloader: Downloader(configuration: configuration))
-            let snapshot = try await CancellableRun.run {
-                try await pull.download(SnapshotRequest(repo: try RepoID("demo/tiny-chat"))) { renderer.render($0) }
-            }
+            let models = ModelManager(hub: HubClient(endpoint: endpoint), cache: cache, configuration: configuration)
+            let snapshot = try await models.download(try RepoID("demo/tiny-chat")).follow(rendering: renderer)
             if let realModel = realModelFolder() {
-                try await pullRealModel(from: realModel, workspace: workspace, pull: pull, chatty: chatty)
+                try await pullRealModel(from: realModel, workspace: workspace, models: models, chatty: chatty)
             }
-            let outcome = try CacheVerifier(cache: cache).verify(cache.repository(snapshot.repo))
+            let outcome = try models.verify(snapshot.repo)
             if chatty {
                 renderer.finishLine()
                 log(
@@ -107,7 +104,9 @@ struct DemoCommand: AsyncParsableCommand {
             }
             renderer.finish(snapshot)
         } catch {
-            exitWithError(error, renderer: renderer)
+            // A failure starts on a fresh line, below the progress bar.
+            renderer.finishLine()
+            throw error
         }
     }
 
@@ -128,7 +127,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// Serves the real all-MiniLM-L6-v2 as its Hub repository, pulls it by catalog name, and reports readiness.
     func pullRealModel(
-        from folder: URL, workspace: URL, pull: SnapshotDownloader, chatty: Bool
+        from folder: URL, workspace: URL, models: ModelManager, chatty: Bool
     ) async throws {
         guard let entry = try ModelCatalog.builtIn().entry(named: "all-minilm-l6-v2") else { return }
         let served = workspace.appendingPathComponent("repos/\(entry.repo)")
@@ -137,8 +136,8 @@ struct DemoCommand: AsyncParsableCommand {
         try FileManager.default.copyItem(at: folder, to: served)
         // Its weights go through the same CDN address as the sample's (the mirror finds them by SHA-256).
         if chatty { log("also serving the real \(entry.repo) from \(folder.path); pulling it as `\(entry.name)`") }
-        let snapshot = try await pull.download(entry.snapshotRequest)
-        let report = try ReadinessChecker(cache: pull.cache).check(entry)
+        let snapshot = try await models.download(entry).result()
+        let report = try models.readiness(of: entry)
         if chatty {
             let detail = report.details["model.safetensors"].map { " · \($0)" } ?? ""
             log("\(entry.name): \(report.readiness.name) (\(snapshot.files.count) files)\(detail)")
@@ -180,4 +179,8 @@ struct DemoCommand: AsyncParsableCommand {
     private func log(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
+}
+
+extension DemoCommand {
+    var failuresAsJSON: Bool { outputOptions.json }
 }

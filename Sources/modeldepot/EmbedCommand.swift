@@ -3,7 +3,7 @@ import Foundation
 import ModelDepot
 import ModelDepotInference
 
-struct EmbedCommand: AsyncParsableCommand {
+struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "embed",
         abstract: "Compute embeddings of texts, or the cosine similarity of two.",
@@ -40,30 +40,30 @@ struct EmbedCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            let vectors = try await inference.withProvider { provider in
-                try await CancellableRun.run { try await provider.embed(texts) }
-            }
-            if similarity {
-                guard let value = cosineSimilarity(vectors[0], vectors[1]) else {
-                    throw ModelDepotError(
-                        .protocolViolation,
-                        "The server sent vectors of different lengths or all zeros; their similarity is undefined.")
-                }
-                if json {
-                    printJSON(SimilarityOutput(texts: texts, similarity: value))
-                } else {
-                    print(String(format: "%.6f", value))
-                }
-                return
+        let vectors = try await inference.withProvider { provider in
+            try await CancellableRun.run { try await provider.embed(texts) }
+        }
+        if similarity {
+            guard let value = cosineSimilarity(vectors[0], vectors[1]) else {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "The server sent vectors of different lengths or all zeros; their similarity is undefined.")
             }
             if json {
-                printJSON(zip(texts, vectors).map { VectorOutput(text: $0, dimensions: $1.count, vector: $1) })
+                printJSON(SimilarityOutput(texts: texts, similarity: value))
             } else {
-                for vector in vectors { print(vector.map { "\($0)" }.joined(separator: " ")) }
+                print(String(format: "%.6f", value))
             }
-        } catch {
-            exitWithError(error, json: json)
+            return
+        }
+        if json {
+            printJSON(zip(texts, vectors).map { VectorOutput(text: $0, dimensions: $1.count, vector: $1) })
+        } else {
+            for vector in vectors { print(vector.map { "\($0)" }.joined(separator: " ")) }
         }
     }
+}
+
+extension EmbedCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct InfoCommand: AsyncParsableCommand {
+struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Show a repository's files and sizes at a revision, and which are cached.",
@@ -48,71 +48,67 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            let entry = repo.contains("/") ? nil : try catalogOptions.load().entry(named: repo)
-            let id = try entry?.repo ?? RepoID(repo)
-            let type = try entry?.repoType ?? hub.type()
-            let revision = self.revision ?? entry?.revision ?? "main"
-            let client = try hub.hubClient()
-            let repository = hub.cache.repository(id, type: type)
-            let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)
-            let commit: String
-            let tree: RecordedTree
-            let source: String
-            if client.isOffline {
-                guard let cached = repository.commit(forRevision: revision),
-                    let recorded = repository.recordedTree(cached)
-                else {
-                    throw ModelDepotError(
-                        .notCached,
-                        "\(repo) at '\(revision)' has no recorded file list in the cache; look it up online.")
-                }
-                (commit, tree, source) = (cached, recorded, "cache")
-            } else {
-                // The pull's own resolution and listing, with their checks (a commit id must be 40 hex: it names
-                // a folder of the cache).
-                let pull = SnapshotDownloader(hub: client, cache: hub.cache)
-                let request = SnapshotRequest(repo: id, type: type, revision: revision)
-                commit = try await pull.resolveCommit(request)
-                tree = try await pull.fileTree(request, commit: commit, repository: repository)
-                source = client.endpoint.absoluteString
+        let entry = repo.contains("/") ? nil : try catalogOptions.load().entry(named: repo)
+        let id = try entry?.repo ?? RepoID(repo)
+        let type = try entry?.repoType ?? hub.type()
+        let revision = self.revision ?? entry?.revision ?? "main"
+        let client = try hub.hubClient()
+        let repository = hub.cache.repository(id, type: type)
+        let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)
+        let commit: String
+        let tree: RecordedTree
+        let source: String
+        if client.isOffline {
+            guard let cached = repository.commit(forRevision: revision),
+                let recorded = repository.recordedTree(cached)
+            else {
+                throw ModelDepotError(
+                    .notCached,
+                    "\(repo) at '\(revision)' has no recorded file list in the cache; look it up online.")
             }
-            let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
-                Report.File(
-                    path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
-                    cached: repository.hasFile($0.key, commit: commit),
-                    format: Self.formatSummary(of: repository.snapshotFile(commit, $0.key).path))
-            }
-            let report = Report(
-                catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
-                files: files,
-                totalSize: files.reduce(0) { $0 + $1.size },
-                cachedSize: files.filter(\.cached).reduce(0) { $0 + $1.size }, source: source)
-            if json {
-                printJSON(report)
-                return
-            }
-            if let entry {
-                print("\(entry.name): \(entry.description)")
-                var facts = [entry.format.rawValue, entry.capabilities.map(\.rawValue).joined(separator: ", ")]
-                if let quantization = entry.quantization { facts.append(quantization) }
-                if let context = entry.contextLength { facts.append("context \(context)") }
-                if let dimensions = entry.embeddingDimensions { facts.append("\(dimensions) dimensions") }
-                if let license = entry.license { facts.append("license \(license)") }
-                print("  " + facts.joined(separator: " · "))
-                print("  required for readiness: \(entry.required.joined(separator: ", "))")
-            }
-            print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
-            let rows =
-                [["FILE", "SIZE", "CACHED", "FORMAT"]]
-                + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.format ?? ""] }
-            print(Table.render(rows))
-            print(
-                "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
-            )
-        } catch {
-            exitWithError(error, json: json)
+            (commit, tree, source) = (cached, recorded, "cache")
+        } else {
+            // The pull's own resolution and listing, with their checks (a commit id must be 40 hex: it names
+            // a folder of the cache).
+            let pull = SnapshotDownloader(hub: client, cache: hub.cache)
+            let request = SnapshotRequest(repo: id, type: type, revision: revision)
+            commit = try await pull.resolveCommit(request)
+            tree = try await pull.fileTree(request, commit: commit, repository: repository)
+            source = client.endpoint.absoluteString
         }
+        let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
+            Report.File(
+                path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
+                cached: repository.hasFile($0.key, commit: commit),
+                format: Self.formatSummary(of: repository.snapshotFile(commit, $0.key).path))
+        }
+        let report = Report(
+            catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
+            files: files,
+            totalSize: files.reduce(0) { $0 + $1.size },
+            cachedSize: files.filter(\.cached).reduce(0) { $0 + $1.size }, source: source)
+        if json {
+            printJSON(report)
+            return
+        }
+        if let entry {
+            print("\(entry.name): \(entry.description)")
+            var facts = [entry.format.rawValue, entry.capabilities.map(\.rawValue).joined(separator: ", ")]
+            if let quantization = entry.quantization { facts.append(quantization) }
+            if let context = entry.contextLength { facts.append("context \(context)") }
+            if let dimensions = entry.embeddingDimensions { facts.append("\(dimensions) dimensions") }
+            if let license = entry.license { facts.append("license \(license)") }
+            print("  " + facts.joined(separator: " · "))
+            print("  required for readiness: \(entry.required.joined(separator: ", "))")
+        }
+        print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
+        let rows =
+            [["FILE", "SIZE", "CACHED", "FORMAT"]]
+            + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.format ?? ""] }
+        print(Table.render(rows))
+        print(
+            "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
+        )
     }
 
     /// The header summary of a cached model file, or the reason it is damaged; nil when absent or not a model.
@@ -124,4 +120,8 @@ struct InfoCommand: AsyncParsableCommand {
             return "damaged: \(error)"
         }
     }
+}
+
+extension InfoCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct ListCommand: ParsableCommand {
+struct ListCommand: ParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List the cached repositories (also those Python's huggingface_hub downloaded).",
@@ -18,28 +18,24 @@ struct ListCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        do {
-            let report = try CacheScanner(cache: cache).scan()
-            if json {
-                printJSON(report.repositories)
-                return
-            }
-            print(Table.render(Self.rows(report)))
-            let revisions = report.repositories.reduce(0) { $0 + $1.revisions.count }
-            print(
-                "\n\(report.repositories.count) repositories, \(revisions) revisions, \(ByteFormat.string(report.sizeOnDisk)) on disk in \(cache.root.path)"
-            )
-            if !report.incompleteDownloads.isEmpty {
-                print("\nIncomplete downloads (run the same pull again to resume):")
-                for partial in report.incompleteDownloads {
-                    let done = partial.bytesDownloaded.map { "\(ByteFormat.string($0)) downloaded" } ?? "partial"
-                    print("  \(partial.repo)  \(partial.path)  (\(done))")
-                }
-            }
-            for warning in report.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-        } catch {
-            exitWithError(error, json: json)
+        let report = try CacheScanner(cache: cache).scan()
+        if json {
+            printJSON(report.repositories)
+            return
         }
+        print(Table.render(Self.rows(report)))
+        let revisions = report.repositories.reduce(0) { $0 + $1.revisions.count }
+        print(
+            "\n\(report.repositories.count) repositories, \(revisions) revisions, \(ByteFormat.string(report.sizeOnDisk)) on disk in \(cache.root.path)"
+        )
+        if !report.incompleteDownloads.isEmpty {
+            print("\nIncomplete downloads (run the same pull again to resume):")
+            for partial in report.incompleteDownloads {
+                let done = partial.bytesDownloaded.map { "\(ByteFormat.string($0)) downloaded" } ?? "partial"
+                print("  \(partial.repo)  \(partial.path)  (\(done))")
+            }
+        }
+        for warning in report.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
     }
 
     static func rows(_ report: CacheReport) -> [[String]] {
@@ -91,7 +87,6 @@ func printJSON(_ value: some Encodable) {
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
-/// `error: …` on stderr (and a JSON error object on stdout in `--json` mode), then exit 1.
-func exitWithError(_ error: any Error, json: Bool) -> Never {
-    exitWithError(error, renderer: ProgressRenderer(mode: json ? .json : .quiet))
+extension ListCommand {
+    var failuresAsJSON: Bool { json }
 }

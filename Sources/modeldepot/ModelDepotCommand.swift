@@ -15,6 +15,30 @@ struct ModelDepotCommand: AsyncParsableCommand {
             DemoCommand.self,
         ]
     )
+
+    /// The one way out. Commands return or throw; here a thrown error becomes its message and exit code:
+    /// the argument parser's own (usage errors, `ExitCode`, help) as it prints them, every other one through
+    /// ``reportFailureAndExit(_:json:)``.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                var synchronous = command
+                try synchronous.run()
+            }
+        } catch let error where error is ExitCode || error is CleanExit || error is ValidationError {
+            exit(withError: error)
+        } catch {
+            reportFailureAndExit(error, json: (command as? any ReportsFailuresAsJSON)?.failuresAsJSON ?? false)
+        }
+    }
 }
 
 /// The flag that acts on a library error, when one does.
@@ -46,14 +70,20 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
-/// Prints `error: …` (and a JSON failure event in `--json` mode) and exits non-zero.
-func exitWithError(_ error: any Error, renderer: ProgressRenderer) -> Never {
+/// A command that can print its results as JSON: its failures then also go to stdout as a JSON event.
+protocol ReportsFailuresAsJSON {
+    var failuresAsJSON: Bool { get }
+}
+
+/// Prints `error: …` on stderr (and a JSON failure event on stdout for `--json`), with the flag that acts on
+/// it, and exits: 130 for a cancelled command, 1 otherwise.
+func reportFailureAndExit(_ error: any Error, json: Bool) -> Never {
     let failure = error as? ModelDepotError
     // The library says what to do in its own terms (variables, APIs); the flags that do it here are added here.
     let message = failure.map { $0.message + (commandLineHint(for: $0).map { " (\($0))" } ?? "") } ?? "\(error)"
-    renderer.finishLine()
-    if renderer.mode == .json {
-        renderer.printJSON(JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
+    if json {
+        ProgressRenderer(mode: .json).printJSON(
+            JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
     }
     FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)

@@ -19,29 +19,25 @@ struct PathCommand: ParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
-        do {
-            let repository = try cacheOptions.repository(repo)
-            guard let commit = repository.commit(forRevision: revision),
-                CacheScannerAccess.exists(repository.snapshotFolder(commit).path)
-            else {
-                throw ModelDepotError(
-                    .notCached, "\(repo) at '\(revision)' is not cached. Run `modeldepot pull \(repo)` first.")
-            }
-            guard let file else {
-                print(repository.snapshotFolder(commit).path)
-                return
-            }
-            let path = try RepoFilePath(file)
-            guard repository.hasFile(path, commit: commit) else {
-                let known = repository.isKnownMissing(path, commit: commit) ? " (the Hub said it does not exist)" : ""
-                throw ModelDepotError(
-                    .notCached,
-                    "\(file) of \(repo) at '\(revision)' is not cached\(known). Run `modeldepot pull \(repo) --include '\(file)'`."
-                )
-            }
-            print(repository.snapshotFile(commit, path).path)
-        } catch {
-            exitWithError(error, json: false)
+        let id = try RepoID(repo)
+        let type = try cacheOptions.type()
+        let models = ModelManager(cache: cacheOptions.cache)
+        if let found = models.localPath(id, type: type, revision: revision, file: file) {
+            print(found.path)
+            return
         }
+        guard let file, models.localPath(id, type: type, revision: revision) != nil else {
+            throw ModelDepotError(
+                .notCached, "\(repo) at '\(revision)' is not cached. Run `modeldepot pull \(repo)` first.")
+        }
+        let repository = try cacheOptions.repository(repo)
+        let commit = repository.commit(forRevision: revision) ?? revision
+        let known =
+            (try? repository.isKnownMissing(RepoFilePath(file), commit: commit)) == true
+            ? " (the Hub said it does not exist)" : ""
+        throw ModelDepotError(
+            .notCached,
+            "\(file) of \(repo) at '\(revision)' is not cached\(known). Run `modeldepot pull \(repo) --include '\(file)'`."
+        )
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct PruneCommand: ParsableCommand {
+struct PruneCommand: ParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "prune",
         abstract: "Keep the cache under a size: evict least recently used models first, never pinned ones.")
@@ -28,30 +28,26 @@ struct PruneCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let limit = try ByteSize.parse(maxSize)
-            let plan = try StorageBudget(cache: cacheOptions.cache).plan(maxSize: limit)
-            if !dryRun { try plan.execute() }
-            if json {
-                printJSON(
-                    Output(
-                        evicted: plan.evicted.map(\.id), sizeBefore: plan.sizeBefore, sizeAfter: plan.sizeAfter,
-                        freedBytes: plan.freedBytes, stillOver: plan.stillOver, dryRun: dryRun))
-                return
-            }
-            for repository in plan.evicted {
-                print(
-                    "\(dryRun ? "would evict" : "evicted")  \(repository.id)  \(ByteFormat.string(repository.sizeOnDisk))  last used \(Table.age(repository.lastAccessed))"
-                )
-            }
+        let limit = try ByteSize.parse(maxSize)
+        let plan = try StorageBudget(cache: cacheOptions.cache).plan(maxSize: limit)
+        if !dryRun { try plan.execute() }
+        if json {
+            printJSON(
+                Output(
+                    evicted: plan.evicted.map(\.id), sizeBefore: plan.sizeBefore, sizeAfter: plan.sizeAfter,
+                    freedBytes: plan.freedBytes, stillOver: plan.stillOver, dryRun: dryRun))
+            return
+        }
+        for repository in plan.evicted {
             print(
-                "\(ByteFormat.string(plan.sizeBefore)) → \(ByteFormat.string(plan.sizeAfter)) (limit \(ByteFormat.string(limit)))"
+                "\(dryRun ? "would evict" : "evicted")  \(repository.id)  \(ByteFormat.string(repository.sizeOnDisk))  last used \(Table.age(repository.lastAccessed))"
             )
-            if plan.stillOver {
-                print("Still over the limit: the rest is pinned (`modeldepot pin --remove <id>` unpins).")
-            }
-        } catch {
-            exitWithError(error, json: json)
+        }
+        print(
+            "\(ByteFormat.string(plan.sizeBefore)) → \(ByteFormat.string(plan.sizeAfter)) (limit \(ByteFormat.string(limit)))"
+        )
+        if plan.stillOver {
+            print("Still over the limit: the rest is pinned (`modeldepot pin --remove <id>` unpins).")
         }
     }
 }
@@ -71,25 +67,25 @@ struct PinCommand: ParsableCommand {
     @OptionGroup var catalogOptions: CatalogOptions
 
     func run() throws {
-        do {
-            let pins = PinStore(cache: cacheOptions.cache)
-            let targets: [(RepoID, RepoType)]
-            if !name.contains("/"), let entries = try catalogOptions.load().resolve(name) {
-                targets = entries.map { ($0.repo, $0.repoType) }
+        let pins = PinStore(cache: cacheOptions.cache)
+        let targets: [(RepoID, RepoType)]
+        if !name.contains("/"), let entries = try catalogOptions.load().resolve(name) {
+            targets = entries.map { ($0.repo, $0.repoType) }
+        } else {
+            targets = [(try RepoID(name), try cacheOptions.type())]
+        }
+        for (repo, type) in targets {
+            if remove {
+                pins.unpin(repo, type: type)
+                print("unpinned \(repo)")
             } else {
-                targets = [(try RepoID(name), try cacheOptions.type())]
+                try pins.pin(repo, type: type)
+                print("pinned \(repo)")
             }
-            for (repo, type) in targets {
-                if remove {
-                    pins.unpin(repo, type: type)
-                    print("unpinned \(repo)")
-                } else {
-                    try pins.pin(repo, type: type)
-                    print("pinned \(repo)")
-                }
-            }
-        } catch {
-            exitWithError(error, json: false)
         }
     }
+}
+
+extension PruneCommand {
+    var failuresAsJSON: Bool { json }
 }

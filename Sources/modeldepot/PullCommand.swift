@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct PullCommand: AsyncParsableCommand {
+struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "pull",
         abstract: "Download a model repository into the shared cache, or one file from a URL.",
@@ -71,7 +71,9 @@ struct PullCommand: AsyncParsableCommand {
                 try await pullRepository(renderer: renderer)
             }
         } catch {
-            exitWithError(error, renderer: renderer)
+            // A failure starts on a fresh line, below the progress bar.
+            renderer.finishLine()
+            throw error
         }
     }
 
@@ -93,14 +95,14 @@ struct PullCommand: AsyncParsableCommand {
                 .invalidArgument,
                 "'\(source)' is neither an http(s) URL nor a repository id: \(error.message)")
         }
-        let pull = SnapshotDownloader(
-            hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration))
-        let request = SnapshotRequest(
-            repo: repo, type: try hub.type(), revision: revision ?? "main", include: include, exclude: exclude)
-        let snapshot = try await CancellableRun.run {
-            try await pull.download(request) { renderer.render($0) }
-        }
-        renderer.finish(snapshot)
+        let task = try await manager().download(
+            repo, type: try hub.type(), revision: revision ?? "main", matching: include, excluding: exclude)
+        renderer.finish(try await task.follow(rendering: renderer))
+    }
+
+    /// The library's manager, with the engine tuned by the flags.
+    func manager() throws -> ModelManager {
+        ModelManager(hub: try hub.hubClient(), cache: hub.cache, configuration: engineConfiguration)
     }
 
     /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
@@ -111,16 +113,12 @@ struct PullCommand: AsyncParsableCommand {
                 "--include/--exclude do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
             )
         }
-        let pull = SnapshotDownloader(
-            hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration))
+        let models = try manager()
         for entry in entries {
-            var pinned = entry.snapshotRequest
-            if let revision { pinned.revision = revision }
-            let request = pinned
-            let snapshot = try await CancellableRun.run {
-                try await pull.download(request) { renderer.render($0) }
-            }
-            renderer.finish(snapshot)
+            let request = entry.snapshotRequest
+            let task = await models.download(
+                request.repo, type: request.type, revision: revision ?? request.revision, matching: entry.files)
+            renderer.finish(try await task.follow(rendering: renderer))
         }
     }
 
@@ -169,4 +167,8 @@ struct PullCommand: AsyncParsableCommand {
         }
         return name
     }
+}
+
+extension PullCommand {
+    var failuresAsJSON: Bool { outputOptions.json }
 }

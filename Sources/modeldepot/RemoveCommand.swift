@@ -27,51 +27,26 @@ struct RemoveCommand: AsyncParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() async throws {
-        do {
-            let id = try RepoID(repo)
-            let type = try cacheOptions.type()
-            let models = ModelManager(cache: cacheOptions.cache)
-            let plan = try models.deletionPlan(id, type: type, revisions: revision)
-            let what =
-                revision.isEmpty || !plan.repositories.isEmpty
-                ? "all of \(repo)" : "\(plan.snapshots.count) revision(s) of \(repo) and \(plan.blobs.count) blob(s)"
-            print("Will delete \(what), freeing \(ByteFormat.string(plan.freedBytes)).")
-            if dryRun { return }
-            if !yes {
-                guard isatty(STDIN_FILENO) == 1 else {
-                    throw ModelDepotError(.invalidArgument, "Not deleting without confirmation: pass --yes.")
-                }
-                print("Proceed? [y/N] ", terminator: "")
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
-                    print("Nothing deleted.")
-                    return
-                }
+        let id = try RepoID(repo)
+        let type = try cacheOptions.type()
+        let models = ModelManager(cache: cacheOptions.cache)
+        let plan = try models.deletionPlan(id, type: type, revisions: revision)
+        let what =
+            revision.isEmpty || !plan.repositories.isEmpty
+            ? "all of \(repo)" : "\(plan.snapshots.count) revision(s) of \(repo) and \(plan.blobs.count) blob(s)"
+        print("Will delete \(what), freeing \(ByteFormat.string(plan.freedBytes)).")
+        if dryRun { return }
+        if !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw ModelDepotError(.invalidArgument, "Not deleting without confirmation: pass --yes.")
             }
-            try await models.delete(plan, of: id, type: type)
-            print("Deleted \(what); freed \(ByteFormat.string(plan.freedBytes)).")
-        } catch {
-            exitWithError(error, json: false)
+            print("Proceed? [y/N] ", terminator: "")
+            guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                print("Nothing deleted.")
+                return
+            }
         }
-    }
-}
-
-/// Reads one cached repository, with an error that says how to find what is cached.
-enum CachedRepositoryLookup {
-    static func report(for repository: CachedRepository) throws -> CachedRepositoryReport {
-        guard CacheScannerAccess.exists(repository.folder.path) else {
-            throw ModelDepotError(
-                .notCached,
-                "\(repository.id) (\(repository.type.rawValue)) is not in the cache \(repository.cache.root.path). `modeldepot ls` lists what is."
-            )
-        }
-        return try CacheScanner(cache: repository.cache).scanRepository(
-            name: repository.folder.lastPathComponent, folder: repository.folder.path)
-    }
-}
-
-enum CacheScannerAccess {
-    static func exists(_ path: String) -> Bool {
-        var isFolder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+        try await models.delete(plan, of: id, type: type)
+        print("Deleted \(what); freed \(ByteFormat.string(plan.freedBytes)).")
     }
 }

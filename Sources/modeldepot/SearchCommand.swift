@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct SearchCommand: AsyncParsableCommand {
+struct SearchCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "search", abstract: "Find repositories on the Hub whose id contains the query.")
 
@@ -33,32 +33,32 @@ struct SearchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            let found = try await hub.hubClient().search(query, author: author, type: try hub.type(), limit: limit)
-            let results = found.map {
-                Result(
-                    id: $0.id, downloads: $0.downloads, likes: $0.likes, lastModified: $0.lastModified,
-                    pipelineTag: $0.pipelineTag)
-            }
-            if json {
-                printJSON(results)
-                return
-            }
-            if results.isEmpty {
-                print("No repository matches '\(query)'.")
-                return
-            }
-            let rows =
-                [["REPO ID", "DOWNLOADS", "LIKES", "TASK"]]
-                + results.map {
-                    [
-                        $0.id, $0.downloads.map(String.init) ?? "-", $0.likes.map(String.init) ?? "-",
-                        $0.pipelineTag ?? "-",
-                    ]
-                }
-            print(Table.render(rows))
-        } catch {
-            exitWithError(error, json: json)
+        let found = try await hub.hubClient().search(query, author: author, type: try hub.type(), limit: limit)
+        let results = found.map {
+            Result(
+                id: $0.id, downloads: $0.downloads, likes: $0.likes, lastModified: $0.lastModified,
+                pipelineTag: $0.pipelineTag)
         }
+        if json {
+            printJSON(results)
+            return
+        }
+        if results.isEmpty {
+            print("No repository matches '\(query)'.")
+            return
+        }
+        let rows =
+            [["REPO ID", "DOWNLOADS", "LIKES", "TASK"]]
+            + results.map {
+                [
+                    $0.id, $0.downloads.map(String.init) ?? "-", $0.likes.map(String.init) ?? "-",
+                    $0.pipelineTag ?? "-",
+                ]
+            }
+        print(Table.render(rows))
     }
+}
+
+extension SearchCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct StatusCommand: ParsableCommand {
+struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract:
@@ -49,46 +49,40 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let checker = ReadinessChecker(cache: cacheOptions.cache)
-            var reports: [ReadinessReport] = []
-            if names.isEmpty {
-                let cached =
-                    FileManager.default.fileExists(atPath: cacheOptions.cache.root.path)
-                    ? try CacheScanner(cache: cacheOptions.cache).scan().repositories : []
-                for repository in cached {
-                    guard let id = repository.repoID, let type = repository.repoType else { continue }
-                    let revision = repository.revisions.first { $0.refs.contains("main") } ?? repository.revisions.first
+        let checker = ReadinessChecker(cache: cacheOptions.cache)
+        var reports: [ReadinessReport] = []
+        if names.isEmpty {
+            let cached =
+                FileManager.default.fileExists(atPath: cacheOptions.cache.root.path)
+                ? try CacheScanner(cache: cacheOptions.cache).scan().repositories : []
+            for repository in cached {
+                guard let id = repository.repoID, let type = repository.repoType else { continue }
+                let revision = repository.revisions.first { $0.refs.contains("main") } ?? repository.revisions.first
+                reports.append(
+                    try checker.check(
+                        id, type: type, revision: revision?.commit ?? "main",
+                        selection: FileSelection(include: include), verifying: verify))
+            }
+        } else {
+            let catalog = try catalogOptions.load()
+            for name in names {
+                if !name.contains("/"), let entries = catalog.resolve(name) {
+                    reports += try entries.map { try checker.check($0, verifying: verify) }
+                } else {
                     reports.append(
                         try checker.check(
-                            id, type: type, revision: revision?.commit ?? "main",
+                            try RepoID(name), type: try cacheOptions.type(), revision: revision,
                             selection: FileSelection(include: include), verifying: verify))
                 }
-            } else {
-                let catalog = try catalogOptions.load()
-                for name in names {
-                    if !name.contains("/"), let entries = catalog.resolve(name) {
-                        reports += try entries.map { try checker.check($0, verifying: verify) }
-                    } else {
-                        reports.append(
-                            try checker.check(
-                                try RepoID(name), type: try cacheOptions.type(), revision: revision,
-                                selection: FileSelection(include: include), verifying: verify))
-                    }
-                }
             }
-            if json {
-                printJSON(reports.map(Self.output))
-            } else {
-                for report in reports { print(Self.describe(report)) }
-                if reports.isEmpty { print("Nothing is cached in \(cacheOptions.cache.root.path).") }
-            }
-            if !reports.allSatisfy(\.readiness.isReady) { throw ExitCode(1) }
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            exitWithError(error, json: json)
         }
+        if json {
+            printJSON(reports.map(Self.output))
+        } else {
+            for report in reports { print(Self.describe(report)) }
+            if reports.isEmpty { print("Nothing is cached in \(cacheOptions.cache.root.path).") }
+        }
+        if !reports.allSatisfy(\.readiness.isReady) { throw ExitCode(1) }
     }
 
     static func output(_ report: ReadinessReport) -> Output {
@@ -129,4 +123,8 @@ struct StatusCommand: ParsableCommand {
         for (file, detail) in report.details.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(detail)") }
         return lines.joined(separator: "\n")
     }
+}
+
+extension StatusCommand {
+    var failuresAsJSON: Bool { json }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct VerifyCommand: AsyncParsableCommand {
+struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Re-hash cached files against their names; exit 1 if anything is corrupt or missing.",
@@ -39,61 +39,60 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            let cache = hub.cache
-            var repositories: [CachedRepository] = []
-            if let repo {
-                let repository = cache.repository(try RepoID(repo), type: try hub.type())
-                _ = try CachedRepositoryLookup.report(for: repository)
-                repositories = [repository]
-            } else {
-                repositories = try CacheScanner(cache: cache).scan().repositories.compactMap { report in
-                    guard let id = report.repoID, let type = report.repoType else { return nil }
-                    return cache.repository(id, type: type)
-                }
+        // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
+        let models =
+            repair
+            ? ModelManager(hub: try hub.hubClient(), cache: hub.cache)
+            : ModelManager(cache: hub.cache, environment: hub.environment)
+        var repositories: [(id: RepoID, type: RepoType)] = []
+        if let repo {
+            repositories = [(try RepoID(repo), try hub.type())]
+        } else {
+            repositories = try models.cachedModels().compactMap { report in
+                guard let id = report.repoID, let type = report.repoType else { return nil }
+                return (id, type)
             }
-            var report = Report(problems: [], verifiedBlobs: 0, bytesHashed: 0)
-            let verifier = CacheVerifier(cache: cache)
-            for repository in repositories {
-                let outcome = try verifier.verify(repository)
-                report.verifiedBlobs += outcome.verifiedBlobs
-                report.bytesHashed += outcome.bytesHashed
-                var repaired = false
-                if repair && !outcome.problems.isEmpty {
-                    let pull = SnapshotDownloader(hub: try hub.hubClient(), cache: cache)
-                    _ = try await verifier.repair(repository, problems: outcome.problems, using: pull)
-                    repaired = try verifier.verify(repository).problems.isEmpty
-                }
-                for problem in outcome.problems {
-                    if !json { print("\(repository.id)  \(problem)\(repaired ? "  (repaired)" : "")") }
-                    let kind: String
-                    switch problem.kind {
-                    case .corrupt: kind = "corrupt"
-                    case .missing: kind = "missing"
-                    case .unlisted: kind = "unlisted"
-                    }
-                    report.problems.append(
-                        .init(
-                            repo: repository.id.description, commit: problem.commit, path: problem.path.value,
-                            problem: kind, repaired: repaired))
-                }
-            }
-            let unrepaired = report.problems.filter { !$0.repaired }.count
-            if json {
-                printJSON(report)
-            } else {
-                print(
-                    "\(repositories.count) repositories: \(report.verifiedBlobs) blobs verified (\(ByteFormat.string(report.bytesHashed))), \(report.problems.count) problems\(repair ? ", \(report.problems.count - unrepaired) repaired" : "")."
-                )
-                if unrepaired > 0 && !repair {
-                    print("Run `modeldepot verify --repair` to download the bad files again.")
-                }
-            }
-            if unrepaired > 0 { throw ExitCode(1) }
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            exitWithError(error, json: json)
         }
+        var report = Report(problems: [], verifiedBlobs: 0, bytesHashed: 0)
+        for repository in repositories {
+            let outcome = try models.verify(repository.id, type: repository.type)
+            report.verifiedBlobs += outcome.verifiedBlobs
+            report.bytesHashed += outcome.bytesHashed
+            var repaired = false
+            if repair && !outcome.problems.isEmpty {
+                repaired = try await models.repair(
+                    repository.id, type: repository.type, problems: outcome.problems
+                ).isEmpty
+            }
+            for problem in outcome.problems {
+                if !json { print("\(repository.id)  \(problem)\(repaired ? "  (repaired)" : "")") }
+                let kind: String
+                switch problem.kind {
+                case .corrupt: kind = "corrupt"
+                case .missing: kind = "missing"
+                case .unlisted: kind = "unlisted"
+                }
+                report.problems.append(
+                    .init(
+                        repo: repository.id.description, commit: problem.commit, path: problem.path.value,
+                        problem: kind, repaired: repaired))
+            }
+        }
+        let unrepaired = report.problems.filter { !$0.repaired }.count
+        if json {
+            printJSON(report)
+        } else {
+            print(
+                "\(repositories.count) repositories: \(report.verifiedBlobs) blobs verified (\(ByteFormat.string(report.bytesHashed))), \(report.problems.count) problems\(repair ? ", \(report.problems.count - unrepaired) repaired" : "")."
+            )
+            if unrepaired > 0 && !repair {
+                print("Run `modeldepot verify --repair` to download the bad files again.")
+            }
+        }
+        if unrepaired > 0 { throw ExitCode(1) }
     }
+}
+
+extension VerifyCommand {
+    var failuresAsJSON: Bool { json }
 }

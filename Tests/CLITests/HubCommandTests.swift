@@ -181,6 +181,39 @@ import Testing
         }
     }
 
+    /// Ctrl-C (SIGINT) mid-pull cancels the manager's task: exit 130 with a message, no file where it looks
+    /// finished, the partial blob kept, and the next run finishes the file.
+    @Test func interruptMidPullStopsCleanlyAndTheNextRunFinishes() async throws {
+        try await Self.withHub(throttle: 2 << 20) { endpoint, cdn, folder in
+            let cache = folder.path("cache").path
+            let arguments = [
+                "pull", "acme/tiny", "--endpoint", endpoint, "--cache-dir", cache, "--json", "--connections", "2",
+            ]
+            let sha = SampleData.sha256(Self.weights)
+            let partial = cache + "/models--acme--tiny/blobs/\(sha).incomplete"
+            let (process, out, err) = try CLIRunner.start(arguments)
+            #expect(
+                await waitUntil(timeout: .seconds(60)) {
+                    FileManager.default.fileExists(atPath: partial) && cdn.bodyBytesSent > Int64(Self.weights.count / 4)
+                })
+            kill(process.processIdentifier, SIGINT)
+            let interrupted = await CLIRunner.wait(process, out, err)
+            #expect(interrupted.status == 130, "\(interrupted.stderr)")
+            #expect(interrupted.stderr.contains("error:"))
+            #expect(interrupted.stdout.contains(#""event":"failed""#) && interrupted.stdout.contains(#""cancelled""#))
+            #expect(!FileManager.default.fileExists(atPath: cache + "/models--acme--tiny/blobs/\(sha)"))
+            #expect(FileManager.default.fileExists(atPath: partial), "the bytes that arrived are kept")
+            cdn.clearFaults()
+            let again = try await CLIRunner.run(arguments)
+            #expect(again.status == 0, "\(again.stderr)")
+            let folderLine = try #require(
+                again.stdout.split(separator: "\n").last.flatMap { line in
+                    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["path"] as? String
+                })
+            #expect(try Data(contentsOf: URL(fileURLWithPath: folderLine + "/model.gguf")) == Data(Self.weights))
+        }
+    }
+
     @Test func catalogStatusPinAndPrune() async throws {
         let catalog = try await CLIRunner.run(["catalog", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(catalog.stdout.utf8)) as? [String: Any])

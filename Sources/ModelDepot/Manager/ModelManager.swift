@@ -25,6 +25,13 @@ public actor ModelManager {
         self.cache = pull.cache
     }
 
+    /// A manager that pulls from `hub` into `cache` with the engine tuned by `configuration` (connections, segment
+    /// size, durable writes).
+    public init(hub: HubClient, cache: HubCache, configuration: DownloadConfiguration = DownloadConfiguration()) {
+        self.init(
+            pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration)))
+    }
+
     /// A manager for `cache`, with the endpoint, token and offline mode the environment names; offline when
     /// the environment's endpoint is unusable, so managing the cache never depends on it.
     public init(cache: HubCache, environment: HubEnvironment = HubEnvironment()) {
@@ -107,6 +114,18 @@ public actor ModelManager {
         return try CacheScanner(cache: cache).scan().repositories
     }
 
+    /// One cached repository: its revisions, refs and size.
+    ///
+    /// - Throws: `notCached` when it is not in the cache.
+    public nonisolated func cachedModel(_ repo: RepoID, type: RepoType = .model) throws -> CachedRepositoryReport {
+        let repository = cache.repository(repo, type: type)
+        guard FileStatus(path: repository.folder.path)?.kind == .folder else {
+            throw ModelDepotError(.notCached, "\(repo) (\(type.rawValue)) is not in the cache \(cache.root.path).")
+        }
+        return try CacheScanner(cache: cache).scanRepository(
+            name: repository.folder.lastPathComponent, folder: repository.folder.path)
+    }
+
     /// Bytes the cache takes, each blob counted once.
     public nonisolated func cacheSize() throws -> Int64 {
         guard FileManager.default.fileExists(atPath: cache.root.path) else { return 0 }
@@ -135,11 +154,7 @@ public actor ModelManager {
         -> DeletionPlan
     {
         let repository = cache.repository(repo, type: type)
-        guard FileStatus(path: repository.folder.path)?.kind == .folder else {
-            throw ModelDepotError(.notCached, "\(repo) (\(type.rawValue)) is not in the cache \(cache.root.path).")
-        }
-        let report = try CacheScanner(cache: cache).scanRepository(
-            name: repository.folder.lastPathComponent, folder: repository.folder.path)
+        let report = try cachedModel(repo, type: type)
         var commits: Set<String>?
         if !revisions.isEmpty {
             commits = Set(
@@ -197,6 +212,28 @@ public actor ModelManager {
         private static let timeNow = (1 << 30) - 1
         private static let timeOmit = (1 << 30) - 2
     #endif
+
+    /// Re-hashes every blob of a cached repository against the digest its name promises, and checks each
+    /// snapshot against its recorded file list. No network.
+    ///
+    /// - Throws: `notCached` when the repository is not in the cache.
+    public nonisolated func verify(_ repo: RepoID, type: RepoType = .model) throws -> CacheVerifier.Outcome {
+        _ = try cachedModel(repo, type: type)
+        return try CacheVerifier(cache: cache).verify(cache.repository(repo, type: type))
+    }
+
+    /// Repairs what ``verify(_:type:)`` found: removes corrupt blobs and unlisted snapshot entries, then
+    /// downloads again exactly the files that were corrupt or missing. Returns the problems still there
+    /// afterwards (none when the repair worked).
+    public func repair(
+        _ repo: RepoID, type: RepoType = .model, problems: [CacheVerifier.Problem],
+        progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
+    ) async throws -> [CacheVerifier.Problem] {
+        let repository = cache.repository(repo, type: type)
+        let verifier = CacheVerifier(cache: cache)
+        _ = try await verifier.repair(repository, problems: problems, using: pull, progress: progress)
+        return try verifier.verify(repository).problems
+    }
 
     /// Protects a cached model from ``prune(maxSize:dryRun:)``.
     public nonisolated func pin(_ repo: RepoID, type: RepoType = .model) throws {
