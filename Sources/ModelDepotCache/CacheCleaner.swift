@@ -8,12 +8,16 @@ import ModelDepotPlatform
 public struct DeletionPlan: Sendable, Equatable {
     /// Whole repository folders (every revision was selected).
     public var repositories: [String] = []
+    /// Snapshot folders to remove.
     public var snapshots: [String] = []
+    /// Ref files to remove.
     public var refs: [String] = []
+    /// Blob files to remove (none another revision still uses).
     public var blobs: [String] = []
     /// Bytes the deletion frees.
     public var freedBytes: Int64 = 0
 
+    /// Whether the plan removes nothing.
     public var isEmpty: Bool { repositories.isEmpty && snapshots.isEmpty && refs.isEmpty && blobs.isEmpty }
 
     /// Plans deleting `commits` of `repository` (every revision when nil).

@@ -6,19 +6,26 @@ import ModelDepotTransfer
 
 /// One repository's folder in a ``HubCache``: blobs named by ETag, snapshots of relative symlinks, refs.
 ///
-/// Every path built here comes from a validated ``RepoID``, a 40-hex commit, a ``RepoFilePath`` or a safe
+/// Every path built here comes from a validated `RepoID`, a 40-hex commit, a `RepoFilePath` or a safe
 /// blob name, so nothing from the network can point outside the folder.
 public struct CachedRepository: Sendable, Hashable {
+    /// The cache holding the repository.
     public let cache: HubCache
+    /// The repository id.
     public let id: RepoID
+    /// Whether it is a model, dataset or space repository.
     public let type: RepoType
     /// `<cache>/models--org--name`.
     public let folder: URL
 
+    /// `blobs/`: file contents, named by ETag.
     public var blobsFolder: URL { folder.appendingPathComponent("blobs", isDirectory: true) }
+    /// `snapshots/`: one folder per commit, with links into `blobs/`.
     public var snapshotsFolder: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
+    /// `refs/`: branch and tag names, each a file holding its commit.
     public var refsFolder: URL { folder.appendingPathComponent("refs", isDirectory: true) }
 
+    /// The blob named `etag` (it may not exist).
     public func blob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag) }
 
     /// Where a download of blob `etag` collects its bytes. Python's `scan_cache_dir` lists `blobs/*.incomplete`
@@ -30,10 +37,12 @@ public struct CachedRepository: Sendable, Hashable {
         cache.root.appendingPathComponent(".locks/\(folder.lastPathComponent)/\(etag).lock")
     }
 
+    /// The snapshot folder of `commit` (it may not exist).
     public func snapshotFolder(_ commit: String) -> URL {
         snapshotsFolder.appendingPathComponent(commit, isDirectory: true)
     }
 
+    /// A file's place in the snapshot of `commit` (it may not exist).
     public func snapshotFile(_ commit: String, _ path: RepoFilePath) -> URL {
         snapshotFolder(commit).appendingPathComponent(path.value)
     }
@@ -165,6 +174,7 @@ public struct CachedRepository: Sendable, Hashable {
         FileManager.default.createFile(atPath: marker.path, contents: nil)
     }
 
+    /// Whether a pull recorded that the Hub has no such file at `commit` (`.no_exist/`).
     public func isKnownMissing(_ path: RepoFilePath, commit: String) -> Bool {
         FileManager.default.fileExists(atPath: noExistMarker(commit, path).path)
     }
@@ -172,7 +182,7 @@ public struct CachedRepository: Sendable, Hashable {
     // MARK: - Tree cache
 
     /// The recursive file listing recorded for `commit` (`trees/<commit>.json`), nil when absent or unreadable.
-    public func recordedTree(_ commit: String) -> RecordedTree? {
+    package func recordedTree(_ commit: String) -> RecordedTree? {
         guard let data = FileManager.default.contents(atPath: treeCacheFile(commit).path) else { return nil }
         return try? RecordedTree(json: data)
     }

@@ -13,8 +13,10 @@ import ModelDepotTransfer
 /// <root>/models--org--name/{blobs,refs,snapshots,.no_exist,trees}/…
 /// ```
 public struct HubCache: Sendable, Hashable {
+    /// The cache folder (`…/huggingface/hub`).
     public let root: URL
 
+    /// The cache at `root` (created on the first write).
     public init(root: URL) {
         self.root = root.standardizedFileURL
     }

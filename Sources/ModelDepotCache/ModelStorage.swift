@@ -16,6 +16,7 @@ import ModelDepotTransfer
 ///
 /// Pure: every answer comes from a ``StoragePlatform`` value, so each platform's rules are tested anywhere.
 public struct ModelStorage: Sendable {
+    /// The kinds of models an app holds, each with its own place and backup rule.
     public enum Kind: Sendable, Hashable, CaseIterable {
         /// Shipped in the app bundle: read-only, never downloaded or deleted.
         case bundled
@@ -33,10 +34,14 @@ public struct ModelStorage: Sendable {
         case caches
     }
 
+    /// The platform resolved for.
     public let platform: StoragePlatform
+    /// The environment, whose `HF_HUB_CACHE` or `HF_HOME` wins over the platform's default.
     public let environment: HubEnvironment
+    /// Where an app wants its re-downloadable models.
     public let placement: AppPlacement
 
+    /// A resolver for `platform`; apps use the defaults, tests inject a platform.
     public init(
         platform: StoragePlatform = .current, environment: HubEnvironment = HubEnvironment(),
         placement: AppPlacement = .applicationSupport
@@ -81,17 +86,23 @@ public struct ModelStorage: Sendable {
 /// The facts about the running platform that decide where models live; ``current`` reads them, tests make
 /// their own.
 public struct StoragePlatform: Sendable, Hashable {
+    /// The operating system.
     public enum System: String, Sendable, Hashable { case linux, macOS, iOS, tvOS, watchOS, visionOS, other }
 
+    /// The system resolved for.
     public var system: System
     /// True for an app (every Apple platform but a macOS command-line tool): its home is a container.
     public var isApp: Bool
+    /// The app's Application Support folder.
     public var applicationSupportDirectory: URL
+    /// The app's Caches folder.
     public var cachesDirectory: URL
+    /// The app's Documents folder.
     public var documentsDirectory: URL
     /// The app bundle's resources, when there is a bundle.
     public var bundleResourcesDirectory: URL?
 
+    /// A platform; ``current`` is this process's.
     public init(
         system: System, isApp: Bool, applicationSupportDirectory: URL, cachesDirectory: URL,
         documentsDirectory: URL, bundleResourcesDirectory: URL? = nil

@@ -6,29 +6,29 @@ import ModelDepotCore
 ///
 /// It tells, without the network, which files a snapshot should have (so an incomplete snapshot is known to
 /// be incomplete) and what each one's blob is called.
-public struct RecordedTree: Sendable, Hashable {
-    public struct File: Sendable, Hashable {
-        public var size: Int64
+package struct RecordedTree: Sendable, Hashable {
+    package struct File: Sendable, Hashable {
+        package var size: Int64
         /// The git blob id (of the LFS pointer for LFS files).
-        public var blobID: String
-        public var lfsSHA256: String?
-        public var lfsSize: Int64?
+        package var blobID: String
+        package var lfsSHA256: String?
+        package var lfsSize: Int64?
         var xetHash: String?
 
         /// The blob's name in the cache: the SHA-256 for LFS files, else the git blob id.
-        public var etag: String { lfsSHA256 ?? blobID }
+        package var etag: String { lfsSHA256 ?? blobID }
     }
 
     static let formatVersion = 1
 
-    public var files: [RepoFilePath: File]
+    package var files: [RepoFilePath: File]
 
-    public init(files: [RepoFilePath: File]) {
+    package init(files: [RepoFilePath: File]) {
         self.files = files
     }
 
     /// The files of a tree listing (folders dropped), refusing any path that is unsafe to join to a folder.
-    public init(entries: [RepoTreeEntry]) throws {
+    package init(entries: [RepoTreeEntry]) throws {
         var files: [RepoFilePath: File] = [:]
         for entry in entries where entry.isFile {
             let path = try RepoFilePath(entry.path)

@@ -32,6 +32,7 @@ public struct HubClient: Sendable {
     static let maximumResponseBytes = 64 << 20
     static let maximumRedirects = 20
 
+    /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone.
     public init(
         endpoint: URL,
         token: String? = nil,

@@ -4,8 +4,10 @@ import ModelDepotTransfer
 /// Where Python's `huggingface_hub` keeps things, resolved from the same environment variables in the same
 /// order, so both tools find the same cache (the protocol note, §3).
 public struct HubEnvironment: Sendable {
+    /// The variables read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…).
     public let variables: [String: String]
 
+    /// The settings in `variables`; the process environment by default.
     public init(variables: [String: String] = ProcessInfo.processInfo.environment) {
         self.variables = variables
     }
@@ -28,7 +30,7 @@ public struct HubEnvironment: Sendable {
     }
 
     /// Whether `HF_HUB_CACHE` (or the legacy `HUGGINGFACE_HUB_CACHE`) or `HF_HOME` names the cache: an explicit
-    /// choice that wins over a platform's default place for models (``ModelStorage``).
+    /// choice that wins over a platform's default place for models (`ModelStorage`).
     public var hasExplicitCache: Bool {
         value("HF_HUB_CACHE") != nil || value("HUGGINGFACE_HUB_CACHE") != nil || value("HF_HOME") != nil
     }

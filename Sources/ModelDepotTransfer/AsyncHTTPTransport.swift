@@ -10,12 +10,16 @@ import NIOHTTP1
 /// re-arms its idle timer on every read of the socket, which cost ~4 % of a loopback download's CPU, so
 /// those go through a second client without one.
 public final class AsyncHTTPTransport: HTTPTransport {
+    /// Connection settings.
     public struct Configuration: Sendable {
+        /// The longest wait for a connection to open.
         public var connectTimeout: Duration = .seconds(15)
         /// The socket-level idle limit: how long an API call waits for the server's answer, or for the next
         /// bytes of it. Downloads are watched by the engine's clock-driven stall timeout instead.
         public var readTimeout: Duration = .seconds(20)
+        /// The most connections open to one host at once.
         public var maximumConnectionsPerHost: Int = 16
+        /// The defaults: 15 s to connect, 16 connections per host.
         public init() {}
     }
 
@@ -26,6 +30,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
     /// A transport for the life of the process, used when none is given.
     public static let shared = AsyncHTTPTransport()
 
+    /// A transport with its own connection pool.
     public init(configuration: Configuration = Configuration()) {
         var config = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -54,6 +59,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         try await unwatchedClient.shutdown()
     }
 
+    /// Sends `request` and returns once the status and headers are in; the body streams after.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)

@@ -2,29 +2,29 @@
 ///
 /// The engine records which parts of a file are on disk with it; the resume sidecar persists it.
 /// Inserting is O(n) in the number of ranges, which stays around twice the connection count.
-public struct ByteRangeSet: Sendable, Equatable, Codable {
-    public private(set) var ranges: [Range<Int64>] = []
+package struct ByteRangeSet: Sendable, Equatable, Codable {
+    package private(set) var ranges: [Range<Int64>] = []
 
-    public init() {}
+    package init() {}
 
-    public init(_ ranges: [Range<Int64>]) {
+    package init(_ ranges: [Range<Int64>]) {
         for range in ranges { insert(range) }
     }
 
     /// The number of bytes covered.
-    public var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+    package var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 
-    public var isEmpty: Bool { ranges.isEmpty }
+    package var isEmpty: Bool { ranges.isEmpty }
 
     /// Where the run of bytes that starts at offset 0 ends (0 when byte 0 is missing).
-    public var prefixEnd: Int64 {
+    package var prefixEnd: Int64 {
         guard let first = ranges.first, first.lowerBound == 0 else { return 0 }
         return first.upperBound
     }
 
     /// Adds `range`, merging it with the ranges it overlaps or touches. In place: the common case — a write
     /// that extends a range — allocates nothing.
-    public mutating func insert(_ range: Range<Int64>) {
+    package mutating func insert(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
         // The first range that ends at or after the new one's start: the first that can merge with it.
         var low = 0
@@ -42,12 +42,12 @@ public struct ByteRangeSet: Sendable, Equatable, Codable {
         ranges.replaceSubrange(low..<end, with: CollectionOfOne(merged))
     }
 
-    public func contains(_ range: Range<Int64>) -> Bool {
+    package func contains(_ range: Range<Int64>) -> Bool {
         range.isEmpty || ranges.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }
     }
 
     /// The parts of `0..<total` not in the set, in ascending order.
-    public func gaps(upTo total: Int64) -> [Range<Int64>] {
+    package func gaps(upTo total: Int64) -> [Range<Int64>] {
         var result: [Range<Int64>] = []
         var cursor: Int64 = 0
         for range in ranges where range.lowerBound < total {
@@ -58,7 +58,7 @@ public struct ByteRangeSet: Sendable, Equatable, Codable {
         return result
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let pairs = try decoder.singleValueContainer().decode([[Int64]].self)
         for pair in pairs {
             guard pair.count == 2, pair[0] >= 0, pair[0] <= pair[1] else {
@@ -68,7 +68,7 @@ public struct ByteRangeSet: Sendable, Equatable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(ranges.map { [$0.lowerBound, $0.upperBound] })
     }

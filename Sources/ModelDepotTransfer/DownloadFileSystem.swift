@@ -9,7 +9,7 @@ public protocol DownloadFileSystem: Sendable {
 
 /// A file written at offsets by several connections at once.
 public protocol PartialFile: Sendable {
-    /// Writes all of `bytes` at `offset`. Throws ``ModelDepotError`` (`insufficientDiskSpace` on `ENOSPC`).
+    /// Writes all of `bytes` at `offset`. Throws `ModelDepotError` (`insufficientDiskSpace` on `ENOSPC`).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at the end).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int

@@ -2,10 +2,12 @@ import Foundation
 
 /// A snapshot of a download, emitted as it goes.
 public struct DownloadProgress: Sendable, Equatable {
+    /// Where a download is: probing the server, transferring, verifying the hash, or done.
     public enum Phase: String, Sendable, Equatable, Codable {
         case resolving, downloading, verifying, finalizing, completed
     }
 
+    /// The download's current phase.
     public var phase: Phase
     /// Bytes on disk, including those resumed from an earlier run.
     public var bytesCompleted: Int64
@@ -20,6 +22,7 @@ public struct DownloadProgress: Sendable, Equatable {
     /// Set while the download waits for a server's answer or for its next attempt; nil while bytes flow.
     public var waiting: TransferWait?
 
+    /// A progress value; the engine makes these, tests and previews may too.
     public init(
         phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0,
         estimatedSecondsRemaining: Double? = nil, activeConnections: Int = 0, waiting: TransferWait? = nil

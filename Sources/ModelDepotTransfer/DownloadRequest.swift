@@ -20,6 +20,7 @@ public struct DownloadRequest: Sendable {
     /// dropped when a redirect leads to another scheme, host or port.
     public var headers: [(name: String, value: String)]
 
+    /// A request to download `url` to `destination`, optionally checked against `expectedSHA256` and sending `headers`.
     public init(
         url: URL,
         destination: URL,
@@ -87,6 +88,7 @@ public struct DownloadConfiguration: Sendable {
     public var segmentSize: Int64 = 8 << 20
     /// Files smaller than this are fetched over one connection.
     public var minimumSizeForRanges: Int64 = 4 << 20
+    /// How failed attempts are retried.
     public var retryPolicy: RetryPolicy = .default
     /// A request that gets no answer, or a connection that delivers no byte, for this long is dropped and
     /// retried; nil disables the watchdog (the transport's own read timeout still applies).
@@ -95,6 +97,7 @@ public struct DownloadConfiguration: Sendable {
     public var checkpointBytes: Int64 = 1 << 20
     /// How often progress events are emitted.
     public var progressInterval: Duration = .milliseconds(200)
+    /// The most redirects followed for one request.
     public var maxRedirects: Int = 10
     /// How many fresh URLs in a row the engine asks the original URL for when the server it was redirected to
     /// refuses access (a signed CDN URL expired) before failing with `expiredURL`. Progress resets the count.
@@ -110,6 +113,7 @@ public struct DownloadConfiguration: Sendable {
     /// need a permit from it. Nil: only ``maxConnections`` limits this download.
     package var connectionBudget: ConnectionBudget?
 
+    /// The defaults: 4 connections at first, up to 16, 8 MiB segments, retries per ``RetryPolicy/default``.
     public init() {}
 }
 
@@ -117,6 +121,7 @@ public struct DownloadConfiguration: Sendable {
 public struct DownloadResult: Sendable, Equatable {
     /// The verified file.
     public var file: URL
+    /// The file's size in bytes.
     public var size: Int64
     /// Hex SHA-256 of the file; nil when it was already on disk and no hash was asked for.
     public var sha256: String?

@@ -21,6 +21,7 @@ import ModelDepotCore
 ///   the finished file and returns at once.
 /// - Memory stays constant whatever the file size; all waiting goes through the injected clock.
 public struct Downloader: Sendable {
+    /// The engine's settings.
     public let configuration: DownloadConfiguration
     let transport: any HTTPTransport
     package let fileSystem: any DownloadFileSystem
@@ -32,6 +33,8 @@ public struct Downloader: Sendable {
     ///   - transport: the HTTP stack; ``AsyncHTTPTransport/shared`` by default.
     ///   - fileSystem: the disk seam; tests pass one that fills up.
     ///   - clock: every sleep (backoff, stall timeout, lock polling) and speed measurement uses it.
+    ///   - configuration: connections, segment size, retries, timeouts.
+    ///   - logger: where the engine logs attempts and retries; silent by default.
     ///   - random: jitter source in `0..<1`, injectable for deterministic tests.
     public init(
         transport: any HTTPTransport = AsyncHTTPTransport.shared,
@@ -60,10 +63,12 @@ public struct Downloader: Sendable {
 
     /// Downloads `request.url` to `request.destination`, or returns at once if it is already there.
     ///
-    /// - Parameter progress: called from the download's tasks, in order, at most every
-    ///   ``DownloadConfiguration/progressInterval`` while bytes flow and on every phase change. Keep it quick.
+    /// - Parameters:
+    ///   - request: what to download, where to, and the SHA-256 it must have.
+    ///   - progress: called from the download's tasks, in order, at most every
+    ///     ``DownloadConfiguration/progressInterval`` while bytes flow and on every phase change. Keep it quick.
     /// - Returns: the verified file and what it took.
-    /// - Throws: ``ModelDepotError``; on cancellation its code is `cancelled` and partial data is kept.
+    /// - Throws: `ModelDepotError`; on cancellation its code is `cancelled` and partial data is kept.
     public func download(
         _ request: DownloadRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }

@@ -14,9 +14,13 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
+/// One HTTP request as the engine sends it.
 public struct TransportRequest: Sendable {
+    /// The HTTP method (`GET`, `HEAD`).
     public var method: String
+    /// The URL asked for.
     public var url: URL
+    /// The request's headers, in order.
     public var headers: [(name: String, value: String)]
     /// The request body (a JSON document for API calls); nil sends none.
     public var body: [UInt8]?
@@ -24,6 +28,7 @@ public struct TransportRequest: Sendable {
     /// watches every ranged request), so the transport may leave out its own idle-read timer.
     public var callerDetectsStalls: Bool
 
+    /// A request; `Range` and conditional headers go in `headers`.
     public init(
         method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
         callerDetectsStalls: Bool = false
@@ -35,16 +40,22 @@ public struct TransportRequest: Sendable {
         self.callerDetectsStalls = callerDetectsStalls
     }
 
+    /// The first value of the header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
+/// One HTTP response: status and headers at once, the body as it streams.
 public struct TransportResponse: Sendable {
+    /// The HTTP status code.
     public var status: Int
+    /// The response's headers, in order.
     public var headers: [(name: String, value: String)]
+    /// The body, read once as it arrives.
     public var body: TransportBody
 
+    /// A response; a transport (or a test double) makes these.
     public init(status: Int, headers: [(name: String, value: String)], body: TransportBody) {
         self.status = status
         self.headers = headers
@@ -101,8 +112,10 @@ public struct TransportBody: AsyncSequence, Sendable {
         }
     }
 
+    /// A body with no bytes.
     public static let empty = TransportBody(makeNext: { { nil } })
 
+    /// Reads the body's buffers in order.
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let nextBuffer: @Sendable () async throws -> ByteBuffer?
         public mutating func next() async throws -> ByteBuffer? { try await nextBuffer() }

@@ -8,12 +8,15 @@ import ModelDepotCore
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts per request, the first included. `1` disables retries.
     public var maxAttempts: Int
+    /// The wait before the second attempt.
     public var baseDelay: Duration
+    /// The longest wait between attempts.
     public var maxDelay: Duration
+    /// How much each wait grows over the one before.
     public var multiplier: Double
     /// The fraction (0...1) of each delay that is randomised.
     public var jitter: Double
-    /// The longest `Retry-After` the engine waits for; longer ones fail with ``ModelDepotError/retryAfter`` set.
+    /// The longest `Retry-After` the engine waits for; longer ones fail with `ModelDepotError.retryAfter` set.
     public var maxRetryAfter: Duration
     /// How long a request that makes no progress is retried, attempts and waits together, before giving up with
     /// attempts left: a server that accepts connections and never answers costs this long, not
@@ -21,6 +24,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// regardless (up to ``maxRetryAfter``): the server said when to come back. Nil: only ``maxAttempts``.
     public var budget: Duration?
 
+    /// A policy; waits grow from `baseDelay` by `multiplier` up to `maxDelay`, with jitter.
     public init(
         maxAttempts: Int = 8,
         baseDelay: Duration = .milliseconds(250),
@@ -39,12 +43,17 @@ public struct RetryPolicy: Sendable, Equatable {
         self.maxRetryAfter = maxRetryAfter
     }
 
+    /// The engine's default: 8 attempts, waits from 0.25 s doubling up to 30 s, a 90 s budget without progress.
     public static let `default` = RetryPolicy()
+    /// One attempt, no retries.
     public static let none = RetryPolicy(maxAttempts: 1)
 
     /// The wait before attempt `attempt + 1`, given that `attempt` attempts (1-based) have failed.
     ///
-    /// - Parameter random: a value in `0..<1`; injected so that tests are deterministic.
+    /// - Parameters:
+    ///   - attempt: how many attempts have failed so far.
+    ///   - retryAfter: the wait the server asked for (`Retry-After`, `RateLimit`), which takes precedence.
+    ///   - random: a value in `0..<1`; injected so that tests are deterministic.
     public func delay(afterAttempt attempt: Int, retryAfter: Duration? = nil, random: Double) -> Duration {
         let exponent = Double(max(0, attempt - 1))
         let base = Double(baseDelay.components.seconds) + Double(baseDelay.components.attoseconds) / 1e18
@@ -68,10 +77,14 @@ public struct RetryPolicy: Sendable, Equatable {
 }
 
 extension RetryPolicy {
-    /// Runs `operation`, again after each transient ``ModelDepotError`` (see ``backOff(after:attempt:clock:random:)``).
+    /// Runs `operation`, again after each transient `ModelDepotError` with this policy's waits.
     ///
-    /// - Parameter waiting: told before each wait (a ``TransferWait/retry(attempt:maxAttempts:delay:reason:)``)
-    ///   and after it (nil), so a progress display can say why nothing moves.
+    /// - Parameters:
+    ///   - clock: every wait sleeps on it (tests inject one that does not).
+    ///   - random: jitter source in `0..<1`.
+    ///   - waiting: told before each wait (a ``TransferWait/retry(attempt:maxAttempts:delay:reason:)``)
+    ///     and after it (nil), so a progress display can say why nothing moves.
+    ///   - operation: one attempt.
     public func retrying<T>(
         clock: any Clock<Duration>, random: () -> Double, waiting: (@Sendable (TransferWait?) -> Void)? = nil,
         _ operation: () async throws -> T

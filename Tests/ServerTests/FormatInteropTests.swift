@@ -36,14 +36,17 @@ import Testing
 
         let size = try #require(written["size"] as? Int)
         for cut in [size - 1, size / 2, 100, 3] {
-            #expect(throws: FormatProblem.self, "cut to \(cut) bytes") {
+            #expect("cut to \(cut) bytes") {
                 try GGUFHeader.read(path: try Self.truncated(path, to: cut, in: folder))
-            }
+            } throws: { ($0 as? ModelDepotError)?.code == .invalidModelFile }
         }
         let notGGUF = folder.path("fake.gguf")
         try Data("GGML not really".utf8).write(to: notGGUF)
-        #expect(throws: FormatProblem("not a GGUF file (wrong magic bytes)")) {
+        #expect {
             try GGUFHeader.read(path: notGGUF.path)
+        } throws: { error in
+            let failure = error as? ModelDepotError
+            return failure?.code == .invalidModelFile && failure?.message == "not a GGUF file (wrong magic bytes)"
         }
     }
 
@@ -58,9 +61,9 @@ import Testing
         #expect(header.metadata["format"] == "pt")
         let size = try #require(written["size"] as? Int)
         for cut in [size - 1, 12, 4] {
-            #expect(throws: FormatProblem.self, "cut to \(cut) bytes") {
+            #expect("cut to \(cut) bytes") {
                 try SafetensorsHeader.read(path: try Self.truncated(path, to: cut, in: folder))
-            }
+            } throws: { ($0 as? ModelDepotError)?.code == .invalidModelFile }
         }
     }
 

@@ -17,7 +17,9 @@ public enum ModelCapability: String, Sendable, Hashable, Codable, CaseIterable {
 public struct CatalogEntry: Sendable, Hashable, Codable {
     /// A short, stable name: lowercase letters, digits, `.`, `-` (`qwen2.5-0.5b-instruct-q4`).
     public var name: String
+    /// The Hub repository holding the model.
     public var repo: RepoID
+    /// Whether it is a model, dataset or space repository (almost always a model).
     public var repoType: RepoType
     /// A pinned commit or tag when known; the default branch otherwise.
     public var revision: String?
@@ -25,17 +27,23 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
     public var files: [String]
     /// Paths that must be present for the model to load: files, or folders (a Core ML `.mlmodelc`).
     public var required: [String]
+    /// The file format the model ships in.
     public var format: ModelFormat
+    /// What the model can do.
     public var capabilities: [ModelCapability]
     /// Parameter count.
     public var parameters: Int64?
+    /// The quantization of the weights (`Q4_K_M`, `F16`…), when the variant has one.
     public var quantization: String?
     /// Context window in tokens.
     public var contextLength: Int?
+    /// The length of the vectors an embedding model returns.
     public var embeddingDimensions: Int?
     /// Approximate download size of the variant's files, in bytes.
     public var sizeBytes: Int64
+    /// The model's license identifier (`apache-2.0`, `mit`…), as its repository states it.
     public var license: String?
+    /// Whether the catalog suggests this entry first for its capability.
     public var recommended: Bool
     public var description: String
 
@@ -44,6 +52,7 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
         case contextLength, embeddingDimensions, sizeBytes, license, recommended, description
     }
 
+    /// An entry, for catalogs an app builds in code rather than loads from JSON.
     public init(
         name: String, repo: RepoID, repoType: RepoType = .model, revision: String? = nil, files: [String],
         required: [String], format: ModelFormat, capabilities: [ModelCapability], parameters: Int64? = nil,
@@ -93,5 +102,6 @@ public struct CatalogEntry: Sendable, Hashable, Codable {
         SnapshotRequest(repo: repo, type: repoType, revision: revision ?? "main", include: files)
     }
 
+    /// Whether the model has `capability`.
     public func has(_ capability: ModelCapability) -> Bool { capabilities.contains(capability) }
 }

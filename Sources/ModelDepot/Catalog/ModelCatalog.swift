@@ -13,6 +13,7 @@ import ModelDepotTransfer
 /// let full = catalog.preset("full")    // MiniLM + Qwen 0.5B, as NornicDB defines it
 /// ```
 public struct ModelCatalog: Sendable {
+    /// Every entry, in catalog order.
     public private(set) var models: [CatalogEntry]
     /// Preset name → entry names (`minimal`, `standard`, `full`, `maximum`).
     public private(set) var presets: [String: [String]]
@@ -39,6 +40,7 @@ public struct ModelCatalog: Sendable {
         try self.init(models: file.models, presets: file.presets ?? [:], source: source)
     }
 
+    /// A catalog of `models` and named `presets` (lists of entry names); `source` names it in error messages.
     public init(models: [CatalogEntry], presets: [String: [String]] = [:], source: String = "the catalog") throws {
         var seen = Set<String>()
         for entry in models {
@@ -105,6 +107,7 @@ public struct ModelCatalog: Sendable {
             presets: presets.merging(other.presets) { _, new in new })
     }
 
+    /// The entry called `name`, if there is one.
     public func entry(named name: String) -> CatalogEntry? {
         models.first { $0.name == name.lowercased() }
     }

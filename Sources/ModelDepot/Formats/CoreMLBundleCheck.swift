@@ -8,18 +8,20 @@ package enum CoreMLBundleCheck {
     /// Files (relative) found in the folder.
     package static func check(folder: String) throws -> [String] {
         guard FileStatus(path: folder, followingLinks: true)?.kind == .folder else {
-            throw FormatProblem("\((folder as NSString).lastPathComponent) is missing or not a folder")
+            throw ModelDepotError(
+                .invalidModelFile, "\((folder as NSString).lastPathComponent) is missing or not a folder")
         }
         let files = CacheScanner.walkFiles(folder)
         guard files.contains("coremldata.bin") else {
-            throw FormatProblem("\((folder as NSString).lastPathComponent) lacks coremldata.bin")
+            throw ModelDepotError(.invalidModelFile, "\((folder as NSString).lastPathComponent) lacks coremldata.bin")
         }
         guard files.contains(where: { $0 == "model.mil" || $0.hasPrefix("model.espresso") || $0.hasPrefix("model") })
         else {
-            throw FormatProblem("\((folder as NSString).lastPathComponent) lacks its model description (model.mil)")
+            throw ModelDepotError(
+                .invalidModelFile, "\((folder as NSString).lastPathComponent) lacks its model description (model.mil)")
         }
         for file in files where (CacheScanner.regularFileSize(folder + "/" + file) ?? 0) == 0 {
-            throw FormatProblem("\((folder as NSString).lastPathComponent)/\(file) is empty")
+            throw ModelDepotError(.invalidModelFile, "\((folder as NSString).lastPathComponent)/\(file) is empty")
         }
         return files
     }

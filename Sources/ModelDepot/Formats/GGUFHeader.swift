@@ -6,14 +6,21 @@ import ModelDepotTransfer
 /// Reading it also checks the file: wrong magic, a truncated header, or tensor data that would run past the
 /// end of the file make it `corrupt`, with the reason.
 public struct GGUFHeader: Sendable, Equatable {
+    /// The GGUF format version (1 to 3).
     public var version: UInt32
+    /// How many tensors the file holds.
     public var tensorCount: UInt64
+    /// How many metadata keys the header holds.
     public var metadataCount: UInt64
+    /// `general.architecture` (`llama`, `qwen2`…).
     public var architecture: String?
+    /// `general.name`, the model's own name for itself.
     public var name: String?
+    /// The context length the architecture declares (`<arch>.context_length`).
     public var contextLength: UInt64?
     /// `general.file_type`, e.g. 15 = Q4_K_M.
     public var fileType: UInt32?
+    /// The file type's name (`Q4_K_M`, `Q8_0`, `F16`…), from `general.file_type`.
     public var quantization: String? { fileType.flatMap { Self.fileTypeNames[$0] } }
     /// `general.parameter_count` when present, else the sum of the tensors' element counts.
     public var parameterCount: UInt64?
@@ -29,7 +36,8 @@ public struct GGUFHeader: Sendable, Equatable {
         do {
             return try parse(&reader)
         } catch let truncated as BinaryFileReader.Truncated {
-            throw FormatProblem(
+            throw ModelDepotError(
+                .invalidModelFile,
                 "truncated GGUF: the header needs more than \(truncated.offset) bytes but the file has \(reader.fileSize)"
             )
         }
@@ -37,10 +45,12 @@ public struct GGUFHeader: Sendable, Equatable {
 
     private static func parse(_ reader: inout BinaryFileReader) throws -> GGUFHeader {
         guard reader.fileSize >= 4, Array(try reader.bytes(4)) == magic else {
-            throw FormatProblem("not a GGUF file (wrong magic bytes)")
+            throw ModelDepotError(.invalidModelFile, "not a GGUF file (wrong magic bytes)")
         }
         let version = try reader.integer(UInt32.self)
-        guard (1...3).contains(version) else { throw FormatProblem("unsupported GGUF version \(version)") }
+        guard (1...3).contains(version) else {
+            throw ModelDepotError(.invalidModelFile, "unsupported GGUF version \(version)")
+        }
         let wide = version >= 2
         let readCount = { (reader: inout BinaryFileReader) throws -> UInt64 in
             wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
@@ -48,7 +58,8 @@ public struct GGUFHeader: Sendable, Equatable {
         let tensorCount = try readCount(&reader)
         let metadataCount = try readCount(&reader)
         guard tensorCount < 1 << 24, metadataCount < 1 << 24 else {
-            throw FormatProblem("implausible GGUF counts (\(tensorCount) tensors, \(metadataCount) keys)")
+            throw ModelDepotError(
+                .invalidModelFile, "implausible GGUF counts (\(tensorCount) tensors, \(metadataCount) keys)")
         }
         var header = GGUFHeader(version: version, tensorCount: tensorCount, metadataCount: metadataCount)
         var alignment: UInt64 = 32
@@ -72,7 +83,9 @@ public struct GGUFHeader: Sendable, Equatable {
         for _ in 0..<tensorCount {
             _ = try string(&reader, wide: wide)
             let dimensions = try reader.integer(UInt32.self)
-            guard dimensions <= 8 else { throw FormatProblem("a tensor with \(dimensions) dimensions") }
+            guard dimensions <= 8 else {
+                throw ModelDepotError(.invalidModelFile, "a tensor with \(dimensions) dimensions")
+            }
             var count: UInt64 = 1
             for _ in 0..<dimensions {
                 count = count.multipliedReportingOverflow(by: try readCount(&reader)).partialValue
@@ -92,7 +105,8 @@ public struct GGUFHeader: Sendable, Equatable {
             let required = Int64(clamping: dataStart + end)
             header.requiredFileSize = required
             if required > reader.fileSize {
-                throw FormatProblem(
+                throw ModelDepotError(
+                    .invalidModelFile,
                     "truncated GGUF: its tensors need \(required) bytes but the file has \(reader.fileSize)")
             }
         }
@@ -117,7 +131,7 @@ public struct GGUFHeader: Sendable, Equatable {
 
     private static func string(_ reader: inout BinaryFileReader, wide: Bool) throws -> String {
         let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
-        guard length < 1 << 30 else { throw FormatProblem("a GGUF string of \(length) bytes") }
+        guard length < 1 << 30 else { throw ModelDepotError(.invalidModelFile, "a GGUF string of \(length) bytes") }
         return String(decoding: try reader.bytes(Int(length)), as: UTF8.self)
     }
 
@@ -139,11 +153,13 @@ public struct GGUFHeader: Sendable, Equatable {
             if let width = fixedWidths[elementType] {
                 try reader.skip(Int64(clamping: count.multipliedReportingOverflow(by: width).partialValue))
             } else {
-                guard count < 1 << 26 else { throw FormatProblem("a GGUF array of \(count) entries") }
+                guard count < 1 << 26 else {
+                    throw ModelDepotError(.invalidModelFile, "a GGUF array of \(count) entries")
+                }
                 for _ in 0..<count { _ = try value(&reader, type: elementType, wide: wide, keep: false) }
             }
             return .other
-        default: throw FormatProblem("unknown GGUF metadata type \(type)")
+        default: throw ModelDepotError(.invalidModelFile, "unknown GGUF metadata type \(type)")
         }
     }
 
@@ -165,11 +181,4 @@ public struct GGUFHeader: Sendable, Equatable {
         19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
         26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16",
     ]
-}
-
-/// Why a file is not a valid model file, in words for people.
-public struct FormatProblem: Error, Sendable, Equatable, CustomStringConvertible {
-    public let reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
 }

@@ -4,11 +4,13 @@ import ModelDepotTransfer
 /// What a safetensors file's JSON header says, checked against the file: every tensor's byte range must lie
 /// inside the data section, else the file is `corrupt`.
 public struct SafetensorsHeader: Sendable, Equatable {
+    /// How many tensors the file holds.
     public var tensorCount: Int
     /// Elements over all tensors.
     public var parameterCount: Int64
     /// Tensors per dtype (`F16`, `BF16`, `F32`, `I8`, …).
     public var dtypes: [String: Int]
+    /// The header's `__metadata__` strings (`format: pt`…).
     public var metadata: [String: String]
 
     /// Reads and checks the header of the safetensors file at `path`.
@@ -16,16 +18,17 @@ public struct SafetensorsHeader: Sendable, Equatable {
         var reader = try BinaryFileReader(path: path)
         defer { reader.close() }
         guard reader.fileSize >= 8 else {
-            throw FormatProblem("truncated safetensors: shorter than its 8-byte header size")
+            throw ModelDepotError(.invalidModelFile, "truncated safetensors: shorter than its 8-byte header size")
         }
         let headerSize = try reader.integer(UInt64.self)
         guard headerSize <= 100 << 20, Int64(headerSize) + 8 <= reader.fileSize else {
-            throw FormatProblem(
+            throw ModelDepotError(
+                .invalidModelFile,
                 "truncated or invalid safetensors: a \(headerSize)-byte header in a \(reader.fileSize)-byte file")
         }
         let json = try reader.bytes(Int(headerSize))
         guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
-            throw FormatProblem("invalid safetensors: its header is not a JSON object")
+            throw ModelDepotError(.invalidModelFile, "invalid safetensors: its header is not a JSON object")
         }
         let dataSize = reader.fileSize - 8 - Int64(headerSize)
         var header = SafetensorsHeader(tensorCount: 0, parameterCount: 0, dtypes: [:], metadata: [:])
@@ -38,10 +41,12 @@ public struct SafetensorsHeader: Sendable, Equatable {
                 let shape = (tensor["shape"] as? [NSNumber])?.map(\.int64Value),
                 let offsets = (tensor["data_offsets"] as? [NSNumber])?.map(\.int64Value), offsets.count == 2
             else {
-                throw FormatProblem("invalid safetensors: tensor '\(name)' lacks dtype, shape or data_offsets")
+                throw ModelDepotError(
+                    .invalidModelFile, "invalid safetensors: tensor '\(name)' lacks dtype, shape or data_offsets")
             }
             guard offsets[0] >= 0, offsets[0] <= offsets[1], offsets[1] <= dataSize else {
-                throw FormatProblem(
+                throw ModelDepotError(
+                    .invalidModelFile,
                     "truncated safetensors: tensor '\(name)' ends at byte \(offsets[1]) of a \(dataSize)-byte data section"
                 )
             }

@@ -16,10 +16,13 @@ import ModelDepotPlatform
 /// Identical requests made while one is in flight share one task. Everything but ``download(_:type:revision:matching:excluding:)``
 /// works without the network.
 public actor ModelManager {
+    /// The cache this manager downloads into and manages.
     public nonisolated let cache: HubCache
+    /// The pull every download of this manager goes through (Hub client, cache, engine).
     public nonisolated let pull: SnapshotDownloader
     private var inFlight: [SnapshotRequest: ModelDownloadTask] = [:]
 
+    /// A manager around a configured pull: its Hub client, cache and engine settings.
     public init(pull: SnapshotDownloader) {
         self.pull = pull
         self.cache = pull.cache
@@ -240,6 +243,7 @@ public actor ModelManager {
         try PinStore(cache: cache).pin(repo, type: type)
     }
 
+    /// Lets ``prune(maxSize:dryRun:)`` evict the model again; nothing happens when it was not pinned.
     public nonisolated func unpin(_ repo: RepoID, type: RepoType = .model) {
         PinStore(cache: cache).unpin(repo, type: type)
     }

@@ -8,13 +8,17 @@ import ModelDepotTransfer
 /// Re-hashes a repository's blobs against their names (64 hex: SHA-256; 40 hex: git blob id) and checks that
 /// every file a snapshot's recorded tree lists is there.
 public struct CacheVerifier: Sendable {
+    /// The cache the verifier reads.
     public let cache: HubCache
 
+    /// A verifier over `cache`.
     public init(cache: HubCache) {
         self.cache = cache
     }
 
+    /// One file of one snapshot that is not as the Hub published it.
     public struct Problem: Sendable, Hashable, CustomStringConvertible {
+        /// What is wrong with the file.
         public enum Kind: Sendable, Hashable {
             /// The blob's content does not hash to its name.
             case corrupt(actual: String)
@@ -25,8 +29,11 @@ public struct CacheVerifier: Sendable {
             case unlisted
         }
 
+        /// What is wrong.
         public var kind: Kind
+        /// The snapshot's commit.
         public var commit: String
+        /// The file's path in the repository.
         public var path: RepoFilePath
         /// The blob file involved (absent for `missing` when the tree names no blob).
         public var blob: String?
@@ -41,12 +48,15 @@ public struct CacheVerifier: Sendable {
         }
     }
 
+    /// What a verification found and how much it read.
     public struct Outcome: Sendable {
+        /// Every problem found; empty when the repository is as published.
         public var problems: [Problem]
         /// Distinct blobs hashed and found good.
         public var verifiedBlobs: Int
         /// Blobs whose name is not a hash (other mirrors' ETags), so they cannot be checked.
         public var uncheckableBlobs: Int
+        /// Bytes read to hash the blobs.
         public var bytesHashed: Int64
     }
 

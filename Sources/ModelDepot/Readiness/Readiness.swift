@@ -16,6 +16,7 @@ public enum Readiness: Sendable, Equatable {
     /// Present and well-formed, but these files were never verified by hash (`verify` or `status --verify`).
     case unverified([String])
 
+    /// Whether the model can be loaded now.
     public var isReady: Bool { self == .ready }
 
     /// A stable one-word name (`ready`, `notDownloaded`, `partial`, …) for JSON and scripts.
@@ -35,10 +36,13 @@ public enum Readiness: Sendable, Equatable {
 public struct ReadinessReport: Sendable {
     /// The catalog name, or the repository id.
     public var name: String
+    /// The repository checked.
     public var repo: RepoID
+    /// The revision checked (the entry's pinned commit, or a branch).
     public var revision: String
     /// The cached commit the revision points to, when there is one.
     public var commit: String?
+    /// Whether the model can be loaded, and if not, why.
     public var readiness: Readiness
     /// The files that make up the model (those present and those missing).
     public var files: [String]

@@ -7,10 +7,12 @@ import ModelDepotTransfer
 
 /// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
 /// recorded at pull time, format checks from file headers, and hash verification from
-/// ``VerificationMemory`` (a re-hash only with `verifying: true`, and only of blobs not yet verified).
+/// remembered verification (a re-hash only with `verifying: true`, and only of blobs not yet verified).
 public struct ReadinessChecker: Sendable {
+    /// The cache the checker reads.
     public let cache: HubCache
 
+    /// A checker over `cache`.
     public init(cache: HubCache) {
         self.cache = cache
     }
@@ -90,8 +92,8 @@ public struct ReadinessChecker: Sendable {
             }
             do {
                 if let detail = try Self.inspect(file) { report.details[path.value] = detail }
-            } catch let problem as FormatProblem {
-                corrupt[path.value] = problem.reason
+            } catch let problem as ModelDepotError where problem.code == .invalidModelFile {
+                corrupt[path.value] = problem.message
                 continue
             }
             var outcome = memory.outcome(forBlob: blob)
@@ -109,8 +111,8 @@ public struct ReadinessChecker: Sendable {
             do {
                 let files = try CoreMLBundleCheck.check(folder: folder.appendingPathComponent(part).path)
                 report.details[part] = "Core ML model, \(files.count) files"
-            } catch let problem as FormatProblem {
-                corrupt[part] = problem.reason
+            } catch let problem as ModelDepotError where problem.code == .invalidModelFile {
+                corrupt[part] = problem.message
             }
         }
         if verifying { memory.save() }

@@ -4,8 +4,11 @@ import ModelDepotHub
 
 /// A repository revision present in the cache: the folder apps load from.
 public struct Snapshot: Sendable, Hashable {
+    /// The repository pulled.
     public var repo: RepoID
+    /// Whether it is a model, dataset or space repository.
     public var type: RepoType
+    /// The commit the revision resolved to (40 hex characters); the snapshot folder is named after it.
     public var commit: String
     /// `<cache>/models--org--name/snapshots/<commit>`.
     public var folder: URL
@@ -19,6 +22,7 @@ public struct Snapshot: Sendable, Hashable {
     /// the snapshot was checked against the Hub.
     public var answeredFromCacheBecause: String?
 
+    /// A snapshot value; pulls make these, tests and previews may too.
     public init(
         repo: RepoID, type: RepoType, commit: String, folder: URL, files: [RepoFilePath], filesDownloaded: Int = 0,
         bytesDownloaded: Int64 = 0

@@ -5,7 +5,7 @@ import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
 
-/// Pulls a repository revision into a ``HubCache``, as Python's `snapshot_download` does, but resumable
+/// Pulls a repository revision into a `HubCache`, as Python's `snapshot_download` does, but resumable
 /// across restarts, with parallel ranges for large files and every file verified.
 ///
 /// ```swift
@@ -20,7 +20,9 @@ import ModelDepotTransfer
 /// Python's `.locks/…/<etag>.lock`, verify (SHA-256 for LFS files, git blob id for the others), rename to
 /// `blobs/<etag>` and link `snapshots/<commit>/<path>` to it. A file that fails verification is never linked.
 public struct SnapshotDownloader: Sendable {
+    /// The Hub the pull resolves revisions and lists files with.
     public let hub: HubClient
+    /// The cache the pull writes into.
     public let cache: HubCache
     let downloader: Downloader
     /// Files transferred at once; large files also use parallel ranges inside the engine.
@@ -28,6 +30,7 @@ public struct SnapshotDownloader: Sendable {
     let clock: any Clock<Duration>
     let logger: Logger
 
+    /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` files at once.
     public init(
         hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
         clock: any Clock<Duration> = ContinuousClock(),
@@ -43,7 +46,7 @@ public struct SnapshotDownloader: Sendable {
 
     /// Downloads what is missing of `request` and returns the snapshot.
     ///
-    /// Offline (``HubClient/isOffline``), or when the Hub cannot be reached, the cached snapshot is returned if
+    /// Offline (`HubClient.isOffline`), or when the Hub cannot be reached, the cached snapshot is returned if
     /// it is complete; a snapshot whose recorded tree lists missing files is an `incompleteSnapshot` error.
     public func download(
         _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
@@ -303,12 +306,16 @@ public struct SnapshotDownloader: Sendable {
 
 /// What to pull: a repository, a revision, and which of its files.
 public struct SnapshotRequest: Sendable, Hashable {
+    /// The repository to pull.
     public var repo: RepoID
+    /// Whether it is a model, dataset or space repository.
     public var type: RepoType
     /// A branch, tag or 40-hex commit; `main` by default.
     public var revision: String
+    /// Which files of the revision to pull.
     public var selection: FileSelection
 
+    /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
     public init(
         repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
         exclude: [String] = []

@@ -2,6 +2,7 @@ import ModelDepotTransfer
 
 /// Progress of a whole repository pull, weighted by bytes across its files.
 public struct SnapshotProgress: Sendable, Equatable {
+    /// Where a pull is: resolving the revision, downloading files, or done.
     public enum Phase: String, Sendable, Equatable, Codable {
         /// Resolving the revision and listing files.
         case resolving
@@ -9,23 +10,28 @@ public struct SnapshotProgress: Sendable, Equatable {
         case completed
     }
 
+    /// The pull's current phase.
     public var phase: Phase
     /// Bytes of the selected files on disk, those already cached included.
     public var bytesCompleted: Int64
     /// Total size of the selected files, once listed.
     public var totalBytes: Int64?
+    /// Selected files fully on disk, those already cached included.
     public var filesCompleted: Int
+    /// Files the pull selected, once listed.
     public var totalFiles: Int
     /// A file being transferred right now (the largest one in flight), for display.
     public var currentFile: String?
     /// Bytes per second over the last few seconds, over all files.
     public var bytesPerSecond: Double
+    /// Seconds left at the current speed; nil while unknown.
     public var estimatedSecondsRemaining: Double?
     /// Set while the pull waits for a server's answer or for its next attempt; nil while bytes flow.
     public var waiting: TransferWait?
     /// The file whose download waits; nil when the wait is the Hub's API (resolving, listing).
     public var waitingFile: String?
 
+    /// A progress value; the engine makes these, tests and previews may too.
     public init(
         phase: Phase, bytesCompleted: Int64 = 0, totalBytes: Int64? = nil, filesCompleted: Int = 0,
         totalFiles: Int = 0, currentFile: String? = nil, bytesPerSecond: Double = 0,

@@ -5,8 +5,10 @@ import ModelDepotCore
 /// Pinned repositories are never evicted by a storage budget. A pin is a marker file in the repository's
 /// folder (`.modeldepot/pinned`, invisible to Python's cache tools), so it goes away with the repository.
 public struct PinStore: Sendable {
+    /// The cache whose repositories are pinned.
     public let cache: HubCache
 
+    /// The pins of `cache`, kept inside each repository's folder.
     public init(cache: HubCache) {
         self.cache = cache
     }
@@ -15,6 +17,7 @@ public struct PinStore: Sendable {
         repository.folder.appendingPathComponent(".modeldepot/pinned")
     }
 
+    /// Whether the repository is pinned, so eviction leaves it alone.
     public func isPinned(_ repo: RepoID, type: RepoType = .model) -> Bool {
         FileManager.default.fileExists(atPath: marker(cache.repository(repo, type: type)).path)
     }
@@ -30,6 +33,7 @@ public struct PinStore: Sendable {
         try HubCache.writeAtomically(Data(), to: marker(repository))
     }
 
+    /// Removes the pin; nothing happens when there is none.
     public func unpin(_ repo: RepoID, type: RepoType = .model) {
         try? FileManager.default.removeItem(at: marker(cache.repository(repo, type: type)))
     }

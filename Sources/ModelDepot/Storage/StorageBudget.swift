@@ -9,22 +9,29 @@ import ModelDepotTransfer
 /// try plan.execute()
 /// ```
 public struct StorageBudget: Sendable {
+    /// The cache whose size is kept in budget.
     public let cache: HubCache
 
+    /// A budget over `cache`.
     public init(cache: HubCache) {
         self.cache = cache
     }
 
     /// What an eviction would remove.
     public struct Plan: Sendable {
+        /// The repositories to delete, least recently used first.
         public var evicted: [CachedRepositoryReport]
+        /// Bytes the cache takes now.
         public var sizeBefore: Int64
+        /// Bytes the cache will take once the plan is executed.
         public var sizeAfter: Int64
         /// Still over the budget after evicting everything unpinned.
         public var stillOver: Bool
 
+        /// Bytes the plan frees.
         public var freedBytes: Int64 { sizeBefore - sizeAfter }
 
+        /// Deletes the planned repositories (blobs, snapshots and refs, as Python's delete strategy does).
         public func execute() throws {
             for repository in evicted { try DeletionPlan(deleting: nil, of: repository).execute() }
         }

@@ -14,8 +14,10 @@ import ModelDepotTransfer
 /// Pausing and cancelling stop the transfer for real (connections close) and keep the partial data, so
 /// ``resume()`` — or a new download of the same request, even in another process — continues from it.
 public final class DownloadTask: Sendable {
+    /// The task's state: waiting, downloading with progress, paused, or final (completed, failed, cancelled).
     public typealias State = TransferState<DownloadProgress, DownloadResult>
 
+    /// What the task downloads.
     public let request: DownloadRequest
     private let controller: TransferController<DownloadProgress, DownloadResult>
 

@@ -13,8 +13,10 @@ import ModelDepotTransfer
 /// Progress is weighted by bytes across the files. Pausing closes every connection and keeps what arrived;
 /// ``resume()`` (or a later pull, even by another process) continues from there.
 public final class ModelDownloadTask: Sendable {
+    /// The task's state: waiting, downloading with progress, paused, or final (completed, failed, cancelled).
     public typealias State = TransferState<SnapshotProgress, Snapshot>
 
+    /// What the task pulls.
     public let request: SnapshotRequest
     private let controller: TransferController<SnapshotProgress, Snapshot>
 
@@ -25,6 +27,7 @@ public final class ModelDownloadTask: Sendable {
         }
     }
 
+    /// The current state.
     public var state: State { controller.state }
 
     /// Every state from now on, starting with the current one; ends after a final state.
@@ -42,8 +45,11 @@ public final class ModelDownloadTask: Sendable {
         }
     }
 
+    /// Starts the task, or resumes it after a pause from the bytes on disk.
     public func resume() { controller.resume() }
+    /// Pauses: every connection closes and what arrived stays; ``resume()`` continues from there.
     public func pause() async { await controller.pause() }
+    /// Cancels the pull; what arrived stays in the cache for a later pull.
     public func cancel() async { await controller.cancel() }
 
     /// Waits for the end and returns the snapshot, or throws what ended the download.

@@ -12,11 +12,14 @@ import ModelDepotTransfer
     @MainActor
     @Observable
     public final class ObservedDownload {
+        /// The task observed.
         public let task: DownloadTask
+        /// The task's latest state, updated on the main actor for views.
         public private(set) var state: DownloadTask.State
         /// The latest progress, kept through pauses.
         public private(set) var progress: DownloadProgress?
 
+        /// Starts observing `task`; the state follows it until the task ends.
         public init(_ task: DownloadTask) {
             self.task = task
             self.state = task.state
@@ -39,8 +42,11 @@ import ModelDepotTransfer
             }
         }
 
+        /// Pauses the task: connections close, the bytes that arrived stay.
         public func pause() async { await task.pause() }
+        /// Resumes a paused task from the bytes on disk.
         public func resume() { task.resume() }
+        /// Cancels the task; with `discardingPartialData` the bytes that arrived are deleted too.
         public func cancel(discardingPartialData: Bool = false) async {
             await task.cancel(discardingPartialData: discardingPartialData)
         }

@@ -12,11 +12,14 @@
     @MainActor
     @Observable
     public final class ObservedModelDownload {
+        /// The task observed.
         public let task: ModelDownloadTask
+        /// The task's latest state, updated on the main actor for views.
         public private(set) var state: ModelDownloadTask.State
         /// The latest progress, kept through pauses.
         public private(set) var progress: SnapshotProgress?
 
+        /// Starts observing `task`; the state follows it until the task ends.
         public init(_ task: ModelDownloadTask) {
             self.task = task
             self.state = task.state
@@ -35,8 +38,11 @@
             }
         }
 
+        /// Pauses the task: connections close, the bytes that arrived stay.
         public func pause() async { await task.pause() }
+        /// Resumes a paused task from the bytes on disk.
         public func resume() { task.resume() }
+        /// Cancels the task; the bytes that arrived stay for a later pull.
         public func cancel() async { await task.cancel() }
     }
 #endif

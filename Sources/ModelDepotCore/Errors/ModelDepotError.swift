@@ -13,7 +13,9 @@
 public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
     /// A stable identifier for a kind of failure. New codes may be added; existing ones never change meaning.
     public struct Code: Hashable, Sendable, CustomStringConvertible, Codable {
+        /// The code's stable name (`checksumMismatch`), as JSON output and logs show it.
         public let rawValue: String
+        /// A code by name; the library's own codes are the static members.
         public init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
@@ -57,6 +59,9 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
         public static let protocolViolation = Code("protocolViolation")
         /// Another process is downloading to the same destination.
         public static let locked = Code("locked")
+        /// A file is not a valid model file of its format: a bad GGUF or safetensors header, an incomplete Core
+        /// ML bundle. The message says what is wrong with it.
+        public static let invalidModelFile = Code("invalidModelFile")
         /// The download was cancelled.
         public static let cancelled = Code("cancelled")
         /// The Hub has no such repository, or it is private and the token does not grant access.
@@ -76,6 +81,7 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
         public static let expiredURL = Code("expiredURL")
     }
 
+    /// What kind of failure this is; stable across releases.
     public let code: Code
     /// What happened and what to do about it, written for people.
     public let message: String
@@ -84,6 +90,8 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
     /// When the server said to come back (Retry-After), for `rateLimited` and `serverError`.
     public let retryAfter: Duration?
 
+    /// An error of kind `code`; `message` says what went wrong and what to do, `retryAfter` how long a server asked to
+    /// wait.
     public init(_ code: Code, _ message: String, underlying: (any Error)? = nil, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message

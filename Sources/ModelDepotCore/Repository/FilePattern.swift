@@ -6,9 +6,11 @@
 /// - a pattern ending in `/` matches everything below that folder (`onnx/` = `onnx/*`);
 /// - backslashes are read as `/`, in patterns and in paths.
 public struct FilePattern: Sendable, Hashable, CustomStringConvertible {
+    /// The glob as written.
     public let pattern: String
     private let scalars: [Unicode.Scalar]
 
+    /// A glob: `*` matches across `/` (as huggingface_hub's fnmatch does), `?` one character, `[...]` a set.
     public init(_ pattern: String) {
         var normalized = pattern.replacingOccurrences(of: "\\", with: "/")
         if normalized.hasSuffix("/") { normalized += "*" }
@@ -18,6 +20,7 @@ public struct FilePattern: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { pattern }
 
+    /// Whether `path` matches the glob.
     public func matches(_ path: String) -> Bool {
         let text = Array(path.replacingOccurrences(of: "\\", with: "/").unicodeScalars)
         var p = 0
@@ -93,19 +96,24 @@ public struct FilePattern: Sendable, Hashable, CustomStringConvertible {
 /// Allow and ignore patterns together: a path is selected when it matches at least one allow pattern (or
 /// none are given) and no ignore pattern.
 public struct FileSelection: Sendable, Hashable {
+    /// Globs a file must match one of (all files when empty).
     public var include: [FilePattern]
+    /// Globs that drop a file even when it matches `include`.
     public var exclude: [FilePattern]
     /// When set, only these exact paths (on top of the patterns): how a repair asks for precisely the bad files.
     public var paths: Set<String>?
 
+    /// A selection by globs, optionally narrowed to exact `paths`.
     public init(include: [String] = [], exclude: [String] = [], paths: Set<String>? = nil) {
         self.include = include.map(FilePattern.init)
         self.exclude = exclude.map(FilePattern.init)
         self.paths = paths
     }
 
+    /// Every file.
     public static let everything = FileSelection()
 
+    /// Whether the selection takes `path`.
     public func selects(_ path: String) -> Bool {
         (paths?.contains(path) ?? true) && (include.isEmpty || include.contains { $0.matches(path) })
             && !exclude.contains { $0.matches(path) }

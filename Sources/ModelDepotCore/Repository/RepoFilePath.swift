@@ -7,6 +7,7 @@ public struct RepoFilePath: Sendable, Hashable, Comparable, CustomStringConverti
     /// The path with `/` separators, relative, normalised.
     public let value: String
 
+    /// A checked path: refuses empty, absolute and `..` paths and control characters (`invalidArgument`).
     public init(_ raw: String) throws {
         let refuse = { (reason: String) in
             ModelDepotError(

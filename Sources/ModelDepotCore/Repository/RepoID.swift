@@ -4,9 +4,12 @@
 /// starting or ending with `.` or `-`, no `--` or `..`, no `.git` suffix. An id that passes can be joined to
 /// URLs and cache paths without further escaping, and maps to exactly one cache folder and back.
 public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
+    /// The owner (user or organisation); nil for legacy ids without one.
     public let namespace: String?
+    /// The repository's name within its owner.
     public let name: String
 
+    /// Parses `name` or `namespace/name`; throws `invalidArgument` with the rule when it is not a valid id.
     public init(_ text: String) throws {
         let invalid = { (reason: String) in
             ModelDepotError(

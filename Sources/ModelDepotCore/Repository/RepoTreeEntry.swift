@@ -1,15 +1,20 @@
 /// One entry of a repository's tree listing (`/api/models/{repo}/tree/{rev}`): a file or a folder.
 public struct RepoTreeEntry: Sendable, Hashable, Codable {
+    /// A file or a folder.
     public enum Kind: String, Sendable, Hashable, Codable {
         case file, directory
     }
 
     /// LFS details of a large file: its SHA-256 (the blob name in the cache) and size.
     public struct LFS: Sendable, Hashable, Codable {
+        /// The SHA-256 of the file's content.
         public var oid: String
+        /// The size of the file's content.
         public var size: Int64
+        /// The size of the pointer file git stores in its place.
         public var pointerSize: Int64?
 
+        /// LFS facts as the Hub lists them.
         public init(oid: String, size: Int64, pointerSize: Int64? = nil) {
             self.oid = oid
             self.size = size
@@ -17,13 +22,18 @@ public struct RepoTreeEntry: Sendable, Hashable, Codable {
         }
     }
 
+    /// A file or a folder.
     public var type: Kind
     /// The git object id: the blob SHA-1 of a file (of its LFS pointer for LFS files), the tree id of a folder.
     public var oid: String
+    /// The size in bytes (0 for folders).
     public var size: Int64
+    /// The path in the repository.
     public var path: String
+    /// LFS facts for LFS-tracked files; nil for files git stores itself.
     public var lfs: LFS?
 
+    /// An entry as the Hub lists it.
     public init(type: Kind, oid: String, size: Int64, path: String, lfs: LFS? = nil) {
         self.type = type
         self.oid = oid
@@ -32,6 +42,7 @@ public struct RepoTreeEntry: Sendable, Hashable, Codable {
         self.lfs = lfs
     }
 
+    /// Whether the entry is a file.
     public var isFile: Bool { type == .file }
 
     /// The name the cache gives the file's blob: the LFS SHA-256, else the git blob id — what the Hub sends

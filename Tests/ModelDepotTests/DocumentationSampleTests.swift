@@ -1,0 +1,157 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+#if canImport(SwiftUI)
+    import SwiftUI
+#endif
+
+// The code samples of the DocC articles (Sources/ModelDepot/ModelDepot.docc), kept here so they compile: an
+// article's sample that stops compiling fails the build. Samples that need the internet are compiled, not run.
+
+/// "Downloading a model".
+enum DownloadingAModelSamples {
+    static func pullARepository() async throws {
+        let models = try ModelManager()
+        let repo = try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF")
+        let task = await models.download(repo, matching: ["*q4_k_m.gguf"])
+        let snapshot = try await task.result()
+        print(snapshot.folder.path)
+    }
+
+    static func chooseTheHubAndTheCache() -> ModelManager {
+        let hub = HubClient(endpoint: URL(string: "https://huggingface.co")!, token: nil)
+        let cache = HubCache(root: ModelStorage(placement: .applicationSupport).cacheDirectory)
+        return ModelManager(hub: hub, cache: cache)
+    }
+
+    static func pullACatalogModel(models: ModelManager) async throws {
+        let catalog = try ModelCatalog.builtIn()
+        if let entry = catalog.entry(named: "all-minilm-l6-v2") {
+            let snapshot = try await models.download(entry).result()
+            let report = try models.readiness(of: entry)
+            if report.readiness.isReady { print("load", snapshot.folder.path) }
+        }
+    }
+
+    static func downloadOneFile() async throws {
+        let downloader = Downloader()
+        let result = try await downloader.download(
+            DownloadRequest(
+                url: URL(string: "https://example.com/model.gguf")!,
+                destination: URL(fileURLWithPath: "/tmp/model.gguf"),
+                expectedSHA256: nil)
+        ) { progress in
+            print(progress.bytesCompleted, progress.totalBytes ?? -1)
+        }
+        print(result.file.path, result.sha256)
+    }
+
+    static func matchAnErrorCode(task: ModelDownloadTask) async throws {
+        do {
+            _ = try await task.result()
+        } catch let error as ModelDepotError where error.code == .insufficientDiskSpace {
+            // Free space and pull again: the bytes already on disk are kept.
+        }
+    }
+}
+
+/// "Watching and controlling downloads in SwiftUI".
+enum WatchingDownloadsSamples {
+    #if canImport(SwiftUI)
+        struct ModelDownloadRow: View {
+            @State var download: ObservedModelDownload
+
+            var body: some View {
+                VStack(alignment: .leading) {
+                    ProgressView(value: download.progress?.fractionCompleted ?? 0)
+                    Text("\(download.progress?.filesCompleted ?? 0) of \(download.progress?.totalFiles ?? 0) files")
+                    if let waiting = download.progress?.waiting {
+                        Text(waiting.description).foregroundStyle(.secondary)
+                    }
+                    switch download.state {
+                    case .downloading: Button("Pause") { Task { await download.pause() } }
+                    case .paused: Button("Resume") { download.resume() }
+                    case .failed(let error): Text(error.message)
+                    default: EmptyView()
+                    }
+                }
+            }
+        }
+
+        @MainActor static func makeRow(models: ModelManager, entry: CatalogEntry) async -> ModelDownloadRow {
+            let task = await models.download(entry)
+            return ModelDownloadRow(download: ObservedModelDownload(task))
+        }
+    #endif
+
+    static func withoutSwiftUI(task: ModelDownloadTask) async throws {
+        for await progress in task.progress {
+            print(progress.bytesCompleted, "/", progress.totalBytes ?? 0)
+        }
+        let snapshot = try await task.result()
+        print(snapshot.folder.path)
+    }
+}
+
+/// "Managing the cache".
+enum ManagingTheCacheSamples {
+    static func whereTheCacheIs() -> ModelManager {
+        let storage = ModelStorage(placement: .caches)
+        return ModelManager(cache: HubCache(root: storage.cacheDirectory))
+    }
+
+    static func whatIsCached(models: ModelManager) throws {
+        for model in try models.cachedModels() {
+            print(model.id, model.sizeOnDisk, model.revisions.count)
+        }
+        print("total", try models.cacheSize())
+    }
+
+    static func isItIntact(models: ModelManager, repo: RepoID) async throws {
+        let outcome = try models.verify(repo)
+        if !outcome.problems.isEmpty {
+            let left = try await models.repair(repo, problems: outcome.problems)
+            print(left.isEmpty ? "repaired" : "still broken: \(left)")
+        }
+    }
+
+    static func keepingItSmall(models: ModelManager, repo: RepoID, otherRepo: RepoID) async throws {
+        try models.pin(repo)
+        let plan = try await models.prune(maxSize: 20_000_000_000, dryRun: true)
+        print("would free", plan.freedBytes, "by removing", plan.evicted.map(\.id))
+        _ = try await models.prune(maxSize: 20_000_000_000)
+        _ = try await models.delete(otherRepo)
+    }
+}
+
+/// "Running a mirror".
+enum RunningAMirrorSamples {
+    static func pointTheHubClientAtTheMirror() -> ModelManager {
+        let hub = HubClient(endpoint: URL(string: "http://mirror.local:8080")!)
+        return ModelManager(hub: hub, cache: HubCache(root: ModelStorage().cacheDirectory))
+    }
+}
+
+/// "Testing your app's downloads": this one runs.
+@Suite struct DocumentationSampleTests {
+    @Test func aResetMidBodyIsRetriedAndTheFileIsExact() async throws {
+        let bytes = SampleData.bytes(count: 1 << 20, seed: 7)
+        let server = try await FaultServer.start(files: ["/model.bin": bytes])
+        defer { Task { try? await server.shutdown() } }
+        server.inject(.reset(afterBytes: 100_000))
+
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        var configuration = DownloadConfiguration()
+        configuration.stallTimeout = nil  // on a clock that never waits, a stall watchdog would fire at once
+        let downloader = Downloader(clock: ImmediateClock(), configuration: configuration)
+        let result = try await downloader.download(
+            DownloadRequest(
+                url: server.url("/model.bin"), destination: folder.path("model.bin"),
+                expectedSHA256: SampleData.sha256(bytes)))
+        #expect(result.sha256 == SampleData.sha256(bytes))
+        #expect(server.pendingFaults == 0, "the reset happened")
+    }
+}
