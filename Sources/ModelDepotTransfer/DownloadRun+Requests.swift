@@ -52,64 +52,36 @@ extension DownloadRun {
     /// - Parameter progressMade: asked after a failure; when the failed attempt moved data forward the attempt
     ///   count starts again, so a long segment over a flaky link is not failed for earlier, recovered errors.
     func withRetries<T>(progressMade: () -> Bool, _ operation: () async throws -> T) async throws -> T {
-        let policy = configuration.retryPolicy
-        var attempt = 0
         var refreshes = 0
-        var budget = RetryBudget(limit: policy.budget, now: clock.elapsed())
-        while true {
-            budget.attemptStarts(at: clock.elapsed())
-            do {
-                return try await operation()
-            } catch {
-                let failure = Self.classify(error)
-                let moved = failure.isTransient || failure.code == .expiredURL ? progressMade() : false
-                budget.attemptFailed(at: clock.elapsed(), madeProgress: moved)
-                if moved {
-                    attempt = 0
-                    refreshes = 0
+        return try await configuration.retryPolicy.run(
+            clock: clock, random: random, classify: Self.classify, progressMade: progressMade,
+            recover: { failure, moved in
+                if moved { refreshes = 0 }
+                guard failure.code == .expiredURL else { return false }
+                refreshes += 1
+                guard refreshes <= configuration.maxURLRefreshes else {
+                    throw ModelDepotError(
+                        .expiredURL,
+                        "\(failure.message) It still did after \(configuration.maxURLRefreshes) fresh URLs from \(URLRedaction.redacted(request.url)); check the credentials or try again later."
+                    )
                 }
-                if failure.code == .expiredURL {
-                    refreshes += 1
-                    guard refreshes <= configuration.maxURLRefreshes else {
-                        throw ModelDepotError(
-                            .expiredURL,
-                            "\(failure.message) It still did after \(configuration.maxURLRefreshes) fresh URLs from \(URLRedaction.redacted(request.url)); check the credentials or try again later."
-                        )
-                    }
-                    state.withLock { $0.resolvedURL = request.url }
-                    logger.notice(
-                        "asking the original URL for a fresh one",
-                        metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
-                    continue
-                }
-                guard failure.isTransient else { throw failure }
-                attempt += 1
-                if let retryAfter = failure.retryAfter, retryAfter > policy.maxRetryAfter { throw failure }
-                guard attempt < policy.maxAttempts else { throw failure.afterRetries(attempt) }
+                state.withLock { $0.resolvedURL = request.url }
+                logger.notice(
+                    "asking the original URL for a fresh one",
+                    metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
+                return true
+            },
+            willRetry: { failure, attempt, delay in
                 state.withLock { $0.controller.recordFailure() }
-                let delay = policy.delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random())
-                if let exhausted = budget.exhausted(
-                    by: failure, attempts: attempt, at: clock.elapsed(), nextDelay: delay)
-                {
-                    throw exhausted
-                }
-                emit(
-                    waiting: .retry(
-                        attempt: attempt, maxAttempts: policy.maxAttempts, delay: delay, reason: failure.message))
                 logger.debug(
                     "retrying",
                     metadata: [
                         "url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)",
                         "error": "\(failure.message)",
                     ])
-                do {
-                    try await clock.sleep(for: delay)
-                } catch {
-                    throw ModelDepotError.cancelled()
-                }
-                emit(waiting: nil)
-            }
-        }
+            },
+            waiting: { self.emit(waiting: $0) },
+            operation)
     }
 
     /// Runs `operation` and fails it with `stalled` when its counter does not move for the stall timeout.
@@ -162,17 +134,6 @@ extension DownloadRun {
         default: sent = "an Authorization header was"
         }
         return HTTPStatusError.error(for: response, url: request.url, sentCredentials: sent)
-    }
-}
-
-extension ModelDepotError {
-    /// Failures the engine retries by itself.
-    var isTransient: Bool { Code.transient.contains(code) }
-
-    func afterRetries(_ attempts: Int) -> ModelDepotError {
-        ModelDepotError(
-            code, "\(message) Gave up after \(attempts) attempts; try again later.", underlying: underlying,
-            retryAfter: retryAfter)
     }
 }
 

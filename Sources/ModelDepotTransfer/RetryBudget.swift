@@ -1,9 +1,9 @@
 import ModelDepotCore
 
-/// How long one request may go on failing without progress (``RetryPolicy/budget``): the one rule both retry
-/// loops — the engine's and ``RetryPolicy/retrying(clock:random:waiting:_:)`` — apply. An attempt is not
-/// started unless the wait before it and the longest attempt seen so far still fit: a server that accepts
-/// connections and never answers costs the budget, not attempts × timeouts.
+/// How long one request may go on failing without progress (``RetryPolicy/budget``), as the one retry loop
+/// (`RetryPolicy.run`) applies it. An attempt is not started unless the wait before it and the longest attempt
+/// seen so far still fit: a server that accepts connections and never answers costs the budget, not attempts ×
+/// timeouts.
 struct RetryBudget {
     let limit: Duration?
     private var streakStart: Duration

@@ -89,46 +89,91 @@ extension RetryPolicy {
         clock: any Clock<Duration>, random: () -> Double, waiting: (@Sendable (TransferWait?) -> Void)? = nil,
         _ operation: () async throws -> T
     ) async throws -> T {
-        let elapsed = EngineClock(clock)
+        try await run(clock: EngineClock(clock), random: random, waiting: waiting, operation)
+    }
+
+    /// The one retry loop: the engine's requests, the Hub client and the inference provider all retry
+    /// through it. An attempt that fails with a transient error is tried again after this policy's wait
+    /// (or the server's `Retry-After`), until the attempts or the ``budget`` run out.
+    ///
+    /// - Parameters:
+    ///   - classify: turns what an attempt threw into the failure to judge; nil rethrows it unchanged.
+    ///   - progressMade: asked after each failure; when the failed attempt moved data forward, the attempt
+    ///     count and the budget start again (a long transfer over a flaky link is not failed for errors it
+    ///     recovered from).
+    ///   - recover: looks at each failure first (with whether it made progress); true tries again at once
+    ///     without counting an attempt (a fresh signed URL), a throw ends the loop with that error.
+    ///   - willRetry: told the failure, the attempt count and the wait before each retry (logs, the
+    ///     engine's connection controller).
+    ///   - waiting: told before each wait and after it (nil).
+    package func run<T>(
+        clock: EngineClock, random: () -> Double,
+        classify: (any Error) -> ModelDepotError? = { $0 as? ModelDepotError },
+        progressMade: () -> Bool = { false },
+        recover: (ModelDepotError, _ madeProgress: Bool) throws -> Bool = { _, _ in false },
+        willRetry: (ModelDepotError, _ attempt: Int, _ delay: Duration) -> Void = { _, _, _ in },
+        waiting: ((TransferWait?) -> Void)? = nil,
+        _ operation: () async throws -> T
+    ) async throws -> T {
         var attempt = 0
-        var budget = RetryBudget(limit: self.budget, now: elapsed.elapsed())
+        var budget = RetryBudget(limit: self.budget, now: clock.elapsed())
         while true {
-            budget.attemptStarts(at: elapsed.elapsed())
+            budget.attemptStarts(at: clock.elapsed())
             do {
                 return try await operation()
-            } catch let error as ModelDepotError {
+            } catch {
+                guard let failure = classify(error) else { throw error }
+                let moved = progressMade()
+                budget.attemptFailed(at: clock.elapsed(), madeProgress: moved)
+                if moved { attempt = 0 }
+                if try recover(failure, moved) { continue }
                 attempt += 1
-                let now = elapsed.elapsed()
-                budget.attemptFailed(at: now, madeProgress: false)
-                if ModelDepotError.Code.transient.contains(error.code),
-                    let exhausted = budget.exhausted(
-                        by: error, attempts: attempt, at: now,
-                        nextDelay: delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: 0))
+                let delay = try wait(after: failure, attempt: attempt, random: random())
+                if let exhausted = budget.exhausted(
+                    by: failure, attempts: attempt, at: clock.elapsed(), nextDelay: delay)
                 {
                     throw exhausted
                 }
-                try await backOff(after: error, attempt: attempt, clock: clock, random: random(), waiting: waiting)
+                willRetry(failure, attempt, delay)
+                try await sleep(delay, before: attempt, of: failure, clock: clock, waiting: waiting)
             }
         }
     }
 
     /// Waits on `clock` before attempt `attempt + 1` (1-based count of failed attempts) after `error`, or
-    /// rethrows `error` when it is not transient (`Code.transient`: network, stall, 5xx, 429), the attempts are
-    /// used up, or the server
-    /// asked to wait longer than ``maxRetryAfter``.
+    /// throws when it is not worth another attempt: the error is not transient (`Code.transient`: network,
+    /// stall, 5xx, 429), the attempts are used up, or the server asked to wait longer than ``maxRetryAfter``.
+    /// For callers that keep their own loop (a stream that must not be restarted after its first byte).
     public func backOff(
         after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double,
         waiting: (@Sendable (TransferWait?) -> Void)? = nil
     ) async throws {
-        guard ModelDepotError.Code.transient.contains(error.code), attempt < maxAttempts else { throw error }
-        if let wait = error.retryAfter, wait > maxRetryAfter { throw error }
-        let delay = delay(afterAttempt: attempt, retryAfter: error.retryAfter, random: random)
-        waiting?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: error.message))
+        let delay = try wait(after: error, attempt: attempt, random: random)
+        try await sleep(delay, before: attempt, of: error, clock: EngineClock(clock), waiting: waiting)
+    }
+
+    /// The wait before attempt `attempt + 1` after `failure`, or the error to give up with.
+    private func wait(after failure: ModelDepotError, attempt: Int, random: Double) throws -> Duration {
+        guard ModelDepotError.Code.transient.contains(failure.code) else { throw failure }
+        if let retryAfter = failure.retryAfter, retryAfter > maxRetryAfter { throw failure }
+        guard attempt < maxAttempts else {
+            throw ModelDepotError(
+                failure.code, "\(failure.message) Gave up after \(attempt) attempts; try again later.",
+                underlying: failure.underlying, retryAfter: failure.retryAfter)
+        }
+        return delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random)
+    }
+
+    private func sleep(
+        _ delay: Duration, before attempt: Int, of failure: ModelDepotError, clock: EngineClock,
+        waiting: ((TransferWait?) -> Void)?
+    ) async throws {
+        waiting?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: failure.message))
         defer { waiting?(nil) }
         do {
             try await clock.sleep(for: delay)
         } catch {
-            throw ModelDepotError(.cancelled, "Cancelled while waiting to try again.")
+            throw ModelDepotError.cancelled()
         }
     }
 }
