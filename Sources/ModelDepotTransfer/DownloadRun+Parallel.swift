@@ -8,50 +8,18 @@ extension DownloadRun {
     func startParallel(
         probe: TransportResponse, requested: Range<Int64>, record: ResumeRecord?, file: any PartialFile
     ) async throws {
-        guard let contentRange = probe.header("Content-Range").flatMap(ContentRange.init(header:)),
-            let total = contentRange.total, let served = contentRange.range,
-            served.lowerBound == requested.lowerBound
-        else {
-            throw ModelDepotError(
-                .protocolViolation, "\(request.url) answered 206 without a usable Content-Range for bytes \(requested)."
-            )
+        let now = clock.elapsed()
+        let start = try flow.withLock {
+            try $0.probeAnswered(ranged: DownloadFlow.Answer(probe), requested: requested, resuming: record, now: now)
         }
-        let answered = ResourceValidators(etag: probe.header("ETag"), lastModified: probe.header("Last-Modified"))
-        if let record, record.totalSize != total || record.validators.conflicts(with: answered) {
-            throw sourceChanged("its size or ETag differs from the saved partial download")
-        }
-        try checkExpectedSize(total)
-        let done = record?.completed ?? ByteRangeSet()
-        if record == nil {
-            try checkDiskSpace(needed: total)
-            try file.allocate(size: total)
-        }
-        let validators = record?.validators ?? answered
-        var scheduler = SegmentScheduler(
-            total: total, segmentSize: configuration.segmentSize,
-            minimumSteal: max(configuration.segmentSize / 8, 64 << 10), done: done)
-        let start = clock.elapsed()
-        let first = scheduler.next(now: start)
-        state.withLock { state in
-            state.total = total
-            state.validators = validators
-            state.bytesResumed = done.count
-            state.bytesCompleted = done.count
-            state.sampleStart = start
-            state.scheduler = scheduler
-            state.phase = .downloading
-            if case .assigned = first { state.activeConnections = 1 }
-        }
+        try checkDiskSpace(needed: start.spaceNeeded)
+        if start.allocate { try file.allocate(size: start.total) }
         try checkpoint()
         emit(force: true)
-        var probeSegment: (SegmentScheduler.Segment, TransportResponse)?
-        if case .assigned(let segment) = first, segment.range.lowerBound == served.lowerBound {
-            probeSegment = (segment, probe)
-        }
+        let probeSegment = start.probeSegment.map { ($0, probe) }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                let probeJob = probeSegment
-                group.addTask { try await self.connection(index: 0, file: file, first: probeJob) }
+                group.addTask { try await self.connection(index: 0, file: file, first: probeSegment) }
                 for index in 1..<max(1, configuration.maxConnections) {
                     group.addTask { try await self.connection(index: index, file: file, first: nil) }
                 }
@@ -80,14 +48,6 @@ extension DownloadRun {
         if let (segment, response) = first {
             try await fetch(segment: segment, file: file, response: response)
         }
-        enum Decision {
-            case run(SegmentScheduler.Segment)
-            /// Nothing to take right now; counted as idle so that writers wake it to look for a slow range.
-            case wait
-            /// Above the concurrency target: sleeps until the target or the scheduler changes.
-            case parked
-            case finished
-        }
         let budget = index > 0 ? configuration.connectionBudget : nil
         while true {
             try Task.checkCancellation()
@@ -95,7 +55,7 @@ extension DownloadRun {
             // Beyond the first connection, a shared budget decides whether this one may open at all.
             if let budget {
                 let budgetSeen = budget.signal.generation
-                let (complete, parked) = state.withLock { ($0.scheduler!.isComplete, index >= $0.controller.target) }
+                let (complete, parked) = flow.withLock { ($0.isComplete, $0.isParked(connection: index)) }
                 if complete { return }
                 if parked {
                     await signal.wait(after: seen)
@@ -109,31 +69,22 @@ extension DownloadRun {
             var permitHeld = budget != nil
             defer { if permitHeld { budget?.release() } }
             let now = clock.elapsed()
-            let decision = state.withLock { state -> Decision in
-                if state.scheduler!.isComplete { return .finished }
-                guard index < state.controller.target else { return .parked }
-                switch state.scheduler!.next(now: now) {
-                case .assigned(let segment):
-                    state.activeConnections += 1
-                    return .run(segment)
-                case .wait:
-                    state.idleConnections += 1
-                    return .wait
-                case .finished: return .finished
-                }
-            }
-            defer { if case .wait = decision { state.withLock { $0.idleConnections -= 1 } } }
-            let fetching = if case .run = decision { true } else { false }
+            let step = flow.withLock { $0.nextStep(connection: index, now: now) }
+            let fetching = if case .fetch = step { true } else { false }
             if permitHeld && !fetching {
                 // Not fetching: give the permit back before waiting, so another download can use it.
                 budget?.release()
                 permitHeld = false
             }
-            switch decision {
-            case .run(let segment):
+            switch step {
+            case .fetch(let segment):
                 logger.trace("segment", metadata: ["connection": "\(index)", "range": "\(segment.range)"])
                 try await fetch(segment: segment, file: file, response: nil)
-            case .wait, .parked: await signal.wait(after: seen)
+            case .idle:
+                await signal.wait(after: seen)
+                flow.withLock { $0.idleEnded() }
+            case .parked:
+                await signal.wait(after: seen)
             case .finished:
                 logger.trace("connection done", metadata: ["connection": "\(index)"])
                 return
@@ -148,7 +99,7 @@ extension DownloadRun {
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
-            let (prefix, total) = state.withLock { ($0.scheduler!.done.prefixEnd, $0.total ?? 0) }
+            let (prefix, total) = flow.withLock { ($0.hashablePrefix, $0.total ?? 0) }
             if hasher.offset < prefix {
                 // A few milliseconds of hashing per step, so a cancelled download stops soon.
                 let end = min(prefix, hasher.offset + (8 << 20))
@@ -157,7 +108,7 @@ extension DownloadRun {
             }
             if hasher.offset >= total {
                 let digest = hasher.finalize()
-                state.withLock { $0.sha256 = digest }
+                flow.withLock { $0.hashed(digest) }
                 return
             }
             await signal.wait(after: seen)
@@ -167,12 +118,7 @@ extension DownloadRun {
     /// Saves the resume sidecar with the ranges written so far.
     func checkpoint() throws {
         try resumeRecordFile.withLock { file in
-            let record = state.withLock { state -> ResumeRecord? in
-                guard let total = state.total, let scheduler = state.scheduler else { return nil }
-                return ResumeRecord(
-                    url: request.url.absoluteString, totalSize: total, validators: state.validators,
-                    completed: scheduler.done, expectedSHA256: request.expectedSHA256)
-            }
+            let record = flow.withLock { $0.resumeRecord(expectedSHA256: request.expectedSHA256) }
             if let record { try file.save(record) }
         }
     }

@@ -6,7 +6,7 @@ extension DownloadRun {
     /// headers reach the original origin only. Remembers where redirects led, so later ranges go straight there.
     /// `watched`: the caller runs this request under ``withStallWatchdog(_:)``.
     func send(range: Range<Int64>?, ifRange: String?, watched: Bool = false) async throws -> TransportResponse {
-        var url = state.withLock { $0.resolvedURL }
+        var url = flow.withLock { $0.resolvedURL }
         for _ in 0...configuration.maxRedirects {
             var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
             if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
@@ -21,7 +21,7 @@ extension DownloadRun {
                     // "Request has expired"). The original URL hands out a fresh one; withRetries asks it.
                     throw await expiredURL(response, at: url)
                 }
-                if url != request.url { state.withLock { $0.resolvedURL = url } }
+                if url != request.url { flow.withLock { $0.redirected(to: url) } }
                 return response
             }
             url = next
@@ -65,14 +65,14 @@ extension DownloadRun {
                         "\(failure.message) It still did after \(configuration.maxURLRefreshes) fresh URLs from \(URLRedaction.redacted(request.url)); check the credentials or try again later."
                     )
                 }
-                state.withLock { $0.resolvedURL = request.url }
+                flow.withLock { $0.urlRefused() }
                 logger.notice(
                     "asking the original URL for a fresh one",
                     metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
                 return true
             },
             willRetry: { failure, attempt, delay in
-                state.withLock { $0.controller.recordFailure() }
+                flow.withLock { $0.requestFailed() }
                 logger.debug(
                     "retrying",
                     metadata: [

@@ -23,19 +23,11 @@ extension DownloadRun {
 
     private func receiveWhole(_ response: TransportResponse, file: any PartialFile) async throws {
         let total = response.header("Content-Length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-        if let total {
-            try checkExpectedSize(total)
-            try checkDiskSpace(needed: total)
-        }
+        try flow.withLock { try $0.streamStarted(total: total) }
+        if let total { try checkDiskSpace(needed: total) }
         try file.allocate(size: 0)
-        state.withLock { state in
-            state.total = total
-            state.bytesCompleted = 0
-            state.phase = .downloading
-            state.activeConnections = 1
-        }
         emit(force: true)
-        let (offset, digest) = try await withStallWatchdog { counter in
+        let (size, digest) = try await withStallWatchdog { counter in
             let hasher = PrefixHasher(bufferSize: 0)
             var offset: Int64 = 0
             for try await buffer in response.body {
@@ -44,35 +36,22 @@ extension DownloadRun {
                     throw ModelDepotError(
                         .protocolViolation, "\(self.request.url) sent more bytes than its Content-Length of \(total).")
                 }
-                try buffer.withUnsafeReadableBytes { bytes in
-                    try file.write(bytes, at: offset)
-                    hasher.update(bytes)
-                }
+                try await self.store(buffer, count: count, at: offset, in: file)
+                buffer.withUnsafeReadableBytes { hasher.update($0) }
                 offset += Int64(count)
                 counter.add(count)
                 self.recordStreamedBytes(count)
             }
             return (offset, hasher.finalize())
         }
-        state.withLock { $0.activeConnections = 0 }
-        if let total, offset < total {
-            throw ModelDepotError(
-                .network,
-                "The connection to \(request.url.host ?? "the server") closed after \(offset) of \(total) bytes.")
-        }
-        try checkExpectedSize(offset)
-        state.withLock { state in
-            state.total = offset
-            state.sha256 = digest
-        }
+        try flow.withLock { try $0.streamEnded(size: size, digest: digest) }
     }
 
     private func recordStreamedBytes(_ count: Int) {
         let now = clock.elapsed()
-        state.withLock { state in
-            state.bytesReceived += Int64(count)
-            state.bytesCompleted += Int64(count)
-            emitLocked(&state, now: now, force: false)
+        flow.withLock { flow in
+            flow.streamed(count)
+            report(&flow, now: now, force: false)
         }
     }
 }

@@ -3,37 +3,14 @@ import Logging
 import ModelDepotCore
 import Synchronization
 
-/// One attempt at a download, from the first request to the rename into place.
+/// One attempt at a download, from the first request to the rename into place: the I/O around a
+/// ``DownloadFlow``, which makes every decision.
 ///
 /// The first ranged request doubles as the probe: its answer tells whether the server does ranges (206),
-/// the size, and the validators. A 206 leads to the parallel path (``DownloadRun/runParallel``); a 200 to a
+/// the size, and the validators. A 206 leads to the parallel path (``DownloadRun/startParallel``); a 200 to a
 /// single stream. A run that finds the file changed on the server throws `sourceChanged` and the
 /// ``Downloader`` starts a fresh run.
 final class DownloadRun: Sendable {
-    struct State {
-        var resolvedURL: URL
-        var validators = ResourceValidators()
-        var total: Int64?
-        var scheduler: SegmentScheduler?
-        var controller: ConcurrencyController
-        var phase: DownloadProgress.Phase = .resolving
-        var bytesReceived: Int64 = 0
-        var bytesResumed: Int64 = 0
-        var bytesCompleted: Int64 = 0
-        var bytesSinceCheckpoint: Int64 = 0
-        var activeConnections = 0
-        var idleConnections = 0
-        var bytesSinceIdleCheck: Int64 = 0
-        var lastIdleCheck: Duration = .zero
-        var lastEmit: Duration?
-        var speed = SpeedMeter()
-        var sampleBytes: Int64 = 0
-        var sampleStart: Duration = .zero
-        var hashedPrefixNotified: Int64 = 0
-        var sha256: String?
-        var waiting: TransferWait?
-    }
-
     let request: DownloadRequest
     let configuration: DownloadConfiguration
     let transport: any HTTPTransport
@@ -42,7 +19,9 @@ final class DownloadRun: Sendable {
     let logger: Logger
     let random: @Sendable () -> Double
     let progressHandler: @Sendable (DownloadProgress) -> Void
-    let state: Mutex<State>
+    /// The run's state and decisions, behind the one lock.
+    let flow: Mutex<DownloadFlow>
+    /// Wakes connections and the hasher when the flow changes.
     let signal = ChangeSignal()
     /// The sidecar, behind a lock that serialises saves so an older snapshot never overwrites a newer one.
     let resumeRecordFile: Mutex<ResumeRecordFile>
@@ -61,9 +40,8 @@ final class DownloadRun: Sendable {
         self.logger = downloader.logger
         self.random = downloader.random
         self.progressHandler = progress
-        let controller = ConcurrencyController(
-            initial: downloader.configuration.initialConnections, maximum: downloader.configuration.maxConnections)
-        self.state = Mutex(State(resolvedURL: request.url, controller: controller))
+        self.flow = Mutex(
+            DownloadFlow(url: request.url, expectedSize: request.expectedSize, configuration: downloader.configuration))
         self.resumeRecordFile = Mutex(ResumeRecordFile(path: request.resumeRecordPath))
     }
 
@@ -77,7 +55,7 @@ final class DownloadRun: Sendable {
         } catch {
             // A run that started afresh and wrote nothing leaves nothing: an empty `.incomplete` (after a 404, a
             // redirect loop, a garbage reply) is of no use to a later run.
-            if record == nil, state.withLock({ $0.bytesReceived == 0 }) { Downloader.discardPartial(of: request) }
+            if record == nil, flow.withLock({ $0.bytesReceived == 0 }) { Downloader.discardPartial(of: request) }
             throw error
         }
     }
@@ -87,31 +65,27 @@ final class DownloadRun: Sendable {
             unlink(request.resumeRecordPath)
             try file.allocate(size: 0)
         }
-        let firstRange = record.map { firstMissingRange(of: $0) } ?? 0..<configuration.segmentSize
+        let first = flow.withLock { $0.probe(resuming: record) }
         let probe = try await withRetries(progressMade: { false }) {
-            self.emit(waiting: .server(TransportFailure.serverName(self.state.withLock { $0.resolvedURL })))
+            self.emit(waiting: .server(TransportFailure.serverName(self.flow.withLock { $0.resolvedURL })))
             // Under the watchdog: a server that accepts the connection and never answers is given up on after
             // the stall timeout, not after the transport's minute-long read timeout.
             let answer = try await self.withStallWatchdog { _ in
-                try await self.send(range: firstRange, ifRange: record?.validators.ifRangeValue)
+                try await self.send(range: first.range, ifRange: first.ifRange)
             }
-            guard [200, 206, 416].contains(answer.status) else {
-                throw self.statusError(answer)
-            }
+            guard DownloadFlow.isProbeAnswer(answer.status) else { throw self.statusError(answer) }
             return answer
         }
         emit(waiting: nil)
-        logger.trace("probe answered", metadata: ["status": "\(probe.status)", "range": "\(firstRange)"])
+        logger.trace("probe answered", metadata: ["status": "\(probe.status)", "range": "\(first.range)"])
         switch probe.status {
         case 206:
-            try await startParallel(probe: probe, requested: firstRange, record: record, file: file)
+            try await startParallel(probe: probe, requested: first.range, record: record, file: file)
         case 200:
-            if record != nil { throw sourceChanged("the server no longer honours the saved byte ranges") }
+            try flow.withLock { try $0.probeAnsweredWhole(resuming: record) }
             try await runSingleStream(first: probe, file: file)
-        case 416:
-            try handleUnsatisfiableProbe(probe, record: record, file: file)
         default:
-            throw statusError(probe)
+            try flow.withLock { try $0.probeAnsweredUnsatisfiable(DownloadFlow.Answer(probe), resuming: record) }
         }
         return try finish(file: file)
     }
@@ -127,34 +101,6 @@ final class DownloadRun: Sendable {
         return record
     }
 
-    private func firstMissingRange(of record: ResumeRecord) -> Range<Int64> {
-        guard let gap = record.completed.gaps(upTo: record.totalSize).first else { return 0..<1 }
-        return gap.lowerBound..<min(gap.upperBound, gap.lowerBound + configuration.segmentSize)
-    }
-
-    private func handleUnsatisfiableProbe(_ probe: TransportResponse, record: ResumeRecord?, file: any PartialFile)
-        throws
-    {
-        let contentRange = probe.header("Content-Range").flatMap(ContentRange.init(header:))
-        if record != nil { throw sourceChanged("the file on the server is shorter than before") }
-        guard contentRange?.total == 0 else {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(request.url) answered 416 to a request for its first bytes; the server is misconfigured.")
-        }
-        try checkExpectedSize(0)
-        state.withLock { $0.total = 0 }
-    }
-
-    func checkExpectedSize(_ total: Int64) throws {
-        if let expected = request.expectedSize, expected != total {
-            throw ModelDepotError(
-                .sizeMismatch,
-                "\(request.url) is \(total) bytes but \(expected) were expected. Check the URL, or update the expected size."
-            )
-        }
-    }
-
     /// Fails with `insufficientDiskSpace` unless the destination volume can take `needed` more bytes.
     func checkDiskSpace(needed: Int64) throws {
         guard needed > 0 else { return }
@@ -168,14 +114,10 @@ final class DownloadRun: Sendable {
         }
     }
 
-    func sourceChanged(_ reason: String) -> ModelDepotError {
-        ModelDepotError(.sourceChanged, "\(request.url) changed on the server during the download (\(reason)).")
-    }
-
     /// Verifies what was downloaded and moves it into place.
     private func finish(file: any PartialFile) throws -> DownloadResult {
         emit(phase: .verifying)
-        let (total, digest, received, resumed) = state.withLock {
+        let (total, digest, received, resumed) = flow.withLock {
             ($0.total ?? 0, $0.sha256, $0.bytesReceived, $0.bytesResumed)
         }
         let actualSize = try file.size()
