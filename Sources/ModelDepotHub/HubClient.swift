@@ -176,31 +176,24 @@ public struct HubClient: Sendable {
     {
         let resolve = resolveURL(repo, type: type, revision: revision, path: path)
         return try await withRetries {
-            var url = resolve
-            for _ in 0...Self.maximumRedirects {
-                let response = try await send(method: "HEAD", url: url)
-                if let next = try HTTPExchange.redirectTarget(of: response, from: url) {
-                    // Same origin: follow (renamed repos, /api/resolve-cache/…). Elsewhere (a CDN): the metadata
-                    // is on this redirect, and the CDN must not see the token.
-                    if next.hasSameOrigin(as: url) {
-                        url = next
-                        continue
-                    }
-                    return .found(try Self.metadata(from: response, location: next, url: resolve, isRedirect: true))
-                }
-                guard (200..<300).contains(response.status) else {
-                    let error = Self.hubError(for: response, url: url, body: [])
-                    if error.code == .entryNotFound {
-                        // The header names a folder of the cache (`.no_exist/<commit>/`): only a commit id may.
-                        let commit = response.header("X-Repo-Commit")?.lowercased()
-                        return .missing(commit: commit.flatMap { HubEncoding.isGitID($0) ? $0 : nil }, error)
-                    }
-                    throw error
-                }
-                return .found(try Self.metadata(from: response, location: url, url: resolve, isRedirect: false))
+            // Same origin: follow (renamed repos, /api/resolve-cache/…). Elsewhere (a CDN): the metadata is on
+            // the redirect itself, and the CDN must not see the token.
+            let (response, url) = try await HTTPExchange.following(
+                redirectsFrom: resolve, limit: Self.maximumRedirects,
+                send: { try await send(method: "HEAD", url: $0) }, follows: { $1.hasSameOrigin(as: $0) })
+            if let next = try HTTPExchange.redirectTarget(of: response, from: url) {
+                return .found(try Self.metadata(from: response, location: next, url: resolve, isRedirect: true))
             }
-            throw ModelDepotError(
-                .protocolViolation, "\(resolve) redirected more than \(Self.maximumRedirects) times.")
+            guard (200..<300).contains(response.status) else {
+                let error = Self.hubError(for: response, url: url, body: [])
+                if error.code == .entryNotFound {
+                    // The header names a folder of the cache (`.no_exist/<commit>/`): only a commit id may.
+                    let commit = response.header("X-Repo-Commit")?.lowercased()
+                    return .missing(commit: commit.flatMap { HubEncoding.isGitID($0) ? $0 : nil }, error)
+                }
+                throw error
+            }
+            return .found(try Self.metadata(from: response, location: url, url: resolve, isRedirect: false))
         }
     }
 
@@ -255,23 +248,15 @@ public struct HubClient: Sendable {
     /// A GET whose body is read whole, following same-origin redirects, retried on transient failures.
     func getWithRetries(_ url: URL) async throws -> ([UInt8], TransportResponse) {
         try await withRetries {
-            var current = url
-            for _ in 0...Self.maximumRedirects {
-                let response = try await send(method: "GET", url: current)
-                // Same-origin redirects only (a renamed repository): the token must not leave the endpoint.
-                if let next = try HTTPExchange.redirectTarget(of: response, from: current),
-                    next.hasSameOrigin(as: current)
-                {
-                    current = next
-                    continue
-                }
-                let body = try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: current)
-                guard (200..<300).contains(response.status) else {
-                    throw Self.hubError(for: response, url: current, body: body)
-                }
-                return (body, response)
+            // Same-origin redirects only (a renamed repository): the token must not leave the endpoint.
+            let (response, current) = try await HTTPExchange.following(
+                redirectsFrom: url, limit: Self.maximumRedirects, send: { try await send(method: "GET", url: $0) },
+                follows: { $1.hasSameOrigin(as: $0) })
+            let body = try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: current)
+            guard (200..<300).contains(response.status) else {
+                throw Self.hubError(for: response, url: current, body: body)
             }
-            throw ModelDepotError(.protocolViolation, "\(url) redirected more than \(Self.maximumRedirects) times.")
+            return (body, response)
         }
     }
 

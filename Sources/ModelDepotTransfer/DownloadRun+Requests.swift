@@ -6,29 +6,25 @@ extension DownloadRun {
     /// headers reach the original origin only. Remembers where redirects led, so later ranges go straight there.
     /// `watched`: the caller runs this request under ``withStallWatchdog(_:)``.
     func send(range: Range<Int64>?, ifRange: String?, watched: Bool = false) async throws -> TransportResponse {
-        var url = flow.withLock { $0.resolvedURL }
-        for _ in 0...configuration.maxRedirects {
-            var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
-            if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-            if let ifRange { headers.append(("If-Range", ifRange)) }
-            if url.hasSameOrigin(as: request.url) { headers.append(contentsOf: request.headers) }
-            let response = try await transport.send(
-                TransportRequest(
-                    url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
-            guard let next = try HTTPExchange.redirectTarget(of: response, from: url) else {
-                if [400, 401, 403].contains(response.status), !url.hasSameOrigin(as: request.url) {
-                    // A redirect target refusing access: a signed CDN URL that expired (S3 answers 403
-                    // "Request has expired"). The original URL hands out a fresh one; withRetries asks it.
-                    throw await expiredURL(response, at: url)
-                }
-                if url != request.url { flow.withLock { $0.redirected(to: url) } }
-                return response
-            }
-            url = next
+        let start = flow.withLock { $0.resolvedURL }
+        let (response, url) = try await HTTPExchange.following(
+            redirectsFrom: start, limit: configuration.maxRedirects,
+            send: { url in
+                var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
+                if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+                if let ifRange { headers.append(("If-Range", ifRange)) }
+                if url.hasSameOrigin(as: request.url) { headers.append(contentsOf: request.headers) }
+                return try await transport.send(
+                    TransportRequest(
+                        url: url, headers: headers, callerDetectsStalls: watched && configuration.stallTimeout != nil))
+            })
+        if [400, 401, 403].contains(response.status), !url.hasSameOrigin(as: request.url) {
+            // A redirect target refusing access: a signed CDN URL that expired (S3 answers 403 "Request has
+            // expired"). The original URL hands out a fresh one; withRetries asks it.
+            throw await expiredURL(response, at: url)
         }
-        throw ModelDepotError(
-            .protocolViolation,
-            "\(request.url) redirected more than \(configuration.maxRedirects) times; the server is misconfigured.")
+        if url != request.url { flow.withLock { $0.redirected(to: url) } }
+        return response
     }
 
     /// The error for a redirect target that refused access, quoting the start of its answer.

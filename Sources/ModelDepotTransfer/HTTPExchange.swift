@@ -25,6 +25,29 @@ package enum HTTPExchange {
         return next
     }
 
+    /// Sends a request to `url` and follows its redirects: the one redirect loop of every client here. Each
+    /// hop is sent with `send` (which decides the headers for that URL); `follows` decides whether a redirect
+    /// from one URL to the next is followed (the Hub client keeps its token on the endpoint's origin and reads
+    /// a cross-origin redirect itself). Returns the first answer not followed and the URL it came from.
+    ///
+    /// - Throws: `protocolViolation` for a redirect to an invalid location, or after `limit` redirects.
+    package static func following(
+        redirectsFrom url: URL, limit: Int, send: (URL) async throws -> TransportResponse,
+        follows: (_ from: URL, _ to: URL) -> Bool = { _, _ in true }
+    ) async throws -> (response: TransportResponse, url: URL) {
+        var current = url
+        for _ in 0...limit {
+            let response = try await send(current)
+            guard let next = try redirectTarget(of: response, from: current), follows(current, next) else {
+                return (response, current)
+            }
+            current = next
+        }
+        throw ModelDepotError(
+            .protocolViolation,
+            "\(URLRedaction.redacted(url)) redirected more than \(limit) times; the server is misconfigured.")
+    }
+
     /// The error code an HTTP status stands for, before any service-specific reading (the Hub's
     /// `X-Error-Code`): 401/403 `unauthorized`, 404/410 `notFound`, 408 `network`, 429 `rateLimited`, 5xx
     /// `serverError` — except 501 (Not Implemented) and 505 (HTTP Version Not Supported), which no retry
