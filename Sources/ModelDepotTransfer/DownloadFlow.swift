@@ -189,10 +189,11 @@ struct DownloadFlow: Sendable {
     /// The next step of connection `index` (0-based): a range to fetch, idle, parked above the concurrency
     /// target, or finished.
     mutating func nextStep(connection index: Int, now: Duration) -> Step {
-        guard var scheduler, !scheduler.isComplete else { return .finished }
+        // Mutated in place (`scheduler?.`): a copy taken out of the optional would make every call copy the
+        // scheduler's ranges.
+        guard scheduler?.isComplete == false else { return .finished }
         guard index < controller.target else { return .parked }
-        defer { self.scheduler = scheduler }
-        switch scheduler.next(now: now) {
+        switch scheduler?.next(now: now) ?? .finished {
         case .assigned(let segment):
             activeConnections += 1
             return .fetch(segment)
@@ -251,9 +252,7 @@ struct DownloadFlow: Sendable {
     /// Books bytes written for segment `id`: the scheduler, the counters, the concurrency controller's
     /// throughput sample, and whether a checkpoint is due or waiting connections should look again.
     mutating func wrote(segment id: Int, _ range: Range<Int64>, now: Duration) -> AfterWrite {
-        guard var scheduler else { return AfterWrite() }
-        scheduler.recordWrite(id: id, range)
-        self.scheduler = scheduler
+        guard scheduler?.recordWrite(id: id, range) != nil else { return AfterWrite() }
         let count = range.upperBound - range.lowerBound
         bytesReceived += count
         bytesCompleted += count
@@ -267,7 +266,7 @@ struct DownloadFlow: Sendable {
             sampleBytes = 0
             sampleStart = now
         }
-        let prefix = scheduler.done.prefixEnd
+        let prefix = hashablePrefix
         if prefix - hashedPrefixNotified >= 4 << 20 || prefix == total {
             hashedPrefixNotified = prefix
             after.wake = true

@@ -95,4 +95,35 @@ import Testing
         #expect((1024...65535).contains(port))
         #expect((OpenFileLimit.current() ?? 1024) >= 64)
     }
+
+    @Test func aSharedLibraryLoadsAtRunTimeAndItsFunctionsCanBeCalled() throws {
+        #if os(Linux)
+            let names = ["libnot-there.so.9", "libm.so.6"]
+        #else
+            let names = ["libnot-there.dylib", "/usr/lib/libSystem.B.dylib"]
+        #endif
+        let library = try #require(SharedLibrary(firstOf: names))
+        #expect(library.name == names[1], "the first name that loads wins")
+        let address = try #require(library.address(of: "cos"))
+        typealias Cosine = @convention(c) (Double) -> Double
+        #expect(unsafeBitCast(address, to: Cosine.self)(0) == 1)
+        #expect(library.address(of: "no_such_symbol_here") == nil)
+        #expect(SharedLibrary(firstOf: ["libnot-there.so.9"]) == nil)
+    }
+
+    @Test func touchingAFileMovesItsAccessTimeOnly() throws {
+        defer { remove() }
+        let file = folder.appendingPathComponent("blob").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let modified = Date(timeIntervalSince1970: 1_600_000_000)
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: file)
+        // Back-date the access time too, so the touch has something to move (the test may call what Sources may not).
+        var old = [timespec(tv_sec: 1_600_000_000, tv_nsec: 0), timespec(tv_sec: 1_600_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, file, &old, 0) == 0)
+        #expect(FileAccessTime.touch(file))
+        let status = try #require(FileStatus(path: file))
+        #expect(status.accessedNanoseconds / 1_000_000_000 > 1_700_000_000)
+        #expect(abs(status.modified - 1_600_000_000) < 0.001)
+        #expect(!FileAccessTime.touch(folder.appendingPathComponent("missing").path))
+    }
 }

@@ -200,21 +200,10 @@ public actor ModelManager {
             throw ModelDepotError(.notCached, "\(repo) at '\(revision)' is not cached.")
         }
         let folder = repository.snapshotFolder(commit).path
-        var times = [timespec(tv_sec: 0, tv_nsec: Self.timeNow), timespec(tv_sec: 0, tv_nsec: Self.timeOmit)]
         for file in CacheScanner.walkFiles(folder) {
-            let blob = CacheScanner.blobPath(of: folder + "/" + file)
-            _ = utimensat(AT_FDCWD, blob, &times, 0)
+            FileAccessTime.touch(CacheScanner.blobPath(of: folder + "/" + file))
         }
     }
-
-    // `UTIME_NOW` / `UTIME_OMIT`, which Swift does not import from Glibc (they are macros of expressions).
-    #if canImport(Darwin)
-        private static let timeNow = -1
-        private static let timeOmit = -2
-    #else
-        private static let timeNow = (1 << 30) - 1
-        private static let timeOmit = (1 << 30) - 2
-    #endif
 
     /// Re-hashes every blob of a cached repository against the digest its name promises, and checks each
     /// snapshot against its recorded file list. No network.

@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A shared library loaded at run time, so a feature can use a system library when it is there without the
+/// package needing it to build (`libopenblas.so.0` on Linux, say). Linux and Apple platforms both have
+/// `dlopen(3)`/`dlsym(3)`/`dlclose(3)` (glibc's `<dlfcn.h>`, Darwin's `<dlfcn.h>`); on Apple platforms only
+/// libraries the system or the app bundle ships can be opened.
+package final class SharedLibrary: @unchecked Sendable {
+    // @unchecked: the handle is only read after init; dlsym is thread-safe.
+    private let handle: UnsafeMutableRawPointer
+    /// The name or path it was opened by.
+    package let name: String
+
+    /// Opens the first of `names` that loads (`RTLD_NOW | RTLD_LOCAL`); nil when none does.
+    package init?(firstOf names: [String]) {
+        for name in names {
+            if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
+                self.handle = handle
+                self.name = name
+                return
+            }
+        }
+        return nil
+    }
+
+    /// The address of `symbol`, or nil when the library does not export it. Cast it with `unsafeBitCast` to
+    /// the C function type it has.
+    package func address(of symbol: String) -> UnsafeMutableRawPointer? {
+        dlsym(handle, symbol)
+    }
+
+    deinit { dlclose(handle) }
+}
