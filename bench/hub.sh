@@ -29,7 +29,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 . "$root/bench/lib.sh"
-bin=$(build_release "$root")
+bin=${MODELDEPOT_BIN:-$(build_release "$root")}  # MODELDEPOT_BIN: an already built binary
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 

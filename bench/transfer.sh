@@ -32,7 +32,7 @@ cleanup() { [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"
 trap cleanup EXIT
 
 . "$root/bench/lib.sh"
-bin=$(build_release "$root")
+bin=${MODELDEPOT_BIN:-$(build_release "$root")}  # MODELDEPOT_BIN: an already built binary
 
 mkdir -p "$work/www" "$work/out"
 head -c $((size_mib << 20)) /dev/urandom > "$work/www/model.bin"
