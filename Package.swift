@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
         .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
+        .library(name: "ModelDepotEmbeddings", targets: ["ModelDepotEmbeddings"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
         .executable(name: "modeldepot-bench", targets: ["modeldepot-bench"]),
     ],
@@ -77,6 +78,9 @@ let package = Package(
             name: "ModelDepotInference",
             dependencies: ["ModelDepot", "ModelDepotPlatform", .product(name: "NIOCore", package: "swift-nio")]
         ),
+        // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
+        // not link it).
+        .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepotCore", "ModelDepotPlatform"]),
         .target(
             name: "ModelDepotTesting",
             dependencies: [
@@ -123,6 +127,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
+        .testTarget(name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotTesting"]),
         .testTarget(
             name: "ModelDepotTests",
             dependencies: [
