@@ -80,7 +80,7 @@ let package = Package(
         ),
         // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
         // not link it).
-        .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepotCore", "ModelDepotPlatform"]),
+        .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]),
         .target(
             name: "ModelDepotTesting",
             dependencies: [

