@@ -111,6 +111,7 @@ let package = Package(
             name: "modeldepot",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotEmbeddings",
                 "ModelDepotServer",
                 "ModelDepotInference",
                 "ModelDepotPlatform",
@@ -156,7 +157,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "ModelDepot", "ModelDepotServer", "ModelDepotTesting", .product(name: "Logging", package: "swift-log"),
+                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotServer", "ModelDepotTesting",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

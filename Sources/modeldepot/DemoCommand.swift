@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotEmbeddings
+import ModelDepotInference
 import ModelDepotPlatform
 import ModelDepotServer
 import Synchronization
@@ -144,6 +146,19 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         }
         guard report.readiness.isReady else {
             throw ModelDepotError(.checksumMismatch, "\(entry.name) is not ready after the pull: \(report.readiness)")
+        }
+        // And used: two sentences about the same thing and one about something else, embedded in-process.
+        let embedder = try SentenceEmbedder(entry, in: models)
+        let sentences = [
+            "A cat sits on the mat.", "A kitten is resting on a rug.", "Stock markets fell sharply today.",
+        ]
+        let vectors = try await embedder.embed(batch: sentences)
+        if chatty, let close = cosineSimilarity(vectors[0], vectors[1]),
+            let far = cosineSimilarity(vectors[0], vectors[2])
+        {
+            log(
+                "\(entry.name) embedded in-process (\(embedder.arithmetic)): similarity \(String(format: "%.3f", close)) for two sentences about a cat, \(String(format: "%.3f", far)) against one about stocks"
+            )
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ModelDepot
+import ModelDepotEmbeddings
 import ModelDepotInference
 
 struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
@@ -9,7 +10,9 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         abstract: "Compute embeddings of texts, or the cosine similarity of two.",
         discussion: """
             Prints one line per text: its vector's values separated by spaces (--json: one object with every \
-            vector). --similarity prints the cosine similarity of the two texts' vectors, -1 to 1.
+            vector). --similarity prints the cosine similarity of the two texts' vectors, -1 to 1. With --local, \
+            a BERT-family safetensors model (all-minilm-l6-v2, gte-small) runs in this process; a GGUF model \
+            runs in a local llama.cpp server.
             """)
 
     @OptionGroup var inference: InferenceOptions
@@ -40,8 +43,13 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func run() async throws {
-        let vectors = try await inference.withProvider { provider in
-            try await CancellableRun.run { try await provider.embed(texts) }
+        let vectors: [[Float]]
+        if let embedder = try inProcessEmbedder() {
+            vectors = try await CancellableRun.run { try await embedder.embed(batch: texts) }
+        } else {
+            vectors = try await inference.withProvider { provider in
+                try await CancellableRun.run { try await provider.embed(texts) }
+            }
         }
         if similarity {
             guard let value = cosineSimilarity(vectors[0], vectors[1]) else {
@@ -66,4 +74,16 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
 extension EmbedCommand {
     var failuresAsJSON: Bool { json }
+
+    /// The in-process encoder, for `--local` with a catalog embedding model in safetensors; nil for the rest.
+    func inProcessEmbedder() throws -> SentenceEmbedder? {
+        guard let name = inference.local, let entry = try inference.catalogOptions.load().entry(named: name),
+            entry.format == .safetensors, entry.has(.embeddings)
+        else { return nil }
+        let embedder = try SentenceEmbedder(entry, in: ModelManager(cache: inference.cacheOptions.cache))
+        printStatus(
+            "\(name): in-process BERT encoder, \(embedder.dimensions) dimensions, texts cut at \(embedder.maxSequenceLength) tokens, arithmetic: \(embedder.arithmetic)"
+        )
+        return embedder
+    }
 }

@@ -109,6 +109,16 @@ import Testing
         if output.stderr.contains("also serving the real") {
             // The venv from scripts/test has the real MiniLM: pulled by catalog name, it must be ready.
             #expect(output.stderr.contains("all-minilm-l6-v2: ready"))
+            #expect(output.stderr.contains("all-minilm-l6-v2 embedded in-process"))
+            // The pulled model answers `embed --local` in-process, with no server.
+            let similar = try await CLIRunner.run([
+                "embed", "--local", "all-minilm-l6-v2", "--cache-dir", cache, "--similarity", "A cat sits on the mat.",
+                "A kitten is resting on a rug.",
+            ])
+            #expect(similar.status == 0, "\(similar.stderr)")
+            #expect(similar.stderr.contains("in-process BERT encoder, 384 dimensions"))
+            let value = try #require(Double(similar.lastLine ?? ""))
+            #expect(value > 0.5 && value <= 1)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot + "/model.safetensors")).count == 4 << 20)
         // The result is a normal cache: `ls` sees the model.

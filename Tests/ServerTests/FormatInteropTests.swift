@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotEmbeddings
 import ModelDepotServer
 import ModelDepotTesting
 import Testing
@@ -87,6 +88,12 @@ import Testing
             let checker = ReadinessChecker(cache: cache)
             #expect(try checker.check(entry).readiness == .notDownloaded)
             #expect(!models.isComplete(entry))
+            #expect {
+                try SentenceEmbedder(entry, in: models)
+            } throws: { error in
+                let failure = error as? ModelDepotError
+                return failure?.code == .notCached && failure?.message.contains("Download it first") == true
+            }
 
             let snapshot = try await models.download(entry).result()
             #expect(snapshot.files.contains(try RepoFilePath("model.safetensors")))
@@ -96,6 +103,9 @@ import Testing
             #expect(report.readiness == .ready, "\(report.readiness)")
             let detail = try #require(report.details["model.safetensors"])
             #expect(detail.contains("23M parameters"), "\(detail)")
+            // Ready means usable: the entry loads in-process and embeds.
+            let embedder = try SentenceEmbedder(entry, in: models)
+            #expect(try await embedder.embed("Hello world").count == 384)
 
             // Damage one required file: readiness names it.
             let vocab = snapshot.url(of: try RepoFilePath("vocab.txt")).resolvingSymlinksInPath()
