@@ -123,7 +123,8 @@ let package = Package(
         .executableTarget(
             name: "modeldepot-bench",
             dependencies: [
-                "ModelDepot", "ModelDepotInference", .product(name: "NIOCore", package: "swift-nio"),
+                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotInference",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

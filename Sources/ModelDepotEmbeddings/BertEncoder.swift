@@ -101,33 +101,40 @@ struct BertEncoder: Sendable {
         }
     }
 
-    /// The last hidden state of one sequence: `ids.count × hiddenSize`, row-major. Padding positions (mask 0)
-    /// are ignored as keys; their own rows are computed but carry no meaning.
-    func encode(ids: [Int], mask: [Int]) throws -> [Float] {
-        let n = ids.count
+    /// The last hidden states of several sequences at once: for each, `ids.count × hiddenSize` floats,
+    /// row-major. The sequences are padded to the longest into one matrix, so every linear layer is one large
+    /// multiply; attention is computed per sequence over its own tokens only, so padding changes nothing.
+    func encode(_ sequences: [[Int]]) throws -> [[Float]] {
         let h = configuration.hiddenSize
+        let n = sequences.map(\.count).max() ?? 0
+        guard n > 0 else { return sequences.map { _ in [] } }
         guard n <= configuration.maxPositions else {
             throw ModelDepotError(
                 .invalidArgument, "\(n) tokens exceed the model's \(configuration.maxPositions) positions.")
         }
-        var x = [Float](repeating: 0, count: n * h)
-        for (position, id) in ids.enumerated() {
-            guard (0..<configuration.vocabularySize).contains(id) else {
-                throw ModelDepotError(.invalidArgument, "Token id \(id) is outside the model's vocabulary.")
-            }
-            for d in 0..<h {
-                x[position * h + d] =
-                    wordEmbeddings[id * h + d] + positionEmbeddings[position * h + d] + tokenTypeEmbeddings[d]
+        let rows = sequences.count * n
+        var x = [Float](repeating: 0, count: rows * h)
+        for (index, ids) in sequences.enumerated() {
+            for (position, id) in ids.enumerated() {
+                guard (0..<configuration.vocabularySize).contains(id) else {
+                    throw ModelDepotError(.invalidArgument, "Token id \(id) is outside the model's vocabulary.")
+                }
+                let row = (index * n + position) * h
+                for d in 0..<h {
+                    x[row + d] =
+                        wordEmbeddings[id * h + d] + positionEmbeddings[position * h + d] + tokenTypeEmbeddings[d]
+                }
             }
         }
         MatrixMath.layerNorm(
-            &x, rows: n, width: h, gamma: embeddingNormWeight, beta: embeddingNormBias,
+            &x, rows: rows, width: h, gamma: embeddingNormWeight, beta: embeddingNormBias,
             epsilon: configuration.layerNormEpsilon)
+        let lengths = sequences.map(\.count)
         for layer in layers {
             try Task.checkCancellation()
-            x = apply(layer, to: x, count: n, mask: mask)
+            x = apply(layer, to: x, rows: rows, padded: n, lengths: lengths)
         }
-        return x
+        return lengths.enumerated().map { index, length in Array(x[(index * n * h)..<((index * n + length) * h)]) }
     }
 
     private func linear(_ x: [Float], rows: Int, inner: Int, weight: [Float], bias: [Float]) -> [Float] {
@@ -136,13 +143,13 @@ struct BertEncoder: Sendable {
         return y
     }
 
-    private func apply(_ layer: Layer, to x: [Float], count n: Int, mask: [Int]) -> [Float] {
+    private func apply(_ layer: Layer, to x: [Float], rows n: Int, padded: Int, lengths: [Int]) -> [Float] {
         let h = configuration.hiddenSize
         let heads = configuration.attentionHeads
         let q = linear(x, rows: n, inner: h, weight: layer.query, bias: layer.queryBias)
         let k = linear(x, rows: n, inner: h, weight: layer.key, bias: layer.keyBias)
         let v = linear(x, rows: n, inner: h, weight: layer.value, bias: layer.valueBias)
-        let context = Self.attention(q: q, k: k, v: v, count: n, width: h, heads: heads, mask: mask)
+        let context = Self.attention(q: q, k: k, v: v, padded: padded, lengths: lengths, width: h, heads: heads)
         var attended = linear(
             context, rows: n, inner: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias)
         MatrixMath.add(x, to: &attended)
@@ -161,28 +168,30 @@ struct BertEncoder: Sendable {
         return output
     }
 
-    /// Multi-head self-attention: per head, softmax(q·kᵀ/√d) over the real tokens (mask 1), times v.
+    /// Multi-head self-attention of each sequence over its own tokens: per head, softmax(q·kᵀ/√d) times v.
+    /// Sequence `b` occupies rows `b·padded ..< b·padded + lengths[b]`; padding rows stay zero.
     @_optimize(speed)
     static func attention(
-        q: [Float], k: [Float], v: [Float], count n: Int, width h: Int, heads: Int, mask: [Int]
+        q: [Float], k: [Float], v: [Float], padded: Int, lengths: [Int], width h: Int, heads: Int
     ) -> [Float] {
         let d = h / heads
         let scale = 1 / Float(d).squareRoot()
-        var context = [Float](repeating: 0, count: n * h)
-        var scores = [Float](repeating: 0, count: n)
+        var context = [Float](repeating: 0, count: lengths.count * padded * h)
+        var scores = [Float](repeating: 0, count: padded)
         q.withUnsafeBufferPointer { q in
             k.withUnsafeBufferPointer { k in
                 v.withUnsafeBufferPointer { v in
-                    mask.withUnsafeBufferPointer { mask in
-                        context.withUnsafeMutableBufferPointer { context in
-                            scores.withUnsafeMutableBufferPointer { scores in
+                    context.withUnsafeMutableBufferPointer { context in
+                        scores.withUnsafeMutableBufferPointer { scores in
+                            for (sequence, n) in lengths.enumerated() {
+                                let base = sequence * padded * h
                                 for head in 0..<heads {
-                                    let offset = head * d
+                                    let offset = base + head * d
                                     for i in 0..<n {
-                                        let query = q.baseAddress! + i * h + offset
+                                        let query = q.baseAddress! + offset + i * h
                                         var highest = -Float.infinity
-                                        for j in 0..<n where mask[j] != 0 {
-                                            let key = k.baseAddress! + j * h + offset
+                                        for j in 0..<n {
+                                            let key = k.baseAddress! + offset + j * h
                                             var dot: Float = 0
                                             for e in 0..<d { dot += query[e] * key[e] }
                                             scores[j] = dot * scale
@@ -190,13 +199,13 @@ struct BertEncoder: Sendable {
                                         }
                                         var total: Float = 0
                                         for j in 0..<n {
-                                            scores[j] = mask[j] != 0 ? expf(scores[j] - highest) : 0
+                                            scores[j] = expf(scores[j] - highest)
                                             total += scores[j]
                                         }
-                                        let row = context.baseAddress! + i * h + offset
-                                        for j in 0..<n where scores[j] != 0 {
+                                        let row = context.baseAddress! + offset + i * h
+                                        for j in 0..<n {
                                             let weight = scores[j] / total
-                                            let value = v.baseAddress! + j * h + offset
+                                            let value = v.baseAddress! + offset + j * h
                                             for e in 0..<d { row[e] += weight * value[e] }
                                         }
                                     }

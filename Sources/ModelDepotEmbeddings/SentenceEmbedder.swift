@@ -19,14 +19,17 @@ public final class SentenceEmbedder: Sendable {
 
     /// Loads the model in `folder`: `config.json`, `model.safetensors`, the tokenizer files, and the
     /// sentence-transformers files (`modules.json`, `1_Pooling/config.json`, `sentence_bert_config.json`).
+    /// The matrix arithmetic is the system's BLAS when one loads (OpenBLAS on Linux, Accelerate on Apple
+    /// platforms), else portable Swift; ``arithmetic`` says which.
     ///
     /// - Throws: `invalidModelFile` when a file is missing, truncated, or describes something other than a
     ///   BERT model, with what to do.
-    public init(folder: URL) throws {
+    public init(folder: URL, arithmetic: EmbeddingArithmetic = .automatic) throws {
         tokenizer = try WordPieceTokenizer(folder: folder)
         let configuration = try BertConfiguration(url: folder.appendingPathComponent("config.json"))
         let weights = try SafetensorsWeights(url: folder.appendingPathComponent("model.safetensors"))
-        encoder = try BertEncoder(configuration: configuration, weights: weights, multiplier: PortableMultiplier())
+        encoder = try BertEncoder(
+            configuration: configuration, weights: weights, multiplier: arithmetic.multiplier())
         pooling = try SentencePooling(folder: folder)
         guard tokenizer.maxSequenceLength <= configuration.maxPositions else {
             throw ModelDepotError(
@@ -40,7 +43,9 @@ public final class SentenceEmbedder: Sendable {
     ///
     /// - Throws: `notCached` when the model is not downloaded, only partly, or damaged — the message says
     ///   what to pull.
-    public convenience init(_ entry: CatalogEntry, in models: ModelManager) throws {
+    public convenience init(
+        _ entry: CatalogEntry, in models: ModelManager, arithmetic: EmbeddingArithmetic = .automatic
+    ) throws {
         let report = try models.readiness(of: entry)
         // Unverified: every file is there, only not re-hashed since the pull (the pull hashed each one).
         let loadable: Bool
@@ -56,7 +61,7 @@ public final class SentenceEmbedder: Sendable {
                 "\(entry.name) is not ready to load (\(report.readiness.name)). Download it first: ModelManager.download(entry) for '\(entry.name)'."
             )
         }
-        try self.init(folder: folder)
+        try self.init(folder: folder, arithmetic: arithmetic)
     }
 
     /// The length of every vector.
@@ -68,26 +73,63 @@ public final class SentenceEmbedder: Sendable {
     /// What does the matrix arithmetic.
     public var arithmetic: String { encoder.multiplier.name }
 
+    /// How many encoder layers the model has.
+    public var layerCount: Int { encoder.configuration.layers }
+
+    /// The multiply's own speed here, in GFLOP/s: a 512 × hidden by hidden × 4·hidden product, best of three
+    /// (for benchmarks, beside the speed the whole encoder achieves).
+    public func multiplyGFLOPS() -> Double {
+        let h = dimensions
+        let a = [Float](repeating: 0.5, count: 512 * h)
+        let b = [Float](repeating: 0.25, count: 4 * h * h)
+        let clock = ContinuousClock()
+        var best = Duration.seconds(1000)
+        for _ in 0..<3 {
+            let start = clock.now
+            _ = encoder.multiplier.multiply(a, rows: 512, inner: h, transposed: b, columns: 4 * h)
+            best = min(best, clock.now - start)
+        }
+        let seconds = Double(best.components.seconds) + Double(best.components.attoseconds) / 1e18
+        return 2 * 512 * Double(h) * Double(4 * h) / seconds / 1e9
+    }
+
     /// The vector of `text`. Runs on its own thread, not the cooperative pool.
     public func embed(_ text: String) async throws -> [Float] {
         try await embed(batch: [text])[0]
     }
 
-    /// The vectors of `texts`, in order. Each text is encoded alone, so padding never changes a vector;
-    /// cancelling stops between texts.
+    /// The vectors of `texts`, in order. Texts are sorted by length and encoded in groups of similar length,
+    /// each group as one padded matrix; padding never reaches a text's vector (attention stays within each
+    /// text). Cancelling stops between groups.
     public func embed(batch texts: [String]) async throws -> [[Float]] {
-        var vectors: [[Float]] = []
-        vectors.reserveCapacity(texts.count)
-        for text in texts {
+        let encodings = texts.map { tokenizer.encode($0) }
+        let order = encodings.indices.sorted { encodings[$0].ids.count < encodings[$1].ids.count }
+        var vectors = [[Float]](repeating: [], count: texts.count)
+        var start = 0
+        while start < order.count {
             try Task.checkCancellation()
-            let encoding = tokenizer.encode(text)
+            // Up to 32 texts of similar length (at most twice the shortest, plus a few tokens, so padding wastes
+            // little), within 8192 token rows.
+            let shortest = encodings[order[start]].ids.count
+            var end = start + 1
+            while end < order.count, end - start < 32 {
+                let length = encodings[order[end]].ids.count
+                guard length <= 2 * shortest + 8, (end - start + 1) * length <= 8192 else { break }
+                end += 1
+            }
+            let group = Array(order[start..<end])
+            let sequences = group.map { encodings[$0].ids }
             let encoder = self.encoder
             let pooling = self.pooling
-            vectors.append(
-                try await queue.run {
-                    let tokens = try encoder.encode(ids: encoding.ids, mask: encoding.attentionMask)
-                    return pooling.pool(tokens, mask: encoding.attentionMask, width: encoder.configuration.hiddenSize)
-                })
+            let pooled = try await queue.run {
+                try encoder.encode(sequences).map { tokens in
+                    pooling.pool(
+                        tokens, mask: Array(repeating: 1, count: tokens.count / encoder.configuration.hiddenSize),
+                        width: encoder.configuration.hiddenSize)
+                }
+            }
+            for (index, vector) in zip(group, pooled) { vectors[index] = vector }
+            start = end
         }
         return vectors
     }

@@ -35,4 +35,16 @@ package final class SharedLibrary: @unchecked Sendable {
     }
 
     deinit { dlclose(handle) }
+
+    /// Where this platform keeps a CBLAS (`cblas_sgemm` with the reference C interface: `int` sizes, enums
+    /// 101/111/112), in the order to try: Debian's OpenBLAS packages on Linux (`libopenblas0`, which
+    /// `scripts/test` installs); Accelerate's vecLib on Apple platforms, whose classic CBLAS interface
+    /// (`<vecLib/cblas.h>`) has the same C ABI.
+    package static var systemBLAS: [String] {
+        #if canImport(Darwin)
+            ["/System/Library/Frameworks/Accelerate.framework/Accelerate"]
+        #else
+            ["libopenblas.so.0", "libopenblas.so", "libblas.so.3"]
+        #endif
+    }
 }

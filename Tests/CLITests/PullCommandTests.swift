@@ -119,6 +119,29 @@ import Testing
             #expect(similar.stderr.contains("in-process BERT encoder, 384 dimensions"))
             let value = try #require(Double(similar.lastLine ?? ""))
             #expect(value > 0.5 && value <= 1)
+            // The system BLAS (when installed; scripts/test installs OpenBLAS) gives the vectors portable Swift
+            // gives. Both run in child processes, so a crash inside the library cannot take the tests down.
+            let texts = ["Hello world", "A man is playing a guitar on stage."]
+            let automatic = try await CLIRunner.run(
+                ["embed", "--local", "all-minilm-l6-v2", "--cache-dir", cache, "--json"] + texts)
+            let portable = try await CLIRunner.run(
+                ["embed", "--local", "all-minilm-l6-v2", "--cache-dir", cache, "--json"] + texts,
+                environment: ["MODELDEPOT_BLAS": "off"])
+            #expect(automatic.status == 0 && portable.status == 0, "\(automatic.stderr) \(portable.stderr)")
+            #expect(portable.stderr.contains("arithmetic: portable Swift"))
+            if FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libopenblas.so.0") {
+                #expect(automatic.stderr.contains("arithmetic: BLAS (libopenblas.so.0)"), "\(automatic.stderr)")
+            }
+            func vectors(_ output: String) throws -> [[Double]] {
+                let objects = try #require(
+                    try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
+                return try objects.map { try #require($0["vector"] as? [Double]) }
+            }
+            for (fast, slow) in zip(try vectors(automatic.stdout), try vectors(portable.stdout)) {
+                let dot = zip(fast, slow).map(*).reduce(0, +)
+                let norms = (fast.map { $0 * $0 }.reduce(0, +) * slow.map { $0 * $0 }.reduce(0, +)).squareRoot()
+                #expect(dot / norms >= 0.9999)
+            }
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot + "/model.safetensors")).count == 4 << 20)
         // The result is a normal cache: `ls` sees the model.

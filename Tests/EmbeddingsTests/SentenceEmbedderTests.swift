@@ -32,7 +32,7 @@ struct SentenceEmbedderTests {
 
     @Test func theRealMiniLMMatchesTheReferenceAloneAndInABatch() async throws {
         let reference = try await ReferenceEncoder.run(folder: nil, Self.sentences)
-        let embedder = try SentenceEmbedder(folder: reference.folder)
+        let embedder = try SentenceEmbedder(folder: reference.folder, arithmetic: .portable)
         #expect(embedder.dimensions == 384 && embedder.maxSequenceLength == 256)
         // Alone, the short ones; in one batch, all of them, the text cut at 256 tokens included.
         let batch = try await embedder.embed(batch: Self.sentences)
@@ -52,7 +52,7 @@ struct SentenceEmbedderTests {
         try ReferenceEncoder.writeRandomBERT(into: folder.url)
         let texts = Array(Self.sentences.prefix(3))
         let reference = try await ReferenceEncoder.run(folder: folder.url, texts)
-        let embedder = try SentenceEmbedder(folder: folder.url)
+        let embedder = try SentenceEmbedder(folder: folder.url, arithmetic: .portable)
         #expect(embedder.maxSequenceLength == 512)
         let vectors = try await embedder.embed(batch: texts)
         for (vector, expected) in zip(vectors, reference.vectors) {
@@ -69,7 +69,7 @@ struct SentenceEmbedderTests {
         }
         func failure() -> ModelDepotError? {
             do {
-                _ = try SentenceEmbedder(folder: folder.url)
+                _ = try SentenceEmbedder(folder: folder.url, arithmetic: .portable)
                 return nil
             } catch {
                 return error as? ModelDepotError

@@ -89,7 +89,7 @@ import Testing
             #expect(try checker.check(entry).readiness == .notDownloaded)
             #expect(!models.isComplete(entry))
             #expect {
-                try SentenceEmbedder(entry, in: models)
+                try SentenceEmbedder(entry, in: models, arithmetic: .portable)
             } throws: { error in
                 let failure = error as? ModelDepotError
                 return failure?.code == .notCached && failure?.message.contains("Download it first") == true
@@ -104,7 +104,7 @@ import Testing
             let detail = try #require(report.details["model.safetensors"])
             #expect(detail.contains("23M parameters"), "\(detail)")
             // Ready means usable: the entry loads in-process and embeds.
-            let embedder = try SentenceEmbedder(entry, in: models)
+            let embedder = try SentenceEmbedder(entry, in: models, arithmetic: .portable)
             #expect(try await embedder.embed("Hello world").count == 384)
 
             // Damage one required file: readiness names it.
