@@ -10,7 +10,7 @@ import ModelDepotCore
 /// let embedder = try SentenceEmbedder(catalogEntry, in: models)
 /// let vector = try await embedder.embed("Hello world")   // 384 floats for all-MiniLM-L6-v2
 /// ```
-public final class SentenceEmbedder: Sendable {
+public final class SentenceEmbedder: TextEmbedder {
     /// The tokenizer, whose ``WordPieceTokenizer/maxSequenceLength`` is where texts are cut.
     public let tokenizer: WordPieceTokenizer
     let encoder: BertEncoder
@@ -96,6 +96,11 @@ public final class SentenceEmbedder: Sendable {
     /// The vector of `text`. Runs on its own thread, not the cooperative pool.
     public func embed(_ text: String) async throws -> [Float] {
         try await embed(batch: [text])[0]
+    }
+
+    /// The vectors of `texts`, in order: ``embed(batch:)``, as every ``TextEmbedder`` spells it.
+    public func embed(_ texts: [String]) async throws -> [[Float]] {
+        try await embed(batch: texts)
     }
 
     /// The vectors of `texts`, in order. Texts are sorted by length and encoded in groups of similar length,

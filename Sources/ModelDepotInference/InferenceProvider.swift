@@ -1,3 +1,5 @@
+import ModelDepot
+
 /// Something that writes replies and computes embeddings: a cloud API, a local server, an on-device runtime.
 ///
 /// ```swift
@@ -6,14 +8,12 @@
 ///     print(chunk.text, terminator: "")
 /// }
 /// ```
-public protocol InferenceProvider: Sendable {
+public protocol InferenceProvider: TextEmbedder {
     /// The whole reply at once.
     func generate(messages: [ChatMessage], config: GenerationConfig) async throws -> Generation
     /// The reply as it is generated. Cancelling the task that iterates it stops the generation and closes the
     /// connection; the chunks that arrived before stay with the caller.
     func stream(messages: [ChatMessage], config: GenerationConfig) -> GenerationStream
-    /// One vector per text, in order.
-    func embed(_ texts: [String]) async throws -> [[Float]]
 }
 
 extension InferenceProvider {
@@ -24,26 +24,4 @@ extension InferenceProvider {
     public func stream(_ prompt: String, config: GenerationConfig = .default) -> GenerationStream {
         stream(messages: [.user(prompt)], config: config)
     }
-
-    public func embed(_ text: String) async throws -> [Float] {
-        try await embed([text])[0]
-    }
-}
-
-/// Cosine similarity of two vectors of the same length: 1 for the same direction, 0 for unrelated, -1 for
-/// opposite. Nil when the lengths differ or a vector is all zeros.
-public func cosineSimilarity(_ a: [Float], _ b: [Float]) -> Double? {
-    guard a.count == b.count, !a.isEmpty else { return nil }
-    var dot = 0.0
-    var normA = 0.0
-    var normB = 0.0
-    for index in a.indices {
-        let x = Double(a[index])
-        let y = Double(b[index])
-        dot += x * y
-        normA += x * x
-        normB += y * y
-    }
-    guard normA > 0, normB > 0 else { return nil }
-    return dot / (normA.squareRoot() * normB.squareRoot())
 }

@@ -46,6 +46,22 @@ struct SentenceEmbedderTests {
         }
     }
 
+    /// The same calling code works with any embedder: here, a semantic search over a few documents.
+    @Test func aSemanticSearchThroughTheTextEmbedderProtocolFindsTheRelatedDocument() async throws {
+        let reference = try await ReferenceEncoder.run(folder: nil, [])
+        let embedder: any TextEmbedder = try SentenceEmbedder(folder: reference.folder, arithmetic: .portable)
+        let documents = [
+            "Stock markets fell sharply after the announcement.",
+            "To resume an interrupted download, run the same pull command again.",
+            "The recipe needs two eggs and a cup of flour.",
+        ]
+        let vectors = try await embedder.embed(documents)
+        let query = try await embedder.embed("How do I continue a download that stopped?")
+        let matches = nearest(to: query, in: vectors, count: 2)
+        #expect(matches.first?.index == 1, "\(matches)")
+        #expect((matches.first?.similarity ?? 0) > (matches.last?.similarity ?? 1))
+    }
+
     @Test func aRandomBERTInGteSmallsShapeWithF16WeightsMatchesTheReference() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-gte-shape")
         defer { folder.remove() }
