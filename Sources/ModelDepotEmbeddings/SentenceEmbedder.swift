@@ -106,7 +106,11 @@ public final class SentenceEmbedder: TextEmbedder {
     /// The vectors of `texts`, in order. Texts are sorted by length and encoded in groups of similar length,
     /// each group as one padded matrix; padding never reaches a text's vector (attention stays within each
     /// text). Cancelling stops between groups.
-    public func embed(batch texts: [String]) async throws -> [[Float]] {
+    ///
+    /// - Parameter progress: told how many texts are done, and of how many, after each group.
+    public func embed(
+        batch texts: [String], progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) async throws -> [[Float]] {
         let encodings = texts.map { tokenizer.encode($0) }
         let order = encodings.indices.sorted { encodings[$0].ids.count < encodings[$1].ids.count }
         var vectors = [[Float]](repeating: [], count: texts.count)
@@ -135,6 +139,7 @@ public final class SentenceEmbedder: TextEmbedder {
             }
             for (index, vector) in zip(group, pooled) { vectors[index] = vector }
             start = end
+            progress?(start, order.count)
         }
         return vectors
     }

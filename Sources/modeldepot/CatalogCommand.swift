@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ModelDepot
+import ModelDepotEmbeddings
 
 struct CatalogCommand: ParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
@@ -29,6 +30,8 @@ struct CatalogCommand: ParsableCommand, ReportsFailuresAsJSON {
     struct Output: Encodable {
         var models: [CatalogEntry]
         var presets: [String: [String]]
+        /// For each embedding model: null when `embed --local` runs it in-process, else why not.
+        var inProcessEmbeddings: [String: String?]
     }
 
     func run() throws {
@@ -52,8 +55,14 @@ struct CatalogCommand: ParsableCommand, ReportsFailuresAsJSON {
             return value
         }
         let models = catalog.entries(capability: capability, format: format, recommendedOnly: recommended)
+        let embedding = models.filter { $0.has(.embeddings) }
         if json {
-            printJSON(Output(models: models, presets: catalog.presets))
+            printJSON(
+                Output(
+                    models: models, presets: catalog.presets,
+                    inProcessEmbeddings: Dictionary(
+                        uniqueKeysWithValues: embedding.map { ($0.name, SentenceEmbedder.unsupportedReason(for: $0)) }))
+            )
             return
         }
         let rows =
@@ -66,6 +75,17 @@ struct CatalogCommand: ParsableCommand, ReportsFailuresAsJSON {
                 ]
             }
         print(Table.render(rows))
+        if !embedding.isEmpty {
+            let inProcess = embedding.filter { SentenceEmbedder.unsupportedReason(for: $0) == nil }.map(\.name)
+            print(
+                "\nIn-process embeddings (embed --local, no server): \(inProcess.isEmpty ? "none" : inProcess.joined(separator: ", "))."
+            )
+            for entry in embedding where entry.format != .gguf {
+                if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
+                    print("  \(entry.name): not in-process, \(reason).")
+                }
+            }
+        }
         print("\n* recommended. Presets:")
         for (name, members) in catalog.presets.sorted(by: { $0.key < $1.key }) {
             let size = members.compactMap { catalog.entry(named: $0)?.sizeBytes }.reduce(0, +)

@@ -23,12 +23,27 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(help: "A file of texts to embed, one a line (empty lines skipped), after any given as arguments.")
+    var batchFile: String?
+
     @Argument(help: "The texts.")
-    var texts: [String]
+    var texts: [String] = []
 
     func validate() throws {
-        if texts.isEmpty { throw ValidationError("Give at least one text.") }
-        if similarity && texts.count != 2 { throw ValidationError("--similarity compares exactly two texts.") }
+        if texts.isEmpty && batchFile == nil { throw ValidationError("Give at least one text, or --batch-file FILE.") }
+        if similarity && (texts.count != 2 || batchFile != nil) {
+            throw ValidationError("--similarity compares exactly two texts given as arguments.")
+        }
+    }
+
+    /// The arguments, then the batch file's lines.
+    func allTexts() throws -> [String] {
+        guard let batchFile else { return texts }
+        guard let contents = try? String(contentsOfFile: batchFile, encoding: .utf8) else {
+            throw ModelDepotError(
+                .invalidArgument, "Cannot read \(batchFile) as UTF-8 text; give a file of one text a line.")
+        }
+        return texts + contents.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
     }
 
     struct VectorOutput: Encodable {
@@ -43,9 +58,20 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func run() async throws {
+        let texts = try allTexts()
         let vectors: [[Float]]
         if let embedder = try inProcessEmbedder() {
-            vectors = try await CancellableRun.run { try await embedder.embed(batch: texts) }
+            // A bar on a terminal for a batch file; nothing for a few texts or in scripts.
+            let showsProgress = batchFile != nil && isatty(STDERR_FILENO) == 1 && !json
+            vectors = try await CancellableRun.run {
+                try await embedder.embed(batch: texts) { done, total in
+                    guard showsProgress else { return }
+                    let filled = done * 24 / max(1, total)
+                    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 24 - filled)
+                    FileHandle.standardError.write(
+                        Data("\r[\(bar)] \(done)/\(total) texts\(done == total ? "\n" : "")".utf8))
+                }
+            }
         } else {
             vectors = try await inference.withProvider { provider in
                 try await CancellableRun.run { try await provider.embed(texts) }
@@ -78,8 +104,11 @@ extension EmbedCommand {
     /// The in-process encoder, for `--local` with a catalog embedding model in safetensors; nil for the rest.
     func inProcessEmbedder() throws -> SentenceEmbedder? {
         guard let name = inference.local, let entry = try inference.catalogOptions.load().entry(named: name),
-            entry.format == .safetensors, entry.has(.embeddings)
+            entry.format != .gguf
         else { return nil }
+        if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
+            throw ModelDepotError(.invalidArgument, "\(name) cannot be embedded in this process: \(reason).")
+        }
         let embedder = try SentenceEmbedder(entry, in: ModelManager(cache: inference.cacheOptions.cache))
         printStatus(
             "\(name): in-process BERT encoder, \(embedder.dimensions) dimensions, texts cut at \(embedder.maxSequenceLength) tokens, arithmetic: \(embedder.arithmetic)"

@@ -223,6 +223,12 @@ import Testing
             #expect(models.allSatisfy { $0[key] != nil }, "every entry has \(key)")
         }
         #expect((object["presets"] as? [String: [String]])?["minimal"] == ["gte-small"])
+        // Which embedding models run in-process, and plainly why bge-m3 does not.
+        let inProcess = try #require(object["inProcessEmbeddings"] as? [String: Any])
+        #expect(inProcess["all-minilm-l6-v2"] is NSNull && inProcess["gte-small"] is NSNull)
+        #expect((inProcess["bge-m3"] as? String)?.contains("SentencePiece") == true)
+        let bge = try await CLIRunner.run(["embed", "--local", "bge-m3", "hello"])
+        #expect(bge.status == 1 && bge.stderr.contains("cannot be embedded in this process"), "\(bge.stderr)")
         let embeddings = try await CLIRunner.run(["catalog", "--capability", "embeddings"])
         #expect(embeddings.stdout.contains("all-minilm-l6-v2") && !embeddings.stdout.contains("whisper"))
         let badCapability = try await CLIRunner.run(["catalog", "--capability", "telepathy"])

@@ -137,6 +137,16 @@ import Testing
                     try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
                 return try objects.map { try #require($0["vector"] as? [Double]) }
             }
+            // A batch file: arguments first, then the file's non-empty lines, one vector each.
+            let file = folder.path("texts.txt")
+            try Data("first line\n\nsecond line\n".utf8).write(to: file)
+            let fromFile = try await CLIRunner.run(
+                [
+                    "embed", "--local", "all-minilm-l6-v2", "--cache-dir", cache, "--json", "--batch-file", file.path,
+                    "zero",
+                ])
+            #expect(fromFile.status == 0, "\(fromFile.stderr)")
+            #expect(try vectors(fromFile.stdout).count == 3)
             for (fast, slow) in zip(try vectors(automatic.stdout), try vectors(portable.stdout)) {
                 let dot = zip(fast, slow).map(*).reduce(0, +)
                 let norms = (fast.map { $0 * $0 }.reduce(0, +) * slow.map { $0 * $0 }.reduce(0, +)).squareRoot()
