@@ -52,8 +52,9 @@ struct BertConfiguration: Equatable, Sendable {
 /// BERT's encoder: embeddings, then self-attention layers, giving one vector per token.
 struct BertEncoder: Sendable {
     struct Layer: Sendable {
-        var query, key, value, attentionOutput, intermediate, output: [Float]
-        var queryBias, keyBias, valueBias, attentionOutputBias, intermediateBias, outputBias: [Float]
+        /// Query, key and value weights stacked (`3·hidden × hidden`): one multiply makes all three.
+        var queryKeyValue, attentionOutput, intermediate, output: [Float]
+        var queryKeyValueBias, attentionOutputBias, intermediateBias, outputBias: [Float]
         var attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: [Float]
     }
 
@@ -82,15 +83,15 @@ struct BertEncoder: Sendable {
         layers = try (0..<configuration.layers).map { index in
             let p = "encoder.layer.\(index)."
             return Layer(
-                query: try weights.tensor(p + "attention.self.query.weight", shape: [h, h]),
-                key: try weights.tensor(p + "attention.self.key.weight", shape: [h, h]),
-                value: try weights.tensor(p + "attention.self.value.weight", shape: [h, h]),
+                queryKeyValue: try ["query", "key", "value"].flatMap {
+                    try weights.tensor(p + "attention.self.\($0).weight", shape: [h, h])
+                },
                 attentionOutput: try weights.tensor(p + "attention.output.dense.weight", shape: [h, h]),
                 intermediate: try weights.tensor(p + "intermediate.dense.weight", shape: [i, h]),
                 output: try weights.tensor(p + "output.dense.weight", shape: [h, i]),
-                queryBias: try weights.tensor(p + "attention.self.query.bias", shape: [h]),
-                keyBias: try weights.tensor(p + "attention.self.key.bias", shape: [h]),
-                valueBias: try weights.tensor(p + "attention.self.value.bias", shape: [h]),
+                queryKeyValueBias: try ["query", "key", "value"].flatMap {
+                    try weights.tensor(p + "attention.self.\($0).bias", shape: [h])
+                },
                 attentionOutputBias: try weights.tensor(p + "attention.output.dense.bias", shape: [h]),
                 intermediateBias: try weights.tensor(p + "intermediate.dense.bias", shape: [i]),
                 outputBias: try weights.tensor(p + "output.dense.bias", shape: [h]),
@@ -146,10 +147,8 @@ struct BertEncoder: Sendable {
     private func apply(_ layer: Layer, to x: [Float], rows n: Int, padded: Int, lengths: [Int]) -> [Float] {
         let h = configuration.hiddenSize
         let heads = configuration.attentionHeads
-        let q = linear(x, rows: n, inner: h, weight: layer.query, bias: layer.queryBias)
-        let k = linear(x, rows: n, inner: h, weight: layer.key, bias: layer.keyBias)
-        let v = linear(x, rows: n, inner: h, weight: layer.value, bias: layer.valueBias)
-        let context = Self.attention(q: q, k: k, v: v, padded: padded, lengths: lengths, width: h, heads: heads)
+        let qkv = linear(x, rows: n, inner: h, weight: layer.queryKeyValue, bias: layer.queryKeyValueBias)
+        let context = Self.attention(qkv: qkv, padded: padded, lengths: lengths, width: h, heads: heads)
         var attended = linear(
             context, rows: n, inner: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias)
         MatrixMath.add(x, to: &attended)
@@ -169,46 +168,46 @@ struct BertEncoder: Sendable {
     }
 
     /// Multi-head self-attention of each sequence over its own tokens: per head, softmax(q·kᵀ/√d) times v.
-    /// Sequence `b` occupies rows `b·padded ..< b·padded + lengths[b]`; padding rows stay zero.
+    /// `qkv` holds each row's query, key and value side by side (`3·width` wide). Sequence `b` occupies rows
+    /// `b·padded ..< b·padded + lengths[b]`; padding rows stay zero.
     @_optimize(speed)
-    static func attention(
-        q: [Float], k: [Float], v: [Float], padded: Int, lengths: [Int], width h: Int, heads: Int
-    ) -> [Float] {
+    static func attention(qkv: [Float], padded: Int, lengths: [Int], width h: Int, heads: Int) -> [Float] {
         let d = h / heads
         let scale = 1 / Float(d).squareRoot()
+        let stride = 3 * h
         var context = [Float](repeating: 0, count: lengths.count * padded * h)
         var scores = [Float](repeating: 0, count: padded)
-        q.withUnsafeBufferPointer { q in
-            k.withUnsafeBufferPointer { k in
-                v.withUnsafeBufferPointer { v in
-                    context.withUnsafeMutableBufferPointer { context in
-                        scores.withUnsafeMutableBufferPointer { scores in
-                            for (sequence, n) in lengths.enumerated() {
-                                let base = sequence * padded * h
-                                for head in 0..<heads {
-                                    let offset = base + head * d
-                                    for i in 0..<n {
-                                        let query = q.baseAddress! + offset + i * h
-                                        var highest = -Float.infinity
-                                        for j in 0..<n {
-                                            let key = k.baseAddress! + offset + j * h
-                                            var dot: Float = 0
-                                            for e in 0..<d { dot += query[e] * key[e] }
-                                            scores[j] = dot * scale
-                                            highest = max(highest, scores[j])
-                                        }
-                                        var total: Float = 0
-                                        for j in 0..<n {
-                                            scores[j] = expf(scores[j] - highest)
-                                            total += scores[j]
-                                        }
-                                        let row = context.baseAddress! + offset + i * h
-                                        for j in 0..<n {
-                                            let weight = scores[j] / total
-                                            let value = v.baseAddress! + offset + j * h
-                                            for e in 0..<d { row[e] += weight * value[e] }
-                                        }
-                                    }
+        qkv.withUnsafeBufferPointer { qkv in
+            context.withUnsafeMutableBufferPointer { context in
+                scores.withUnsafeMutableBufferPointer { scores in
+                    let q = qkv.baseAddress!
+                    let k = q + h
+                    let v = q + 2 * h
+                    for (sequence, n) in lengths.enumerated() {
+                        let firstRow = sequence * padded
+                        for head in 0..<heads {
+                            let offset = firstRow * stride + head * d
+                            let output = firstRow * h + head * d
+                            for i in 0..<n {
+                                let query = q + offset + i * stride
+                                var highest = -Float.infinity
+                                for j in 0..<n {
+                                    let key = k + offset + j * stride
+                                    var dot: Float = 0
+                                    for e in 0..<d { dot += query[e] * key[e] }
+                                    scores[j] = dot * scale
+                                    highest = max(highest, scores[j])
+                                }
+                                var total: Float = 0
+                                for j in 0..<n {
+                                    scores[j] = expf(scores[j] - highest)
+                                    total += scores[j]
+                                }
+                                let row = context.baseAddress! + output + i * h
+                                for j in 0..<n {
+                                    let weight = scores[j] / total
+                                    let value = v + offset + j * stride
+                                    for e in 0..<d { row[e] += weight * value[e] }
                                 }
                             }
                         }

@@ -69,38 +69,46 @@ struct PortableMultiplier: MatrixMultiplier {
         a.withUnsafeBufferPointer { a in
             b.withUnsafeBufferPointer { b in
                 c.withUnsafeMutableBufferPointer { c in
-                    for i in 0..<m {
-                        let row = a.baseAddress! + i * k
-                        for j in 0..<n {
-                            let column = b.baseAddress! + j * k
-                            // Eight independent sums: no sum waits for the previous one, and the optimiser packs
-                            // them into vector lanes (a debug build stays usable too, unlike with SIMD types).
-                            var s0: Float = 0
-                            var s1: Float = 0
-                            var s2: Float = 0
-                            var s3: Float = 0
-                            var s4: Float = 0
-                            var s5: Float = 0
-                            var s6: Float = 0
-                            var s7: Float = 0
-                            var index = 0
-                            while index + 8 <= k {
-                                s0 += row[index] * column[index]
-                                s1 += row[index + 1] * column[index + 1]
-                                s2 += row[index + 2] * column[index + 2]
-                                s3 += row[index + 3] * column[index + 3]
-                                s4 += row[index + 4] * column[index + 4]
-                                s5 += row[index + 5] * column[index + 5]
-                                s6 += row[index + 6] * column[index + 6]
-                                s7 += row[index + 7] * column[index + 7]
-                                index += 8
+                    // Rows split across the cores when there is enough work to pay for the threads.
+                    let parts = m * n * k >= 1 << 20 ? min(m, ProcessInfo.processInfo.activeProcessorCount) : 1
+                    let a = UnsafeBuffer(a.baseAddress!)
+                    let b = UnsafeBuffer(b.baseAddress!)
+                    let c = UnsafeMutableBuffer(c.baseAddress!)
+                    DispatchQueue.concurrentPerform(iterations: parts) { part in
+                        for i in (part * m / parts)..<((part + 1) * m / parts) {
+                            let row = a.base + i * k
+                            for j in 0..<n {
+                                let column = b.base + j * k
+                                // Eight independent sums: none waits for the previous one, and the optimiser
+                                // packs them into vector lanes (a debug build stays usable, unlike with SIMD
+                                // types).
+                                var s0: Float = 0
+                                var s1: Float = 0
+                                var s2: Float = 0
+                                var s3: Float = 0
+                                var s4: Float = 0
+                                var s5: Float = 0
+                                var s6: Float = 0
+                                var s7: Float = 0
+                                var index = 0
+                                while index + 8 <= k {
+                                    s0 += row[index] * column[index]
+                                    s1 += row[index + 1] * column[index + 1]
+                                    s2 += row[index + 2] * column[index + 2]
+                                    s3 += row[index + 3] * column[index + 3]
+                                    s4 += row[index + 4] * column[index + 4]
+                                    s5 += row[index + 5] * column[index + 5]
+                                    s6 += row[index + 6] * column[index + 6]
+                                    s7 += row[index + 7] * column[index + 7]
+                                    index += 8
+                                }
+                                var total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+                                while index < k {
+                                    total += row[index] * column[index]
+                                    index += 1
+                                }
+                                c.base[i * n + j] = total
                             }
-                            var total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-                            while index < k {
-                                total += row[index] * column[index]
-                                index += 1
-                            }
-                            c[i * n + j] = total
                         }
                     }
                 }
@@ -108,4 +116,15 @@ struct PortableMultiplier: MatrixMultiplier {
         }
         return c
     }
+}
+
+/// Pointers handed to the threads of one multiply; each writes its own rows of the result.
+private struct UnsafeBuffer: @unchecked Sendable {
+    let base: UnsafePointer<Float>
+    init(_ base: UnsafePointer<Float>) { self.base = base }
+}
+
+private struct UnsafeMutableBuffer: @unchecked Sendable {
+    let base: UnsafeMutablePointer<Float>
+    init(_ base: UnsafeMutablePointer<Float>) { self.base = base }
 }
