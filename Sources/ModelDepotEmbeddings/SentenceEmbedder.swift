@@ -67,7 +67,7 @@ public final class SentenceEmbedder: TextEmbedder {
     /// The length of every vector.
     public var dimensions: Int { encoder.configuration.hiddenSize }
 
-    /// The most tokens a text is encoded into; longer texts are cut (``embed(_:)`` does not fail).
+    /// The most tokens a text is encoded into; longer texts are cut (embedding them does not fail).
     public var maxSequenceLength: Int { tokenizer.maxSequenceLength }
 
     /// What does the matrix arithmetic.
@@ -98,7 +98,7 @@ public final class SentenceEmbedder: TextEmbedder {
         try await embed(batch: [text])[0]
     }
 
-    /// The vectors of `texts`, in order: ``embed(batch:)``, as every ``TextEmbedder`` spells it.
+    /// The vectors of `texts`, in order: `embed(batch:progress:)`, as every `TextEmbedder` spells it.
     public func embed(_ texts: [String]) async throws -> [[Float]] {
         try await embed(batch: texts)
     }
@@ -107,7 +107,9 @@ public final class SentenceEmbedder: TextEmbedder {
     /// each group as one padded matrix; padding never reaches a text's vector (attention stays within each
     /// text). Cancelling stops between groups.
     ///
-    /// - Parameter progress: told how many texts are done, and of how many, after each group.
+    /// - Parameters:
+    ///   - texts: the texts, in the order their vectors are returned.
+    ///   - progress: told how many texts are done, and of how many, after each group.
     public func embed(
         batch texts: [String], progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> [[Float]] {
