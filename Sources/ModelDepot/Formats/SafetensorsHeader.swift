@@ -12,6 +12,18 @@ public struct SafetensorsHeader: Sendable, Equatable {
     public var dtypes: [String: Int]
     /// The header's `__metadata__` strings (`format: pt`…).
     public var metadata: [String: String]
+    /// Each tensor's entry, by name: what a reader of the weights needs (the in-process encoder).
+    package var tensors: [String: Tensor] = [:]
+    /// Where the data section starts in the file: 8 bytes of header size, then the header.
+    package var dataStart: Int64 = 0
+
+    /// One tensor as the header describes it.
+    package struct Tensor: Sendable, Equatable {
+        package var dtype: String
+        package var shape: [Int]
+        /// Its bytes, relative to the start of the data section (checked to lie inside it).
+        package var bytes: Range<Int64>
+    }
 
     /// Reads and checks the header of the safetensors file at `path`.
     public static func read(path: String) throws -> SafetensorsHeader {
@@ -32,6 +44,7 @@ public struct SafetensorsHeader: Sendable, Equatable {
         }
         let dataSize = reader.fileSize - 8 - Int64(headerSize)
         var header = SafetensorsHeader(tensorCount: 0, parameterCount: 0, dtypes: [:], metadata: [:])
+        header.dataStart = 8 + Int64(headerSize)
         for (name, value) in object {
             if name == "__metadata__" {
                 header.metadata = (value as? [String: String]) ?? [:]
@@ -53,6 +66,7 @@ public struct SafetensorsHeader: Sendable, Equatable {
             header.tensorCount += 1
             header.parameterCount += shape.reduce(1) { $0.multipliedReportingOverflow(by: $1).partialValue }
             header.dtypes[dtype, default: 0] += 1
+            header.tensors[name] = Tensor(dtype: dtype, shape: shape.map { Int($0) }, bytes: offsets[0]..<offsets[1])
         }
         return header
     }
