@@ -129,7 +129,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
-        .testTarget(name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotTesting"]),
+        .testTarget(
+            name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotTesting"]),
         .testTarget(
             name: "ModelDepotTests",
             dependencies: [

@@ -2,7 +2,7 @@
 # In-process sentence embeddings (ModelDepotEmbeddings) on the real all-MiniLM-L6-v2 from the venv scripts/test
 # creates, warm, tokenization included: single-sentence latency (~14 tokens) and batch-32 throughput (~60
 # tokens each) for the system BLAS and for portable Swift, beside a float32 NumPy forward pass over the same
-# weights in the same run; the achieved GFLOP/s beside the multiply's own; peak RSS.
+# weights in the same run; the achieved GFLOP/s beside the multiply's own; each path's peak RSS.
 #
 #   bench/embeddings.sh [--runs 30]
 #
@@ -29,11 +29,21 @@ for i in $(seq 32); do
     echo "Sentence number $i describes how a small team builds software that downloads large machine learning models onto phones and laptops, verifies every byte, resumes after failures, and keeps the disk within a budget chosen by the user."
 done > "$work/batch.txt"
 
-/usr/bin/time -f "%M" -o "$work/rss" "$bin" embed --folder "$folder" --runs "$runs" --batch-file "$work/batch.txt" > "$work/ours.json"
+# One process per arithmetic, so each peak RSS is that path's alone (the model loaded once).
+for arithmetic in automatic portable; do
+    /usr/bin/time -f "%M" -o "$work/rss-$arithmetic" "$bin" embed --folder "$folder" --runs "$runs" \
+        --batch-file "$work/batch.txt" --arithmetic "$arithmetic" > "$work/ours-$arithmetic.json"
+done
 "$python" "$root/bench/embeddings_reference.py" "$folder" "$work/batch.txt" "$runs" > "$work/numpy.json"
-"$python" - "$work/ours.json" "$work/numpy.json" "$work/rss" <<'PY'
-import json, sys
-ours, numpy, rss = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(open(sys.argv[3]).read().split()[-1])
+"$python" - "$work" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+numpy = json.load(open(os.path.join(work, "numpy.json")))
+ours = []
+for arithmetic in ["automatic", "portable"]:
+    for r in json.load(open(os.path.join(work, f"ours-{arithmetic}.json"))):
+        r["rss"] = int(open(os.path.join(work, f"rss-{arithmetic}")).read().split()[-1]) * 1024
+        ours.append(r)
 print(f"NumPy {numpy['numpy']} float32 reference (BLAS: {numpy['blas']}, erf: {numpy['erf']}):")
 print(f"  single sentence {numpy['singleMilliseconds']:.2f} ms, batch 32 {numpy['batchSentencesPerSecond']:.1f} sentences/s")
 for r in ours:
@@ -42,5 +52,5 @@ for r in ours:
     print(f"  batch 32 (~{r['batchTokensPerSentence']:.0f} tokens each) {r['batchSentencesPerSecond']:.1f} sentences/s"
           f" = {r['batchSentencesPerSecond'] / numpy['batchSentencesPerSecond']:.2f}x NumPy   (target >= 1.5x)")
     print(f"  achieved {r['achievedGFLOPS']:.1f} GFLOP/s; the multiply alone {r['multiplyGFLOPS']:.1f} GFLOP/s")
-print(f"peak RSS of the benchmark process (both paths, model loaded twice): {rss / 1024:.0f} MiB   (target <= 200 MB)")
+    print(f"  peak RSS {r['rss'] / 1e6:.0f} MB   (target <= 200 MB)")
 PY

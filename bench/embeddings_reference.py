@@ -83,6 +83,19 @@ try:
     blas = info["Build Dependencies"]["blas"]["name"]
 except Exception:
     pass
+try:
+    # The kernels NumPy's bundled OpenBLAS chose on this processor (scipy-openblas names its symbols this way).
+    import ctypes, glob
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in glob.glob(os.path.join(libs, "*openblas*")):
+        library = ctypes.CDLL(path)
+        for symbol in ["scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"]:
+            if hasattr(library, symbol):
+                getattr(library, symbol).restype = ctypes.c_char_p
+                blas += f", {getattr(library, symbol)().decode()} kernels"
+                break
+except Exception:
+    pass
 print(json.dumps({"singleMilliseconds": sorted(singles)[len(singles) // 2] * 1000,
                   "batchSentencesPerSecond": len(batch) / best, "numpy": np.__version__, "blas": blas,
                   "erf": erf_name}))

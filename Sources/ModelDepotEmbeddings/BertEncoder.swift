@@ -146,9 +146,8 @@ struct BertEncoder: Sendable {
 
     private func apply(_ layer: Layer, to x: [Float], rows n: Int, padded: Int, lengths: [Int]) -> [Float] {
         let h = configuration.hiddenSize
-        let heads = configuration.attentionHeads
         let qkv = linear(x, rows: n, inner: h, weight: layer.queryKeyValue, bias: layer.queryKeyValueBias)
-        let context = Self.attention(qkv: qkv, padded: padded, lengths: lengths, width: h, heads: heads)
+        let context = attention(qkv: qkv, padded: padded, lengths: lengths)
         var attended = linear(
             context, rows: n, inner: h, weight: layer.attentionOutput, bias: layer.attentionOutputBias)
         MatrixMath.add(x, to: &attended)
@@ -167,49 +166,33 @@ struct BertEncoder: Sendable {
         return output
     }
 
-    /// Multi-head self-attention of each sequence over its own tokens: per head, softmax(q·kᵀ/√d) times v.
-    /// `qkv` holds each row's query, key and value side by side (`3·width` wide). Sequence `b` occupies rows
-    /// `b·padded ..< b·padded + lengths[b]`; padding rows stay zero.
-    @_optimize(speed)
-    static func attention(qkv: [Float], padded: Int, lengths: [Int], width h: Int, heads: Int) -> [Float] {
-        let d = h / heads
+    /// Multi-head self-attention of each sequence over its own tokens: per head, softmax(q·kᵀ/√d) times v, both
+    /// products by the multiplier. `qkv` holds each row's query, key and value side by side (`3·width` wide), so
+    /// one head's queries are a strided view of it. Sequence `b` occupies rows `b·padded ..< b·padded +
+    /// lengths[b]`; padding rows stay zero.
+    func attention(qkv: [Float], padded: Int, lengths: [Int]) -> [Float] {
+        let h = configuration.hiddenSize
+        let d = h / configuration.attentionHeads
         let scale = 1 / Float(d).squareRoot()
         let stride = 3 * h
         var context = [Float](repeating: 0, count: lengths.count * padded * h)
-        var scores = [Float](repeating: 0, count: padded)
+        var scores = [Float](repeating: 0, count: padded * padded)
         qkv.withUnsafeBufferPointer { qkv in
             context.withUnsafeMutableBufferPointer { context in
                 scores.withUnsafeMutableBufferPointer { scores in
-                    let q = qkv.baseAddress!
-                    let k = q + h
-                    let v = q + 2 * h
-                    for (sequence, n) in lengths.enumerated() {
+                    for (sequence, n) in lengths.enumerated() where n > 0 {
                         let firstRow = sequence * padded
-                        for head in 0..<heads {
-                            let offset = firstRow * stride + head * d
-                            let output = firstRow * h + head * d
-                            for i in 0..<n {
-                                let query = q + offset + i * stride
-                                var highest = -Float.infinity
-                                for j in 0..<n {
-                                    let key = k + offset + j * stride
-                                    var dot: Float = 0
-                                    for e in 0..<d { dot += query[e] * key[e] }
-                                    scores[j] = dot * scale
-                                    highest = max(highest, scores[j])
-                                }
-                                var total: Float = 0
-                                for j in 0..<n {
-                                    scores[j] = expf(scores[j] - highest)
-                                    total += scores[j]
-                                }
-                                let row = context.baseAddress! + output + i * h
-                                for j in 0..<n {
-                                    let weight = scores[j] / total
-                                    let value = v + offset + j * stride
-                                    for e in 0..<d { row[e] += weight * value[e] }
-                                }
-                            }
+                        for head in 0..<configuration.attentionHeads {
+                            let queries = qkv.baseAddress! + firstRow * stride + head * d
+                            multiplier.multiply(
+                                rows: n, columns: n, inner: d, MatrixView(base: queries, rowStride: stride),
+                                MatrixView(base: queries + h, rowStride: stride), transposedB: true,
+                                into: scores.baseAddress!, rowStride: n)
+                            MatrixMath.softmax(rows: scores.baseAddress!, count: n, width: n, scale: scale)
+                            multiplier.multiply(
+                                rows: n, columns: d, inner: n, MatrixView(base: scores.baseAddress!, rowStride: n),
+                                MatrixView(base: queries + 2 * h, rowStride: stride), transposedB: false,
+                                into: context.baseAddress! + firstRow * h + head * d, rowStride: h)
                         }
                     }
                 }

@@ -17,7 +17,13 @@ package final class SharedLibrary: @unchecked Sendable {
     package let name: String
 
     /// Opens the first of `names` that loads (`RTLD_NOW | RTLD_LOCAL`); nil when none does.
-    package init?(firstOf names: [String]) {
+    ///
+    /// `defaults` are environment variables a library reads while it loads (OpenBLAS's `OPENBLAS_CORETYPE`):
+    /// each is set (`setenv(3)` without overwriting) only where the environment does not already hold it, so the
+    /// user's own setting wins. Set before the first library opens; `setenv` is not safe against threads reading
+    /// the environment at the same moment, which is why it happens here, once, rather than anywhere.
+    package init?(firstOf names: [String], defaults: [String: String] = [:]) {
+        for (variable, value) in defaults { setenv(variable, value, 0) }
         for name in names {
             if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
                 self.handle = handle

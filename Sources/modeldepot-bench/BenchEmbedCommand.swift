@@ -21,6 +21,9 @@ struct BenchEmbedCommand: AsyncParsableCommand {
     @Option(help: "The short sentence for the latency measurement.")
     var sentence = "The quick brown fox jumps over the lazy dog near the river."
 
+    @Option(help: "Which arithmetic to measure (repeatable; default: each). One per process gives its own peak RSS.")
+    var arithmetic: [EmbeddingArithmetic] = EmbeddingArithmetic.allCases
+
     struct Result: Encodable {
         var arithmetic: String
         var loadSeconds: Double
@@ -36,7 +39,7 @@ struct BenchEmbedCommand: AsyncParsableCommand {
         let batch = Array(
             try String(contentsOfFile: batchFile, encoding: .utf8).split(separator: "\n").map(String.init).prefix(32))
         var results: [Result] = []
-        for arithmetic in EmbeddingArithmetic.allCases {
+        for arithmetic in self.arithmetic {
             let clock = ContinuousClock()
             let start = clock.now
             let embedder = try SentenceEmbedder(folder: URL(fileURLWithPath: folder), arithmetic: arithmetic)
@@ -78,3 +81,5 @@ struct BenchEmbedCommand: AsyncParsableCommand {
         return layers * 2 * (n * (4 * h * h + 2 * h * i) + 2 * n * n * h)
     }
 }
+
+extension EmbeddingArithmetic: ExpressibleByArgument {}
