@@ -53,17 +53,17 @@ struct BertConfiguration: Equatable, Sendable {
 struct BertEncoder: Sendable {
     struct Layer: Sendable {
         /// Query, key and value weights stacked (`3·hidden × hidden`): one multiply makes all three.
-        var queryKeyValue, attentionOutput, intermediate, output: [Float]
-        var queryKeyValueBias, attentionOutputBias, intermediateBias, outputBias: [Float]
-        var attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: [Float]
+        var queryKeyValue, attentionOutput, intermediate, output: FloatTensor
+        var queryKeyValueBias, attentionOutputBias, intermediateBias, outputBias: FloatTensor
+        var attentionNormWeight, attentionNormBias, outputNormWeight, outputNormBias: FloatTensor
     }
 
     let configuration: BertConfiguration
-    let wordEmbeddings: [Float]
-    let positionEmbeddings: [Float]
-    let tokenTypeEmbeddings: [Float]
-    let embeddingNormWeight: [Float]
-    let embeddingNormBias: [Float]
+    let wordEmbeddings: FloatTensor
+    let positionEmbeddings: FloatTensor
+    let tokenTypeEmbeddings: FloatTensor
+    let embeddingNormWeight: FloatTensor
+    let embeddingNormBias: FloatTensor
     let layers: [Layer]
     let multiplier: any MatrixMultiplier
 
@@ -83,15 +83,17 @@ struct BertEncoder: Sendable {
         layers = try (0..<configuration.layers).map { index in
             let p = "encoder.layer.\(index)."
             return Layer(
-                queryKeyValue: try ["query", "key", "value"].flatMap {
-                    try weights.tensor(p + "attention.self.\($0).weight", shape: [h, h])
-                },
+                queryKeyValue: FloatTensor(
+                    concatenating: try ["query", "key", "value"].map {
+                        try weights.tensor(p + "attention.self.\($0).weight", shape: [h, h])
+                    }),
                 attentionOutput: try weights.tensor(p + "attention.output.dense.weight", shape: [h, h]),
                 intermediate: try weights.tensor(p + "intermediate.dense.weight", shape: [i, h]),
                 output: try weights.tensor(p + "output.dense.weight", shape: [h, i]),
-                queryKeyValueBias: try ["query", "key", "value"].flatMap {
-                    try weights.tensor(p + "attention.self.\($0).bias", shape: [h])
-                },
+                queryKeyValueBias: FloatTensor(
+                    concatenating: try ["query", "key", "value"].map {
+                        try weights.tensor(p + "attention.self.\($0).bias", shape: [h])
+                    }),
                 attentionOutputBias: try weights.tensor(p + "attention.output.dense.bias", shape: [h]),
                 intermediateBias: try weights.tensor(p + "intermediate.dense.bias", shape: [i]),
                 outputBias: try weights.tensor(p + "output.dense.bias", shape: [h]),
@@ -138,8 +140,17 @@ struct BertEncoder: Sendable {
         return lengths.enumerated().map { index, length in Array(x[(index * n * h)..<((index * n + length) * h)]) }
     }
 
-    private func linear(_ x: [Float], rows: Int, inner: Int, weight: [Float], bias: [Float]) -> [Float] {
-        var y = multiplier.multiply(x, rows: rows, inner: inner, transposed: weight, columns: bias.count)
+    /// `x · weightᵀ + bias`, `weight` being `bias.count × inner` as PyTorch stores it.
+    private func linear(_ x: [Float], rows: Int, inner: Int, weight: FloatTensor, bias: FloatTensor) -> [Float] {
+        let columns = bias.count
+        var y = [Float](repeating: 0, count: rows * columns)
+        x.withUnsafeBufferPointer { x in
+            y.withUnsafeMutableBufferPointer { y in
+                multiplier.multiply(
+                    rows: rows, columns: columns, inner: inner, MatrixView(base: x.baseAddress!, rowStride: inner),
+                    weight.matrix(width: inner), transposedB: true, into: y.baseAddress!, rowStride: columns)
+            }
+        }
         MatrixMath.addBias(&y, rows: rows, bias: bias)
         return y
     }

@@ -5,7 +5,9 @@ import Foundation
 enum MatrixMath {
     /// `x[rows × width]` normalised per row, then scaled by `gamma` and shifted by `beta`.
     @_optimize(speed)
-    static func layerNorm(_ x: inout [Float], rows: Int, width: Int, gamma: [Float], beta: [Float], epsilon: Float) {
+    static func layerNorm(
+        _ x: inout [Float], rows: Int, width: Int, gamma: FloatTensor, beta: FloatTensor, epsilon: Float
+    ) {
         x.withUnsafeMutableBufferPointer { values in
             for row in 0..<rows {
                 let start = row * width
@@ -100,7 +102,7 @@ enum MatrixMath {
 
     /// Adds `bias` to every row of `x`.
     @_optimize(speed)
-    static func addBias(_ x: inout [Float], rows: Int, bias: [Float]) {
+    static func addBias(_ x: inout [Float], rows: Int, bias: FloatTensor) {
         let width = bias.count
         x.withUnsafeMutableBufferPointer { values in
             for row in 0..<rows { for i in 0..<width { values[row * width + i] += bias[i] } }

@@ -1,18 +1,19 @@
 import Foundation
 import ModelDepot
 import ModelDepotCore
+import ModelDepotPlatform
 
-/// The tensors of a `.safetensors` file, read once into `Float` arrays: F32 as stored, F16 and BF16 widened
-/// by their bits (Swift's `Float16` type does not exist on Intel Macs). Tensors are looked up by name with or
-/// without a `bert.` prefix; tensors nobody asks for (the I64 `embeddings.position_ids`) are never read.
+/// The tensors of a `.safetensors` file, memory-mapped: F32 tensors are used where they lie in the file (nothing
+/// copied, so a model's weights cost no memory of the process's own), F16 and BF16 widened by their bits into
+/// memory (Swift's `Float16` type does not exist on Intel Macs). Tensors are looked up by name with or without a
+/// `bert.` prefix; tensors nobody asks for (the I64 `embeddings.position_ids`) are never read.
 struct SafetensorsWeights {
     let url: URL
-    private let data: Data
+    private let file: MappedFile
     private let header: SafetensorsHeader
 
     init(url: URL) throws {
-        // Mapped, not read: the pages a model does not use never enter memory.
-        guard let data = try? Data(contentsOf: url, options: .alwaysMapped) else {
+        guard let file = try? MappedFile(path: url.path) else {
             throw ModelDepotError(
                 .invalidModelFile,
                 "\(url.path) is missing or unreadable. Pull the model again (or verify and repair it).")
@@ -23,15 +24,16 @@ struct SafetensorsWeights {
         } catch let problem as ModelDepotError where problem.code == .invalidModelFile {
             throw Self.invalid(url, problem.message)
         }
-        guard header.dataStart + (header.tensors.values.map(\.bytes.upperBound).max() ?? 0) <= Int64(data.count) else {
+        guard header.dataStart + (header.tensors.values.map(\.bytes.upperBound).max() ?? 0) <= Int64(file.bytes.count)
+        else {
             throw Self.invalid(url, "it changed while it was being read")
         }
         self.url = url
-        self.data = data
+        self.file = file
     }
 
     /// The tensor `name` (or `bert.<name>`) as floats, checked against `shape`.
-    func tensor(_ name: String, shape: [Int]) throws -> [Float] {
+    func tensor(_ name: String, shape: [Int]) throws -> FloatTensor {
         guard let entry = header.tensors[name] ?? header.tensors["bert." + name] else {
             throw Self.invalid(url, "it has no tensor '\(name)' (a BERT model needs it)")
         }
@@ -49,32 +51,35 @@ struct SafetensorsWeights {
             throw Self.invalid(
                 url, "tensor '\(name)' has \(entry.bytes.count) bytes for \(count) values of \(entry.dtype)")
         }
-        let start = Int(header.dataStart + entry.bytes.lowerBound)
+        let source = file.bytes.baseAddress! + Int(header.dataStart + entry.bytes.lowerBound)
+        // Safetensors is little-endian, as every platform Swift runs on here, so an F32 tensor is usable as it
+        // lies — when it lies on a 4-byte boundary (a header's length need not be a multiple of 4).
+        if entry.dtype == "F32", Int(bitPattern: source) % MemoryLayout<Float>.alignment == 0 {
+            return FloatTensor(
+                viewing: source.assumingMemoryBound(to: Float.self), count: count, in: file)
+        }
         let dtype = entry.dtype
-        return data.withUnsafeBytes { raw in Self.widen(raw.baseAddress! + start, count: count, dtype: dtype) }
+        return FloatTensor(count: count) { target in Self.widen(source, count: count, dtype: dtype, into: target) }
     }
 
     /// `count` little-endian values of `dtype` at `source` as floats.
     @_optimize(speed)
-    private static func widen(_ source: UnsafeRawPointer, count: Int, dtype: String) -> [Float] {
-        [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let target = buffer.baseAddress!
-            switch dtype {
-            case "F32":
-                // Safetensors is little-endian, as every platform Swift runs on here.
-                UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: count * 4)
-            case "BF16":
-                for index in 0..<count {
-                    let bits = source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)
-                    target[index] = Float(bitPattern: UInt32(UInt16(littleEndian: bits)) << 16)
-                }
-            default:
-                for index in 0..<count {
-                    let bits = source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)
-                    target[index] = float(fromHalf: UInt16(littleEndian: bits))
-                }
+    private static func widen(
+        _ source: UnsafeRawPointer, count: Int, dtype: String, into target: UnsafeMutablePointer<Float>
+    ) {
+        switch dtype {
+        case "F32":
+            UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: count * 4)
+        case "BF16":
+            for index in 0..<count {
+                let bits = source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)
+                target[index] = Float(bitPattern: UInt32(UInt16(littleEndian: bits)) << 16)
             }
-            initialized = count
+        default:
+            for index in 0..<count {
+                let bits = source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)
+                target[index] = float(fromHalf: UInt16(littleEndian: bits))
+            }
         }
     }
 

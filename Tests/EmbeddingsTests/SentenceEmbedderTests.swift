@@ -76,6 +76,30 @@ struct SentenceEmbedderTests {
         }
     }
 
+    /// F32 tensors are used where they lie in the mapped file when 4-byte aligned and copied when not; a header
+    /// one byte longer (JSON allows the trailing space) misaligns every tensor, and the vectors must not change.
+    @Test func misalignedWeightsGiveTheSameVectors() async throws {
+        let reference = try await ReferenceEncoder.run(folder: nil, ["x"])
+        let folder = try TemporaryDirectory(prefix: "modeldepot-misaligned-bert")
+        defer { folder.remove() }
+        let names = try FileManager.default.contentsOfDirectory(atPath: reference.folder.path)
+        for name in names where name != "model.safetensors" {
+            try FileManager.default.copyItem(at: reference.folder.appendingPathComponent(name), to: folder.path(name))
+        }
+        let weights = try Data(contentsOf: reference.folder.appendingPathComponent("model.safetensors"))
+        let headerLength = Int(weights.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.1) << (8 * $1.0) })
+        #expect(headerLength % 4 == 0, "the reference file is expected to be aligned")
+        var shifted = Data((0..<8).map { UInt8(truncatingIfNeeded: (headerLength + 1) >> (8 * $0)) })
+        shifted.append(weights[8..<(8 + headerLength)])
+        shifted.append(UInt8(ascii: " "))
+        shifted.append(weights[(8 + headerLength)...])
+        try shifted.write(to: folder.path("model.safetensors"))
+        let text = "Weights that lie one byte off their alignment."
+        let aligned = try await SentenceEmbedder(folder: reference.folder, arithmetic: .portable).embed(text)
+        let copied = try await SentenceEmbedder(folder: folder.url, arithmetic: .portable).embed(text)
+        #expect(aligned == copied)
+    }
+
     @Test func brokenModelFilesAreClearErrors() async throws {
         let reference = try await ReferenceEncoder.run(folder: nil, ["x"])
         let folder = try TemporaryDirectory(prefix: "modeldepot-broken-bert")
