@@ -64,7 +64,8 @@ struct BLASMultiplier: MatrixMultiplier {
 
 /// Which multiply the encoder uses.
 public enum EmbeddingArithmetic: String, Sendable, CaseIterable {
-    /// The system BLAS when there is one, else portable Swift.
+    /// The system BLAS when there is one, else portable Swift. On Linux, OpenBLAS is given the kernels the
+    /// processor's extensions call for (`OPENBLAS_CORETYPE`) unless the environment already names some.
     case automatic
     /// Portable Swift only (to compare, or when a BLAS misbehaves).
     case portable

@@ -103,7 +103,8 @@ public final class SentenceEmbedder: TextEmbedder {
         try await embed(batch: texts)
     }
 
-    /// The vectors of `texts`, in order. Texts are sorted by length and encoded in groups of similar length,
+    /// The vectors of `texts`, in order. Tokenizing and encoding run on the embedder's own thread, never on the
+    /// cooperative pool. Texts are sorted by length and encoded in groups of similar length,
     /// each group as one padded matrix; padding never reaches a text's vector (attention stays within each
     /// text). Cancelling stops between groups.
     ///
@@ -113,7 +114,9 @@ public final class SentenceEmbedder: TextEmbedder {
     public func embed(
         batch texts: [String], progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> [[Float]] {
-        let encodings = texts.map { tokenizer.encode($0) }
+        // Tokenizing a long batch is real work too: on the encoder's thread, not the cooperative pool.
+        let tokenizer = self.tokenizer
+        let encodings = try await queue.run { texts.map { tokenizer.encode($0) } }
         let order = encodings.indices.sorted { encodings[$0].ids.count < encodings[$1].ids.count }
         var vectors = [[Float]](repeating: [], count: texts.count)
         var start = 0
