@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # Hub benchmarks: ModelDepot against Python's huggingface_hub (the venv scripts/test creates), same run, same machine.
 #
-#   bench/hub.sh [--size-mib 256] [--small-files 40] [--cache-files 10000] [--runs 2]
+#   bench/hub.sh [--size-mib 256] [--small-files 40] [--many-files 400] [--cache-files 10000] [--runs 2]
 #
 # 1. pull: one large LFS file + N small files from our mirror (`modeldepot serve`), `modeldepot pull` vs
 #    `snapshot_download`, each into a fresh cache; best of --runs. Goal: ours at least 2x faster.
+#    Then many small files: a repository of --many-files files of ~3 KB in 20 folders, the same comparison.
+#    Goal: ours at least 3x faster.
 # 2. ls: a cache of --cache-files files (100 repos, two revisions each), `modeldepot ls --json` vs
 #    `scan_cache_dir`. Goal: ours at least 5x faster. Both must report the same totals.
 set -euo pipefail
 size_mib=256
 small_files=40
+many_files=400
 cache_files=10000
 runs=2
 while [ $# -gt 0 ]; do
     case "$1" in
         --size-mib) size_mib=$2; shift 2 ;;
         --small-files) small_files=$2; shift 2 ;;
+        --many-files) many_files=$2; shift 2 ;;
         --cache-files) cache_files=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
@@ -45,27 +49,38 @@ endpoint=$(sed -n 's/^listening on //p' "$work/serve.out")
 curl -s -o /dev/null "$endpoint/acme/bench/resolve/main/model.safetensors"
 export HF_HUB_DISABLE_TELEMETRY=1 HF_HUB_DISABLE_PROGRESS_BARS=1 HF_HOME="$work/hf-home"
 
-best_ours=""; best_python=""
-for run in $(seq "$runs"); do
-    rm -rf "$work/cache-ours" "$work/cache-python"
-    start=$(now)
-    "$bin" pull acme/bench --endpoint "$endpoint" --cache-dir "$work/cache-ours" --quiet > /dev/null
-    ours=$(elapsed "$start" "$(now)")
-    start=$(now)
-    HF_ENDPOINT="$endpoint" "$python" -c "
+# compare_pull REPO LABEL GOAL: best of --runs of each client into fresh caches, the same bytes in both.
+compare_pull() {
+    local repo=$1 label=$2 goal=$3 name=${1//\//--} best_ours="" best_python="" ours theirs start
+    for run in $(seq "$runs"); do
+        rm -rf "$work/cache-ours" "$work/cache-python"
+        start=$(now)
+        "$bin" pull "$repo" --endpoint "$endpoint" --cache-dir "$work/cache-ours" --quiet > /dev/null
+        ours=$(elapsed "$start" "$(now)")
+        start=$(now)
+        HF_ENDPOINT="$endpoint" "$python" -c "
 from huggingface_hub import snapshot_download
-snapshot_download('acme/bench', cache_dir='$work/cache-python')" > /dev/null
-    theirs=$(elapsed "$start" "$(now)")
-    echo "run $run: modeldepot pull ${ours}s, snapshot_download ${theirs}s"
-    best_ours=$(python3 -c "print(min(x for x in [$ours, ${best_ours:-1e9}]))")
-    best_python=$(python3 -c "print(min(x for x in [$theirs, ${best_python:-1e9}]))")
+snapshot_download('$repo', cache_dir='$work/cache-python')" > /dev/null
+        theirs=$(elapsed "$start" "$(now)")
+        echo "run $run: modeldepot pull ${ours}s, snapshot_download ${theirs}s"
+        best_ours=$(python3 -c "print(min(x for x in [$ours, ${best_ours:-1e9}]))")
+        best_python=$(python3 -c "print(min(x for x in [$theirs, ${best_python:-1e9}]))")
+    done
+    (cd "$work/cache-ours/models--$name/snapshots"/* && find -L . -type f -exec sha256sum {} + | sort) > "$work/ours.sum"
+    (cd "$work/cache-python/models--$name/snapshots"/* && find -L . -type f -exec sha256sum {} + | sort) > "$work/python.sum"
+    cmp -s "$work/ours.sum" "$work/python.sum" || { echo "the two caches differ" >&2; exit 1; }
+    echo "pull of $label: best modeldepot ${best_ours}s, best snapshot_download ${best_python}s"
+    python3 -c "print(f'pull speed-up vs huggingface_hub ($label): {$best_python / $best_ours:.2f}x (goal >= $goal)')"
+}
+compare_pull acme/bench "${size_mib} MiB + ${small_files} small files" 2
+
+many="$work/repos/acme/many-files"
+for i in $(seq 0 $((many_files - 1))); do
+    mkdir -p "$many/folder-$((i % 20))"
+    head -c $((2000 + (i * 37) % 2000)) /dev/urandom | base64 -w 0 > "$many/folder-$((i % 20))/file-$i.json"
 done
-# Same bytes in both caches.
-(cd "$work/cache-ours/models--acme--bench/snapshots"/* && find -L . -type f -exec sha256sum {} + | sort) > "$work/ours.sum"
-(cd "$work/cache-python/models--acme--bench/snapshots"/* && find -L . -type f -exec sha256sum {} + | sort) > "$work/python.sum"
-cmp -s "$work/ours.sum" "$work/python.sum" || { echo "the two caches differ" >&2; exit 1; }
-echo "pull of ${size_mib} MiB + ${small_files} small files: best modeldepot ${best_ours}s, best snapshot_download ${best_python}s"
-python3 -c "print(f'pull speed-up vs huggingface_hub: {$best_python / $best_ours:.2f}x (goal >= 2)')"
+curl -s -o /dev/null "$endpoint/api/models/acme/many-files/tree/main?recursive=true"
+compare_pull acme/many-files "${many_files} files of ~3 KB" 3
 kill "${pids[0]}" 2>/dev/null || true
 
 # --- 2. ls -----------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ import Logging
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotPlatform
+import Synchronization
 
 /// Serves `root/<org>/<name>/` folders as repositories of one type (models, or datasets for a dataset root)
 /// whose files are the folder's files.
@@ -12,10 +13,16 @@ import ModelDepotPlatform
 /// (``ServedFolder``); hidden files and folders (`.git`, `.env`, the state folder) are never reached, not even
 /// through a link. Each repository has one branch, `main`, whose commit id is derived from the content; when
 /// the content changes the id changes, and the old id answers `RevisionNotFound`.
+///
+/// A listing walks the whole repository folder. A file request at a commit id (what clients send once they have
+/// resolved `main`) instead reuses the last walk of that commit when the requested file's `lstat` still matches
+/// it: a pull of many small files costs one walk, not one per file.
 struct FolderRepositorySource: RepositorySource {
     let root: ServedFolder
     let index: HashIndex
     let type: RepoType
+    /// The last walk of each repository.
+    private let lastWalks = LastWalks()
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
     static let lfsThreshold: Int64 = 10 << 20
     static let lfsExtensions: Set<String> = [
@@ -57,10 +64,25 @@ struct FolderRepositorySource: RepositorySource {
         index.save()
         files.sort { $0.path < $1.path }
         let commit = RepoSnapshot.commitID(for: files)
+        let snapshot = RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
+        lastWalks.walks.withLock { $0[id] = snapshot }
         if let revision, revision != "main", revision != commit {
             throw HubServerError.revisionNotFound(id: id, revision: revision)
         }
-        return RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
+        return snapshot
+    }
+
+    func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
+        // Only a commit id can be answered from memory: `main` may have moved since, by any file changing.
+        if type == self.type, let revision, HubEncoding.isGitID(revision),
+            let remembered = lastWalks.walks.withLock({ $0[id] }), remembered.commit == revision,
+            let file = remembered.file(at: path), let stamp = file.stamp,
+            let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
+            FileStamp(status) == stamp
+        {
+            return remembered
+        }
+        return try await snapshot(type: type, id: id, revision: revision)
     }
 
     /// Walks a repository folder (given by its real path) with one `readdir` per folder and one `stat` per
@@ -100,7 +122,7 @@ struct FolderRepositorySource: RepositorySource {
                 ServedFile(
                     path: path, diskPath: diskPath, size: size,
                     modified: Date(timeIntervalSince1970: Double(modified) / 1e9), gitOID: digests.gitOID,
-                    sha256: digests.sha256))
+                    sha256: digests.sha256, stamp: FileStamp(status)))
         }
     }
 
@@ -126,4 +148,9 @@ struct FolderRepositorySource: RepositorySource {
     private func visibleEntries(of folder: String) -> [DirectoryEntry] {
         Directory.entries(folder).filter { !$0.name.hasPrefix(".") }.sorted { $0.name < $1.name }
     }
+}
+
+/// The last walk of each repository a ``FolderRepositorySource`` serves, by repository id.
+private final class LastWalks: Sendable {
+    let walks = Mutex<[RepoID: RepoSnapshot]>([:])
 }

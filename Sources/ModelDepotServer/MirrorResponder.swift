@@ -73,7 +73,9 @@ struct MirrorResponder: HTTPResponder {
             }
             return page(entries, request: request)
         case .resolve(let type, let id, let revision, let path):
-            let snapshot = try await snapshot(type, id, revision)
+            guard let snapshot = try await source.snapshot(type: type, id: id, revision: revision, serving: path) else {
+                throw HubServerError.repoNotFound(id.description)
+            }
             guard let file = snapshot.file(at: path) else {
                 throw HubServerError.entryNotFound(path, commit: snapshot.commit)
             }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ModelDepotCore
+import ModelDepotPlatform
 import ModelDepotTransfer
 
 /// One file of a served repository.
@@ -14,11 +15,27 @@ struct ServedFile: Sendable, Equatable {
     let gitOID: String
     /// SHA-256 of the content, for LFS files.
     let sha256: String?
+    /// What `stat` said of the file on disk when it was listed, for sources that check a remembered listing
+    /// against the disk (``FolderRepositorySource``); nil where nobody does.
+    var stamp: FileStamp? = nil
 
     var isLFS: Bool { sha256 != nil }
     /// The blob name clients cache it under: SHA-256 for LFS files, git blob id otherwise.
     var etag: String { sha256 ?? gitOID }
     var pointerSize: Int { GitBlob.lfsPointer(sha256: sha256 ?? "", size: size).utf8.count }
+}
+
+/// A file's size, modification time and inode: when all three are unchanged, so is what was read of it.
+struct FileStamp: Sendable, Equatable {
+    let size: Int64
+    let modifiedNanoseconds: Int64
+    let inode: UInt64
+
+    init(_ status: FileStatus) {
+        size = status.size
+        modifiedNanoseconds = status.modifiedNanoseconds
+        inode = status.inode
+    }
 }
 
 /// A repository at one commit, as the mirror serves it.
@@ -30,10 +47,21 @@ struct RepoSnapshot: Sendable {
     let files: [ServedFile]
     /// Branch and tag names that point at this commit (`main` for folder repos).
     let branches: [String]
+    /// Positions in `files` by path: a repository of thousands of files answers each request without a scan.
+    private let positions: [String: Int]
+
+    init(type: RepoType, id: RepoID, commit: String, files: [ServedFile], branches: [String]) {
+        self.type = type
+        self.id = id
+        self.commit = commit
+        self.files = files
+        self.branches = branches
+        positions = Dictionary(files.enumerated().map { ($1.path.value, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 
     var lastModified: Date { files.map(\.modified).max() ?? Date(timeIntervalSince1970: 0) }
 
-    func file(at path: String) -> ServedFile? { files.first { $0.path.value == path } }
+    func file(at path: String) -> ServedFile? { positions[path].map { files[$0] } }
 
     /// A commit id derived from the content only: the same files give the same id on any machine.
     static func commitID(for files: [ServedFile]) -> String {
@@ -52,4 +80,13 @@ protocol RepositorySource: Sendable {
     /// The repository at `revision` (its default branch when nil); nil when the repository does not exist.
     /// Throws `RevisionNotFound` (as ``HubServerError``) when the repository exists but the revision does not.
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot?
+    /// The repository at `revision` for serving the file at `path`: what ``snapshot(type:id:revision:)`` gives,
+    /// or a remembered listing when the source can show that nothing the answer depends on has changed.
+    func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot?
+}
+
+extension RepositorySource {
+    func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
+        try await snapshot(type: type, id: id, revision: revision)
+    }
 }

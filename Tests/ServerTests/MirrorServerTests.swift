@@ -143,6 +143,38 @@ import Testing
         }
     }
 
+    /// A file request at a commit reuses the last walk instead of walking again, but only while the file is as
+    /// that walk saw it: changed bytes are never served under the old commit and etag.
+    @Test func fileRequestsAtACommitReuseTheWalkOnlyWhileTheFileIsUnchanged() async throws {
+        try await MirrorFixture.with(Self.layout) { mirror in
+            let commit = try #require(
+                (try await mirror.get("/api/models/acme/tiny").json as? [String: Any])?["sha"] as? String)
+            try Data("added after the walk".utf8).write(to: mirror.root.path("acme/tiny/extra.txt"))
+            // Unchanged since the walk: served as part of that commit.
+            let unchanged = try await mirror.get("/acme/tiny/resolve/\(commit)/config.json")
+            #expect(unchanged.status == 200 && unchanged.body == Self.config)
+            #expect(unchanged.header("X-Repo-Commit") == commit)
+            // Not in that commit: a new walk, whose commit differs, so the old one is gone.
+            let added = try await mirror.get("/acme/tiny/resolve/\(commit)/extra.txt")
+            #expect(added.header("X-Error-Code") == "RevisionNotFound")
+            // Walked again, then changed in place with the same size: the old commit is not answered from memory.
+            let current = try #require(
+                (try await mirror.get("/api/models/acme/tiny").json as? [String: Any])?["sha"] as? String)
+            #expect(try await mirror.get("/acme/tiny/resolve/\(current)/config.json").status == 200)
+            var changed = Self.config
+            changed[0] ^= 1
+            try Data(changed).write(to: mirror.root.path("acme/tiny/config.json"))
+            // The same inode and size: only the modification time tells. Set it apart explicitly, since a file
+            // system's clock can be coarser than the time between two writes.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: 1_000_000)],
+                ofItemAtPath: mirror.root.path("acme/tiny/config.json").path)
+            let stale = try await mirror.get("/acme/tiny/resolve/\(current)/config.json")
+            #expect(stale.status == 404 && stale.header("X-Error-Code") == "RevisionNotFound")
+            #expect(stale.body != changed)
+        }
+    }
+
     @Test func searchFindsReposByTextAndAuthor() async throws {
         try await MirrorFixture.with(Self.layout) { mirror in
             let all = try #require(try await mirror.get("/api/models").json as? [[String: Any]])
