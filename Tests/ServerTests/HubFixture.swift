@@ -3,6 +3,7 @@ import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 /// A mirror serving repositories from a folder, a fresh cache, and our client wired to both; optionally a
@@ -16,8 +17,10 @@ struct HubFixture {
     /// Runs `body` with a mirror over `layout` (paths `org/name/file`, relative to the root).
     ///
     /// - Parameter cdnFiles: when given, LFS files redirect to a FaultServer holding these blobs (by SHA-256).
+    /// - Parameter logger: the mirror's logger (one line per request); silent by default.
     static func with<T>(
         _ layout: [String: [UInt8]], token: String? = nil, cdn cdnFiles: [[UInt8]]? = nil,
+        logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
         _ body: (HubFixture) async throws -> T
     ) async throws -> T {
         let root = try TemporaryDirectory(prefix: "modeldepot-hub")
@@ -34,8 +37,7 @@ struct HubFixture {
                 files: Dictionary(uniqueKeysWithValues: cdnFiles.map { ("/" + SampleData.sha256($0), $0) }))
         }
         var server = MirrorServer(
-            roots: [root.path("repos")], caches: [], stateFolder: root.path("state"), token: token,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            roots: [root.path("repos")], caches: [], stateFolder: root.path("state"), token: token, logger: logger)
         // `localhost` rather than 127.0.0.1: another host name as well as another port, as a CDN is.
         server.lfsRedirectBase = cdn.map { URL(string: "http://localhost:\($0.baseURL.port!)")! }
         let result: Result<T, any Error>
@@ -82,5 +84,31 @@ struct HubFixture {
     /// The target of a snapshot link, as written.
     static func linkTarget(_ url: URL) throws -> String {
         try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
+    }
+}
+
+/// Log messages kept in memory, for tests that read what a server logged (its access lines).
+final class RecordedLog: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var messages: [String] { lines.withLock { $0 } }
+
+    var logger: Logger {
+        Logger(label: "recorded") { _ in Handler(log: self) }
+    }
+
+    private struct Handler: LogHandler {
+        let log: RecordedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            log.lines.withLock { $0.append(event.message.description) }
+        }
     }
 }

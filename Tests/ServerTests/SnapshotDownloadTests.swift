@@ -55,6 +55,19 @@ import Testing
         }
     }
 
+    /// The commit's listing names each file's blob (SHA-256 or git blob id) and size, so a pull asks no HEAD:
+    /// one GET per file, against the commit.
+    @Test func filesTheListingSettlesAreFetchedWithoutAHEAD() async throws {
+        let log = RecordedLog()
+        try await HubFixture.with(Self.layout, logger: log.logger) { hub in
+            let snapshot = try await hub.downloader().download(SnapshotRequest(repo: try RepoID("acme/tiny")))
+            #expect(snapshot.filesDownloaded == 3)
+            let fileRequests = log.messages.filter { $0.contains("/resolve/") }
+            #expect(fileRequests.filter { $0.hasPrefix("HEAD ") }.isEmpty, "\(fileRequests)")
+            #expect(fileRequests.filter { $0.hasPrefix("GET ") && $0.contains(snapshot.commit) }.count == 3)
+        }
+    }
+
     @Test func patternsSelectFilesAsPythonDoes() async throws {
         try await HubFixture.with(Self.layout) { hub in
             let request = SnapshotRequest(repo: try RepoID("acme/tiny"), include: ["*.json", "tokenizer/"])

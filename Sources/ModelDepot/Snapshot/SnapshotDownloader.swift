@@ -16,7 +16,8 @@ import ModelDepotTransfer
 ///
 /// The flow: resolve the revision to a commit (no call when it is one), list the commit's files (all pages,
 /// recorded in `trees/<commit>.json` so the next pull and offline checks need no listing), select with the
-/// patterns, then for each missing file: `HEAD` for its ETag, download into `blobs/<etag>.incomplete` under
+/// patterns, then for each missing file: its blob name from the listing (a `HEAD` for the ETag only when the
+/// listing does not give a SHA-256 or git blob id), download into `blobs/<etag>.incomplete` under
 /// Python's `.locks/…/<etag>.lock`, verify (SHA-256 for LFS files, git blob id for the others), rename to
 /// `blobs/<etag>` and link `snapshots/<commit>/<path>` to it. A file that fails verification is never linked.
 public struct SnapshotDownloader: Sendable {
@@ -25,21 +26,29 @@ public struct SnapshotDownloader: Sendable {
     /// The cache the pull writes into.
     public let cache: HubCache
     let downloader: Downloader
-    /// Files transferred at once; large files also use parallel ranges inside the engine.
+    /// Large files transferred at once; each also uses parallel ranges inside the engine.
     public var maxConcurrentFiles: Int
+    /// Files transferred at once while the rest of the queue is small files (under ``smallFileSize``), whose time
+    /// is mostly round trips, so more of them in flight keeps the connections busy. Never more than the
+    /// engine's connection budget.
+    public var maxConcurrentSmallFiles: Int
+    /// Below this size a file counts as small for ``maxConcurrentSmallFiles``.
+    public static let smallFileSize: Int64 = 1 << 20
     let clock: any Clock<Duration>
     let logger: Logger
 
-    /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` files at once.
+    /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` large files
+    /// and `maxConcurrentSmallFiles` files in all at once.
     public init(
         hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
-        clock: any Clock<Duration> = ContinuousClock(),
+        maxConcurrentSmallFiles: Int = 16, clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "modeldepot.snapshot", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.hub = hub
         self.cache = cache
         self.downloader = downloader
         self.maxConcurrentFiles = max(1, maxConcurrentFiles)
+        self.maxConcurrentSmallFiles = max(1, maxConcurrentSmallFiles)
         self.clock = clock
         self.logger = logger
     }
@@ -113,7 +122,8 @@ public struct SnapshotDownloader: Sendable {
         // extra ranges of large files borrow the rest segment by segment.
         let budget = ConnectionBudget(limit: downloader.configuration.maxConnections)
         let engine = downloader.with { $0.connectionBudget = budget }
-        let parallelFiles = min(maxConcurrentFiles, budget.limit)
+        let largeFilesAtOnce = min(maxConcurrentFiles, budget.limit)
+        let filesAtOnce = min(max(maxConcurrentSmallFiles, largeFilesAtOnce), budget.limit)
         var received: Int64 = 0
         let job: @Sendable (RepoFilePath) async throws -> Int64 = { path in
             do {
@@ -131,16 +141,25 @@ public struct SnapshotDownloader: Sendable {
             for blob in tracker.verifiedBlobs { memory.remember(blob: blob, ok: true) }
             if !tracker.verifiedBlobs.isEmpty { memory.save() }
         }
-        try await withThrowingTaskGroup(of: Int64.self) { group in
-            var next = queue.makeIterator()
-            for _ in 0..<parallelFiles {
-                guard let path = next.next() else { break }
-                group.addTask { try await job(path) }
-            }
-            while let bytes = try await group.next() {
-                received += bytes
-                if let path = next.next() { group.addTask { try await job(path) } }
-            }
+        try await withThrowingTaskGroup(of: (bytes: Int64, large: Bool).self) { group in
+            var pending = queue[...]
+            var running = 0
+            var runningLarge = 0
+            repeat {
+                // The queue runs largest first, so once its head is small every file left is.
+                while let path = pending.first, running < filesAtOnce {
+                    let large = size(path) >= Self.smallFileSize
+                    guard !large || runningLarge < largeFilesAtOnce else { break }
+                    pending.removeFirst()
+                    running += 1
+                    if large { runningLarge += 1 }
+                    group.addTask { (try await job(path), large) }
+                }
+                guard let finished = try await group.next() else { break }
+                received += finished.bytes
+                running -= 1
+                if finished.large { runningLarge -= 1 }
+            } while true
         }
         tracker.completed()
         return Snapshot(
@@ -220,15 +239,23 @@ public struct SnapshotDownloader: Sendable {
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
         _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker
     ) async throws -> Int64 {
-        let metadata: HubFileMetadata
-        switch try await hub.lookUpFile(request.repo, type: request.type, revision: commit, path: path) {
-        case .found(let found): metadata = found
-        case .missing(let reportedCommit, let error):
-            repository.markMissing(path, commit: reportedCommit ?? commit)
-            throw error
+        let etag: String
+        let expectedSize: Int64
+        if Self.treeSettles(file) {
+            // The listing already names the blob and its size, and the download verifies the content against
+            // that name: a HEAD would only say it again (one round trip per file, most of a small file's cost).
+            etag = file.etag
+            expectedSize = file.size
+        } else {
+            switch try await hub.lookUpFile(request.repo, type: request.type, revision: commit, path: path) {
+            case .found(let metadata):
+                etag = metadata.etag
+                expectedSize = metadata.size ?? file.size
+            case .missing(let reportedCommit, let error):
+                repository.markMissing(path, commit: reportedCommit ?? commit)
+                throw error
+            }
         }
-        let etag = metadata.etag
-        let expectedSize = metadata.size ?? file.size
         let blob = repository.blob(etag)
         if CacheScanner.regularFileSize(blob.path) == expectedSize {
             try repository.link(path, commit: commit, toBlob: etag)
@@ -254,6 +281,14 @@ public struct SnapshotDownloader: Sendable {
         try repository.link(path, commit: commit, toBlob: etag)
         if download.expectedSHA256 != nil || download.expectedGitBlobID != nil { tracker.verified(blob.path) }
         return result.bytesReceived
+    }
+
+    /// Whether the commit's listing alone names a file's blob and size: a SHA-256 for an LFS file, a git blob id
+    /// for the others — the two names the download verifies content against. Anything else (a listing from a
+    /// server that names blobs otherwise) is asked with a HEAD, as Python asks for every file.
+    static func treeSettles(_ file: RecordedTree.File) -> Bool {
+        if let sha256 = file.lfsSHA256 { return HubEncoding.isSHA256(sha256) }
+        return HubEncoding.isGitID(file.blobID)
     }
 
     /// Where a file's partial blob would be (its space is already allocated when it exists).
