@@ -76,7 +76,7 @@ public struct Downloader: Sendable {
         // `url` is a var: credentials put back into it after init still never travel or get stored in the URL.
         let request = request.movingURLCredentialsToHeader()
         try Self.validate(request)
-        if let present = try Self.existingFile(for: request) {
+        if !request.replacesExisting, let present = try Self.existingFile(for: request) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }
@@ -90,7 +90,9 @@ public struct Downloader: Sendable {
         }
         defer { lock.release(keepingFile: request.lockIsShared) }
         // Another process may have finished the same file while this one waited for the lock.
-        if let present = try Self.existingFile(for: request) {
+        if request.replacesExisting {
+            Self.discardPartial(of: request)
+        } else if let present = try Self.existingFile(for: request) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }

@@ -35,7 +35,14 @@ struct CacheOptions: ParsableArguments {
     }
 
     func repository(_ id: String) throws -> CachedRepository {
-        cache.repository(try RepoID(id), type: try type())
+        let reference = try reference(id)
+        return cache.repository(reference.repo, type: reference.type)
+    }
+
+    /// A repository named by id (`org/name`, of `--repo-type`) or by a `hf://` URI, whose own type, revision
+    /// and path win over the flags' defaults.
+    func reference(_ text: String) throws -> HubReference {
+        try HubReference(parsing: text, defaultType: try type())
     }
 }
 

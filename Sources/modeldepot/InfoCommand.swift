@@ -49,9 +49,10 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     func run() async throws {
         let entry = repo.contains("/") ? nil : try catalogOptions.load().entry(named: repo)
-        let id = try entry?.repo ?? RepoID(repo)
-        let type = try entry?.repoType ?? hub.type()
-        let revision = self.revision ?? entry?.revision ?? "main"
+        let reference = try entry == nil ? hub.cacheOptions.reference(repo) : nil
+        let id = try entry?.repo ?? reference?.repo ?? RepoID(repo)
+        let type = try entry?.repoType ?? reference?.type ?? hub.type()
+        let revision = self.revision ?? reference?.revision ?? entry?.revision ?? "main"
         let client = try hub.hubClient()
         let repository = hub.cache.repository(id, type: type)
         let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)

@@ -7,7 +7,7 @@ struct PathCommand: ParsableCommand {
         commandName: "path",
         abstract: "Print the cached snapshot folder of a repository, or one of its files. No network.")
 
-    @Argument(help: "The repository id (org/name).")
+    @Argument(help: "The repository id (org/name) or a hf:// URI (hf://org/name@revision/path).")
     var repo: String
 
     @Argument(help: "A file inside the repository.")
@@ -19,8 +19,10 @@ struct PathCommand: ParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() throws {
-        let id = try RepoID(repo)
-        let type = try cacheOptions.type()
+        let reference = try cacheOptions.reference(repo)
+        let (id, type) = (reference.repo, reference.type)
+        let revision = reference.revision ?? self.revision
+        let file = self.file ?? reference.path
         let models = ModelManager(cache: cacheOptions.cache)
         if let found = models.localPath(id, type: type, revision: revision, file: file) {
             print(found.path)

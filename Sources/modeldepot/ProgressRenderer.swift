@@ -99,14 +99,18 @@ final class ProgressRenderer: Sendable {
     }
 
     /// Prints a pulled snapshot: a JSON object, or the snapshot folder as the last line on stdout.
-    func finish(_ snapshot: Snapshot) {
+    /// Prints a pull's result: the snapshot folder as the last line on stdout, or with `named` (files the pull
+    /// named, as `hf download REPO FILE…`) each selected file's path in it instead.
+    func finish(_ snapshot: Snapshot, named: Bool = false) {
         finishLine()
+        let paths = named ? snapshot.files.map { snapshot.folder.appendingPathComponent($0.value).path } : nil
         if mode == .json {
             printJSON(
                 JSONEvent(
                     event: "completed", path: snapshot.folder.path, bytesReceived: snapshot.bytesDownloaded,
                     message: snapshot.answeredFromCacheBecause, files: snapshot.files.count,
-                    repo: snapshot.repo.description, commit: snapshot.commit, filesDownloaded: snapshot.filesDownloaded)
+                    repo: snapshot.repo.description, commit: snapshot.commit, filesDownloaded: snapshot.filesDownloaded,
+                    paths: paths)
             )
         } else {
             if let reason = snapshot.answeredFromCacheBecause {
@@ -117,7 +121,7 @@ final class ProgressRenderer: Sendable {
                     "\(snapshot.repo) @ \(snapshot.commit.prefix(12)): \(snapshot.files.count) files, \(snapshot.filesDownloaded) downloaded (\(ByteFormat.string(snapshot.bytesDownloaded)))\n"
                 )
             }
-            print(snapshot.folder.path)
+            for path in paths ?? [snapshot.folder.path] { print(path) }
         }
     }
 
@@ -205,6 +209,8 @@ struct JSONEvent: Encodable {
     var repo: String?
     var commit: String?
     var filesDownloaded: Int?
+    /// The named files' paths in the snapshot, when a pull named files.
+    var paths: [String]?
     /// Why the transfer is not moving right now ("waiting for host:port", "retrying in 4 s …").
     var waiting: String?
 
@@ -213,8 +219,10 @@ struct JSONEvent: Encodable {
         etaSeconds: Double? = nil, connections: Int? = nil, path: String? = nil, sha256: String? = nil,
         bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
         message: String? = nil, files: Int? = nil, totalFiles: Int? = nil, currentFile: String? = nil,
-        repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil, waiting: String? = nil
+        repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil, paths: [String]? = nil,
+        waiting: String? = nil
     ) {
+        self.paths = paths
         self.waiting = waiting
         self.files = files
         self.totalFiles = totalFiles

@@ -72,7 +72,8 @@ struct PinCommand: ParsableCommand {
         if !name.contains("/"), let entries = try catalogOptions.load().resolve(name) {
             targets = entries.map { ($0.repo, $0.repoType) }
         } else {
-            targets = [(try RepoID(name), try cacheOptions.type())]
+            let reference = try cacheOptions.reference(name)
+            targets = [(reference.repo, reference.type)]
         }
         for (repo, type) in targets {
             if remove {

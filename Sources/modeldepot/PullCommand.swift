@@ -16,8 +16,12 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     @Argument(
         help:
-            "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), or an http(s) URL.")
+            "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), a hf:// URI (hf://org/name, hf://datasets/org/name@revision/path), or an http(s) URL."
+    )
     var source: String
+
+    @Argument(help: "Repository: files or folders to pull (as `hf download REPO FILE…`); every file when omitted.")
+    var files: [String] = []
 
     @Option(help: "Repository: the branch, tag or commit (default: main).")
     var revision: String?
@@ -41,6 +45,17 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Option(help: "The most connections to use at once (1-64); fewer are used while more do not add speed.")
     var connections: Int = 16
 
+    @Option(
+        help:
+            "Repository: the most files in flight at once (default: 8 large files, up to 16 when the rest are small).")
+    var maxWorkers: Int?
+
+    @Flag(help: "Repository: fetch the files again even when they are cached.")
+    var forceDownload = false
+
+    @Flag(help: "Repository: list what would be downloaded, its size and the free space after; download nothing.")
+    var dryRun = false
+
     @Flag(help: "Flush the file to disk before moving it into place (survives power loss; slower).")
     var fsync = false
 
@@ -49,6 +64,9 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     func validate() throws {
         guard (1...64).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
+        }
+        if let maxWorkers, !(1...64).contains(maxWorkers) {
+            throw ValidationError("--max-workers must be between 1 and 64 (got \(maxWorkers)).")
         }
     }
 
@@ -60,7 +78,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         return configuration
     }
 
-    var isURL: Bool { source.contains("://") }
+    var isURL: Bool { source.contains("://") && !HubReference.isURI(source) }
 
     func run() async throws {
         let renderer = outputOptions.renderer
@@ -87,45 +105,93 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             try await pullCatalogEntries(entries, renderer: renderer)
             return
         }
-        let repo: RepoID
+        let reference: HubReference
         do {
-            repo = try RepoID(source)
-        } catch let error as ModelDepotError {
+            reference = try HubReference(parsing: source, defaultType: try hub.type())
+        } catch let error as ModelDepotError where !HubReference.isURI(source) {
             throw ModelDepotError(
                 .invalidArgument,
-                "'\(source)' is neither an http(s) URL nor a repository id: \(error.message)")
+                "'\(source)' is neither a catalog name, a repository id, a hf:// URI nor an http(s) URL: \(error.message)"
+            )
         }
-        let task = try await manager().download(
-            repo, type: try hub.type(), revision: revision ?? "main", matching: include, excluding: exclude)
-        renderer.finish(try await task.follow(rendering: renderer))
+        if let revision, let named = reference.revision, revision != named {
+            throw ModelDepotError(
+                .invalidArgument, "'\(source)' names revision '\(named)' and --revision says '\(revision)'; give one.")
+        }
+        let named = files + (reference.path.map { [$0] } ?? [])
+        let request = SnapshotRequest(
+            repo: reference.repo, type: reference.type, revision: revision ?? reference.revision ?? "main",
+            include: include, exclude: exclude, files: named.isEmpty ? nil : named, forceDownload: forceDownload)
+        let models = try manager()
+        if dryRun {
+            render(try await models.plan(request))
+            return
+        }
+        let task = await models.download(request)
+        renderer.finish(try await task.follow(rendering: renderer), named: !named.isEmpty)
+    }
+
+    /// `--dry-run`: the plan as a table on stdout, or as one JSON object with `--json`.
+    func render(_ plan: SnapshotPlan) {
+        if outputOptions.json {
+            printJSON(plan)
+            return
+        }
+        let toFetch = plan.files.filter(\.willDownload)
+        print(
+            "\(plan.repo) @ \(plan.commit.prefix(12)): \(plan.files.count) files, \(ByteFormat.string(plan.totalBytes)); \(toFetch.count) to download (\(ByteFormat.string(plan.downloadBytes))), \(plan.files.count(where: \.cached)) cached"
+        )
+        for file in plan.files {
+            let state = file.willDownload ? (file.cached ? "again" : "download") : "cached"
+            let size = ByteFormat.string(file.size)
+            let column = String(repeating: " ", count: max(0, 11 - size.count)) + size
+            print("  \(state.padding(toLength: 9, withPad: " ", startingAt: 0))\(column)  \(file.path)")
+        }
+        if let after = plan.freeBytesAfter {
+            print(
+                after >= 0
+                    ? "free space after: \(ByteFormat.string(after))"
+                    : "does not fit: \(ByteFormat.string(-after)) more space needed")
+        }
     }
 
     /// The library's manager, with the engine tuned by the flags.
     func manager() throws -> ModelManager {
-        ModelManager(hub: try hub.hubClient(), cache: hub.cache, configuration: engineConfiguration)
+        ModelManager(
+            pull: SnapshotDownloader(
+                hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration),
+                maxConcurrentFiles: maxWorkers ?? 8, maxConcurrentSmallFiles: maxWorkers ?? 16))
     }
 
     /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
     func pullCatalogEntries(_ entries: [CatalogEntry], renderer: ProgressRenderer) async throws {
-        guard include.isEmpty, exclude.isEmpty else {
+        guard include.isEmpty, exclude.isEmpty, files.isEmpty else {
             throw ModelDepotError(
                 .invalidArgument,
-                "--include/--exclude do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
+                "--include/--exclude and file names do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
             )
         }
         let models = try manager()
         for entry in entries {
-            let request = entry.snapshotRequest
-            let task = await models.download(
-                request.repo, type: request.type, revision: revision ?? request.revision, matching: entry.files)
-            renderer.finish(try await task.follow(rendering: renderer))
+            var request = entry.snapshotRequest
+            request.revision = revision ?? request.revision
+            request.forceDownload = forceDownload
+            if dryRun {
+                render(try await models.plan(request))
+                continue
+            }
+            renderer.finish(try await models.download(request).follow(rendering: renderer))
         }
     }
 
     func pullURL(renderer: ProgressRenderer) async throws {
-        guard revision == nil, include.isEmpty, exclude.isEmpty else {
+        guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, maxWorkers == nil, !forceDownload,
+            !dryRun
+        else {
             throw ModelDepotError(
-                .invalidArgument, "--revision, --include and --exclude apply to repositories (org/name), not URLs.")
+                .invalidArgument,
+                "--revision, --include, --exclude, file names, --max-workers, --force-download and --dry-run apply to repositories (org/name), not URLs."
+            )
         }
         guard let source = URL(string: source), source.scheme != nil else {
             throw ModelDepotError(.invalidURL, "'\(source)' is not a URL; give a full http:// or https:// URL.")

@@ -12,7 +12,7 @@ struct RemoveCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The repository id (org/name).")
+    @Argument(help: "The repository id (org/name) or a hf:// URI (hf://org/name, hf://datasets/org/name@revision).")
     var repo: String
 
     @Option(help: "A commit or ref to delete (repeatable); all revisions when omitted.")
@@ -27,8 +27,14 @@ struct RemoveCommand: AsyncParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     func run() async throws {
-        let id = try RepoID(repo)
-        let type = try cacheOptions.type()
+        let reference = try cacheOptions.reference(repo)
+        guard reference.path == nil else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "'\(repo)' names a file; `rm` deletes repositories or revisions. Give hf://org/name[@revision].")
+        }
+        let (id, type) = (reference.repo, reference.type)
+        let revision = self.revision + (reference.revision.map { [$0] } ?? [])
         let models = ModelManager(cache: cacheOptions.cache)
         let plan = try models.deletionPlan(id, type: type, revisions: revision)
         let what =

@@ -69,10 +69,12 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
                 if !name.contains("/"), let entries = catalog.resolve(name) {
                     reports += try entries.map { try checker.check($0, verifying: verify) }
                 } else {
+                    let reference = try cacheOptions.reference(name)
                     reports.append(
                         try checker.check(
-                            try RepoID(name), type: try cacheOptions.type(), revision: revision,
-                            selection: FileSelection(include: include), verifying: verify))
+                            reference.repo, type: reference.type, revision: reference.revision ?? revision,
+                            selection: FileSelection(include: include + (reference.path.map { [$0] } ?? [])),
+                            verifying: verify))
                 }
             }
         }

@@ -46,7 +46,8 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             : ModelManager(cache: hub.cache, environment: hub.environment)
         var repositories: [(id: RepoID, type: RepoType)] = []
         if let repo {
-            repositories = [(try RepoID(repo), try hub.type())]
+            let reference = try hub.cacheOptions.reference(repo)
+            repositories = [(reference.repo, reference.type)]
         } else {
             repositories = try models.cachedModels().compactMap { report in
                 guard let id = report.repoID, let type = report.repoType else { return nil }

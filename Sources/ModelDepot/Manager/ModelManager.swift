@@ -56,12 +56,21 @@ public actor ModelManager {
         _ repo: RepoID, type: RepoType = .model, revision: String = "main", matching patterns: [String] = [],
         excluding: [String] = []
     ) -> ModelDownloadTask {
-        let request = SnapshotRequest(repo: repo, type: type, revision: revision, include: patterns, exclude: excluding)
+        download(SnapshotRequest(repo: repo, type: type, revision: revision, include: patterns, exclude: excluding))
+    }
+
+    /// Starts (or joins) a pull as `request` describes it: exact files, a forced download, and so on.
+    public func download(_ request: SnapshotRequest) -> ModelDownloadTask {
         if let running = inFlight[request], !running.state.isFinal { return running }
         let task = ModelDownloadTask(request: request, pull: pull)
         inFlight[request] = task
         task.resume()
         return task
+    }
+
+    /// What downloading `request` would fetch, and the free space after; downloads and writes nothing.
+    public nonisolated func plan(_ request: SnapshotRequest) async throws -> SnapshotPlan {
+        try await pull.plan(request)
     }
 
     /// Starts (or joins) downloading exactly a catalog entry's variant, at its pinned revision.

@@ -26,7 +26,7 @@ extension SnapshotDownloader {
         }
         let files: [RepoFilePath]
         if let tree = repository.recordedTree(commit) {
-            let selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
+            let selected = try select(request, from: tree)
             let absent = selected.filter { !repository.hasFile($0, commit: commit) }
             guard absent.isEmpty else {
                 let names = absent.prefix(10).map(\.value).joined(separator: ", ")

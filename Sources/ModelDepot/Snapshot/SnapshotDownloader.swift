@@ -102,7 +102,7 @@ public struct SnapshotDownloader: Sendable {
                 metadata: ["paths": "\(debris.joined(separator: ", "))"])
         }
 
-        let missing = selected.filter { !repository.hasFile($0, commit: commit) }
+        let missing = request.forceDownload ? selected : selected.filter { !repository.hasFile($0, commit: commit) }
         let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
         let totalBytes = selected.reduce(0) { $0 + size($1) }
         let missingBytes = missing.reduce(0) { $0 + size($1) }
@@ -209,12 +209,41 @@ public struct SnapshotDownloader: Sendable {
     }
 
     func select(_ request: SnapshotRequest, from tree: RecordedTree) throws -> [RepoFilePath] {
-        let selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
+        var selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
+        if let names = request.files {
+            let named = try Self.filesNamed(names, in: tree, request)
+            selected = selected.filter { named.contains($0) }
+        }
         if selected.isEmpty, !request.selection.include.isEmpty, !tree.files.isEmpty {
             let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
             throw ModelDepotError(
                 .invalidArgument,
                 "No file of \(request.repo) matches the include patterns \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some)."
+            )
+        }
+        return selected
+    }
+
+    /// The files `names` select: each a file of the tree, or a folder whose files all count.
+    static func filesNamed(_ names: [String], in tree: RecordedTree, _ request: SnapshotRequest) throws
+        -> Set<RepoFilePath>
+    {
+        var selected: Set<RepoFilePath> = []
+        var absent: [String] = []
+        for name in names {
+            let trimmed = name.hasSuffix("/") ? String(name.dropLast()) : name
+            if let path = try? RepoFilePath(trimmed), tree.files[path] != nil {
+                selected.insert(path)
+                continue
+            }
+            let under = tree.files.keys.filter { $0.value.hasPrefix(trimmed + "/") }
+            if under.isEmpty { absent.append(name) } else { selected.formUnion(under) }
+        }
+        guard absent.isEmpty else {
+            let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
+            throw ModelDepotError(
+                .entryNotFound,
+                "\(request.repo) has no file or folder \(absent.map { "'\($0)'" }.joined(separator: ", ")) at '\(request.revision)'. Its files include: \(some)."
             )
         }
         return selected
@@ -257,7 +286,7 @@ public struct SnapshotDownloader: Sendable {
             }
         }
         let blob = repository.blob(etag)
-        if CacheScanner.regularFileSize(blob.path) == expectedSize {
+        if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == expectedSize {
             try repository.link(path, commit: commit, toBlob: etag)
             return 0
         }
@@ -267,13 +296,14 @@ public struct SnapshotDownloader: Sendable {
         // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the resume
         // sidecar; the engine follows the redirect itself and drops the token when it leaves the Hub's origin.
         let url = hub.resolveURL(request.repo, type: request.type, revision: commit, path: path)
-        let download = DownloadRequest(
+        var download = DownloadRequest(
             url: url, destination: blob,
             expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil,
             expectedSize: expectedSize,
             expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil,
             headers: hub.authorization(for: url)
         ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
+        download.replacesExisting = request.forceDownload
         let result = try await engine.download(download) { fileProgress in
             tracker.fileProgress(
                 path.value, done: fileProgress.bytesCompleted, size: expectedSize, waiting: fileProgress.waiting)
@@ -349,15 +379,29 @@ public struct SnapshotRequest: Sendable, Hashable {
     public var revision: String
     /// Which files of the revision to pull.
     public var selection: FileSelection
+    /// Files or folders of the repository to pull, when the request names them (as `hf download REPO FILE…`):
+    /// a name that is a file selects it, a name that is a folder selects every file under it, and a name that
+    /// is neither fails the pull. The patterns apply on top.
+    public var files: [String]?
+    /// Fetch the selected files again even when they are cached (`hf download --force-download`); each new
+    /// blob replaces the old one in one rename.
+    public var forceDownload: Bool
 
     /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
+    ///
+    /// - Parameters:
+    ///   - files: when given, exactly these paths of the repository (as `hf download REPO FILE…`); each must
+    ///     exist at the revision.
+    ///   - forceDownload: fetch the files again even when cached.
     public init(
         repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
-        exclude: [String] = []
+        exclude: [String] = [], files: [String]? = nil, forceDownload: Bool = false
     ) {
         self.repo = repo
         self.type = type
         self.revision = revision
         self.selection = FileSelection(include: include, exclude: exclude)
+        self.files = files
+        self.forceDownload = forceDownload
     }
 }

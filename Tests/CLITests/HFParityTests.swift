@@ -1,0 +1,114 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+/// What people who come from `hf download` type first: file names after the repository, `hf://` URIs,
+/// `--dry-run`, `--force-download`, `--max-workers`.
+@Suite struct HFParityTests {
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func pullTakesFileNamesAndHFURIs() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let hub = ["--endpoint", endpoint, "--cache-dir", cache]
+            // One file, as `hf download REPO FILE`: its path is the last line, and nothing else is fetched.
+            let one = try await CLIRunner.run(["pull", "acme/tiny", "config.json"] + hub)
+            #expect(one.status == 0, "\(one.stderr)")
+            let config = try #require(one.lastLine)
+            #expect(config.hasPrefix(cache + "/models--acme--tiny/snapshots/") && config.hasSuffix("/config.json"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: config)) == Data(#"{"a": 1}"#.utf8))
+            let snapshot = URL(fileURLWithPath: config).deletingLastPathComponent()
+            #expect(!FileManager.default.fileExists(atPath: snapshot.appendingPathComponent("model.gguf").path))
+            // A folder through a hf:// URI selects the files under it.
+            let sub = try await CLIRunner.run(["pull", "hf://acme/tiny/sub", "--quiet"] + hub)
+            #expect(sub.status == 0, "\(sub.stderr)")
+            #expect(
+                sub.stdout.split(separator: "\n") == [Substring(snapshot.appendingPathComponent("sub/notes.txt").path)])
+            // A name that is in the repository neither as a file nor as a folder fails, and says what is there.
+            let missing = try await CLIRunner.run(["pull", "acme/tiny", "nope.bin", "config.json"] + hub)
+            #expect(missing.status == 1)
+            #expect(missing.stderr.contains("has no file or folder 'nope.bin'"), "\(missing.stderr)")
+            #expect(missing.stderr.contains("Its files include: config.json"))
+            // The other commands take hf:// URIs too; a revision in the URI wins.
+            let path = try await CLIRunner.run(["path", "hf://acme/tiny@main/config.json", "--cache-dir", cache])
+            #expect(path.status == 0 && path.lastLine == config, "\(path.stderr)")
+            let info = try await CLIRunner.run(["info", "hf://acme/tiny", "--json"] + hub)
+            #expect(info.status == 0, "\(info.stderr)")
+            #expect(try Self.json(info.stdout)["id"] as? String == "acme/tiny")
+            let wrongType = try await CLIRunner.run(["path", "hf://datasets/acme/tiny", "--cache-dir", cache])
+            #expect(wrongType.status == 1 && wrongType.stderr.contains("not cached"), "\(wrongType.stderr)")
+            let removeFile = try await CLIRunner.run([
+                "rm", "hf://acme/tiny/config.json", "--yes", "--cache-dir", cache,
+            ])
+            #expect(removeFile.status == 1 && removeFile.stderr.contains("names a file"), "\(removeFile.stderr)")
+            let badURI = try await CLIRunner.run(["pull", "hf://acme", "--quiet"] + hub)
+            #expect(badURI.status == 1 && badURI.stderr.contains("names no repository"), "\(badURI.stderr)")
+        }
+    }
+
+    @Test func dryRunSaysWhatAPullWouldFetchAndWritesNothing() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let hub = ["--endpoint", endpoint, "--cache-dir", cache]
+            let fresh = try await CLIRunner.run(["pull", "acme/tiny", "--dry-run", "--json"] + hub)
+            #expect(fresh.status == 0, "\(fresh.stderr)")
+            let plan = try Self.json(fresh.stdout)
+            let files = try #require(plan["files"] as? [[String: Any]])
+            #expect(files.compactMap { $0["path"] as? String } == ["config.json", "model.gguf", "sub/notes.txt"])
+            #expect(files.allSatisfy { $0["cached"] as? Bool == false && $0["willDownload"] as? Bool == true })
+            let total = try #require(plan["totalBytes"] as? Int)
+            #expect(total == HubCommandTests.files.values.reduce(0) { $0 + $1.count })
+            #expect(plan["downloadBytes"] as? Int == total)
+            #expect(HubEncoding.isGitID(plan["commit"] as? String ?? ""))
+            let free = try #require(plan["freeBytes"] as? Int)
+            #expect(plan["freeBytesAfter"] as? Int == free - total)
+            #expect(!FileManager.default.fileExists(atPath: cache + "/models--acme--tiny"), "a dry run writes nothing")
+
+            #expect(try await CLIRunner.run(["pull", "acme/tiny", "config.json", "--quiet"] + hub).status == 0)
+            let after = try Self.json(
+                try await CLIRunner.run(["pull", "acme/tiny", "--dry-run", "--json"] + hub).stdout)
+            let states = try #require(after["files"] as? [[String: Any]]).map {
+                ($0["path"] as? String ?? "", $0["cached"] as? Bool ?? false, $0["willDownload"] as? Bool ?? false)
+            }
+            #expect(states.map(\.1) == [true, false, false] && states.map(\.2) == [false, true, true])
+            #expect(after["downloadBytes"] as? Int == total - 8)
+            let forced = try Self.json(
+                try await CLIRunner.run(["pull", "acme/tiny", "--dry-run", "--json", "--force-download"] + hub).stdout)
+            #expect(forced["downloadBytes"] as? Int == total)
+            // The text form: one line per file with its state.
+            let text = try await CLIRunner.run(["pull", "acme/tiny", "--dry-run"] + hub)
+            #expect(text.stdout.contains("2 to download") && text.stdout.contains("cached"), "\(text.stdout)")
+            #expect(text.stdout.contains("free space after:"))
+        }
+    }
+
+    @Test func forceDownloadFetchesAgainAndReplacesADamagedBlob() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let hub = ["--endpoint", endpoint, "--cache-dir", cache, "--json"]
+            #expect(try await CLIRunner.run(["pull", "acme/tiny", "config.json"] + hub).status == 0)
+            let repository = HubCache(root: folder.path("cache")).repository(try RepoID("acme/tiny"))
+            let blob = repository.blob(GitBlob.id(of: Array(#"{"a": 1}"#.utf8)))
+            // Damaged in place, same size: a plain pull trusts the cache; a forced one fetches and replaces it.
+            try Data(#"{"a": 2}"#.utf8).write(to: blob)
+            func completed(_ output: CLIRunner.Output) throws -> [String: Any] {
+                try Self.json(String(try #require(output.stdout.split(separator: "\n").last)))
+            }
+            let plain = try await CLIRunner.run(["pull", "acme/tiny", "config.json"] + hub)
+            #expect(try completed(plain)["filesDownloaded"] as? Int == 0)
+            let forced = try await CLIRunner.run(["pull", "acme/tiny", "config.json", "--force-download"] + hub)
+            #expect(forced.status == 0, "\(forced.stderr)")
+            let event = try completed(forced)
+            #expect(event["filesDownloaded"] as? Int == 1)
+            #expect((event["paths"] as? [String])?.first?.hasSuffix("/config.json") == true)
+            #expect(try Data(contentsOf: blob) == Data(#"{"a": 1}"#.utf8))
+            let blobs = try FileManager.default.contentsOfDirectory(atPath: repository.blobsFolder.path)
+            #expect(blobs.count == 1, "no work files left: \(blobs)")
+            let zero = try await CLIRunner.run(["pull", "acme/tiny", "--max-workers", "0"] + hub)
+            #expect(zero.status != 0 && zero.stderr.contains("--max-workers must be between 1 and 64"))
+        }
+    }
+}
