@@ -115,6 +115,9 @@ public struct DownloadConfiguration: Sendable {
     /// Shared with other downloads running at the same time: connections beyond a download's first one each
     /// need a permit from it. Nil: only ``maxConnections`` limits this download.
     package var connectionBudget: ConnectionBudget?
+    /// A cap on the bytes per second this download receives, shared with every download that holds the same
+    /// ``BandwidthLimit`` (a repository pull shares one across its files). Nil: no cap.
+    public var bandwidthLimit: BandwidthLimit?
 
     /// The defaults: 4 connections at first, up to 16, 8 MiB segments, retries per ``RetryPolicy/default``.
     public init() {}

@@ -128,5 +128,8 @@ extension DownloadRun {
 final class ProgressCounter: Sendable {
     private let value = Mutex<Int64>(0)
     func add(_ count: Int) { value.withLock { $0 += Int64(count) } }
+    /// Counts as activity without bytes: a connection held back by the bandwidth cap is not stalled.
+    func touch() { value.withLock { $0 += 1 } }
+    /// Changes whenever bytes arrive or the connection is touched; the stall watchdog compares it over time.
     var current: Int64 { value.withLock { $0 } }
 }

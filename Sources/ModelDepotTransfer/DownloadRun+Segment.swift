@@ -50,7 +50,7 @@ extension DownloadRun {
             guard let end = flow.withLock({ $0.end(of: segment) }) else { return }
             let usable = Int(min(Int64(buffer.readableBytes), end - offset))
             if usable > 0 {
-                try await store(buffer, count: usable, at: offset, in: file)
+                try await store(buffer, count: usable, at: offset, in: file, counter: counter)
                 counter.add(usable)
                 recordWrite(segment: segment, range: offset..<(offset + Int64(usable)))
                 offset += Int64(usable)
@@ -79,8 +79,17 @@ extension DownloadRun {
     }
 
     /// Every byte any connection brings passes here on its way to disk: the first `count` bytes of `buffer`,
-    /// written at `offset`. The one place a bandwidth cap across connections belongs.
-    func store(_ buffer: ByteBuffer, count: Int, at offset: Int64, in file: any PartialFile) async throws {
+    /// written at `offset`, once the bandwidth cap (when there is one) lets them through.
+    func store(
+        _ buffer: ByteBuffer, count: Int, at offset: Int64, in file: any PartialFile, counter: ProgressCounter
+    ) async throws {
+        if let limit = configuration.bandwidthLimit {
+            do {
+                try await limit.take(count) { counter.touch() }
+            } catch {
+                throw ModelDepotError.cancelled()
+            }
+        }
         try buffer.withUnsafeReadableBytes { bytes in
             try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
         }

@@ -36,7 +36,7 @@ extension DownloadRun {
                     throw ModelDepotError(
                         .protocolViolation, "\(self.request.url) sent more bytes than its Content-Length of \(total).")
                 }
-                try await self.store(buffer, count: count, at: offset, in: file)
+                try await self.store(buffer, count: count, at: offset, in: file, counter: counter)
                 buffer.withUnsafeReadableBytes { hasher.update($0) }
                 offset += Int64(count)
                 counter.add(count)

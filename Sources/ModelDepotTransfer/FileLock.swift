@@ -6,8 +6,8 @@ import ModelDepotCore
 /// The lock file is removed on release. A waiter that obtains the lock checks that the file it locked is
 /// still the one at the path (the previous holder may have removed it) and tries again if not, so removing
 /// lock files is safe.
-final class FileLock: Sendable {
-    let path: String
+package final class FileLock: Sendable {
+    package let path: String
     private let descriptor: Int32
 
     private init(path: String, descriptor: Int32) {
@@ -39,6 +39,29 @@ final class FileLock: Sendable {
                 throw POSIXFailure.error("Cannot lock \(path)", errno: code)
             }
             try await clock.sleep(for: pollInterval)
+        }
+    }
+
+    /// Takes the lock only if nobody holds it now; nil when another process does.
+    package static func attempt(path: String) throws -> FileLock? {
+        while true {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o664)
+            guard descriptor >= 0 else {
+                throw POSIXFailure.error("Cannot create the lock file \(path)", errno: errno)
+            }
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
+                if isStillAtPath(descriptor: descriptor, path: path) {
+                    return FileLock(path: path, descriptor: descriptor)
+                }
+                _ = close(descriptor)
+                continue
+            }
+            let code = errno
+            _ = close(descriptor)
+            guard code == EWOULDBLOCK || code == EINTR else {
+                throw POSIXFailure.error("Cannot lock \(path)", errno: code)
+            }
+            return nil
         }
     }
 

@@ -28,13 +28,31 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @OptionGroup var catalogOptions: CatalogOptions
 
     struct Report: Encodable {
+        /// One file; when it is cached and a model file, its header's fields beside it (`format`,
+        /// `architecture`, `quantization`, `parameters`, `contextLength`, `tensorCount`, `dtypes`), or why the
+        /// header cannot be read (`damaged`).
         struct File: Encodable {
             var path: String
             var size: Int64
             var sha256: String?
             var cached: Bool
-            /// What the file's header says (GGUF, safetensors), or why it is damaged, when cached.
-            var format: String?
+            var header: ModelFileSummary?
+            var damaged: String?
+
+            private enum CodingKeys: String, CodingKey { case path, size, sha256, cached, damaged }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(path, forKey: .path)
+                try container.encode(size, forKey: .size)
+                try container.encodeIfPresent(sha256, forKey: .sha256)
+                try container.encode(cached, forKey: .cached)
+                try container.encodeIfPresent(damaged, forKey: .damaged)
+                try header?.encode(to: encoder)
+            }
+
+            /// The header's line for people, or the damage.
+            var formatText: String { header?.description ?? damaged.map { "damaged: \($0)" } ?? "" }
         }
         var catalogEntry: CatalogEntry?
         var id: String
@@ -78,10 +96,10 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             source = client.endpoint.absoluteString
         }
         let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
-            Report.File(
+            let (header, damaged) = Self.header(of: repository.snapshotFile(commit, $0.key).path)
+            return Report.File(
                 path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
-                cached: repository.hasFile($0.key, commit: commit),
-                format: Self.formatSummary(of: repository.snapshotFile(commit, $0.key).path))
+                cached: repository.hasFile($0.key, commit: commit), header: header, damaged: damaged)
         }
         let report = Report(
             catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
@@ -105,20 +123,22 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         print("\(report.id) (\(report.type)) @ \(revision) = \(commit)  [from \(source)]")
         let rows =
             [["FILE", "SIZE", "CACHED", "FORMAT"]]
-            + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.format ?? ""] }
+            + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.formatText] }
         print(Table.render(rows))
         print(
             "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
         )
     }
 
-    /// The header summary of a cached model file, or the reason it is damaged; nil when absent or not a model.
-    static func formatSummary(of path: String) -> String? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+    /// A cached model file's header, or why it cannot be read; both nil when absent or not a model file.
+    static func header(of path: String) -> (ModelFileSummary?, String?) {
+        guard FileManager.default.fileExists(atPath: path) else { return (nil, nil) }
         do {
-            return try ReadinessChecker.inspect(path)
+            return (try ModelFileSummary.read(path: path), nil)
+        } catch let error as ModelDepotError {
+            return (nil, error.message)
         } catch {
-            return "damaged: \(error)"
+            return (nil, "\(error)")
         }
     }
 }

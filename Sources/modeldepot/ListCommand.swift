@@ -17,8 +17,31 @@ struct ListCommand: ParsableCommand, ReportsFailuresAsJSON {
     @Flag(help: "Print a JSON array with one object per repository.")
     var json = false
 
+    @Option(
+        help:
+            "Only repositories that match (repeatable, all must): size>1GB, accessed>7d (last used over 7 days ago), modified<12h, files>=10."
+    )
+    var filter: [String] = []
+
+    @Option(help: "Order by name, size, accessed, modified or files (largest/most recent first; :asc or :desc).")
+    var sort: String?
+
+    @Option(help: "At most this many repositories (after --filter and --sort).")
+    var limit: Int?
+
     func run() throws {
-        let report = try CacheScanner(cache: cache).scan()
+        let filters = try filter.map(CacheFilter.init(parsing:))
+        let order = try sort.map(CacheSort.init(parsing:))
+        if let limit, limit < 0 {
+            throw ModelDepotError(.invalidArgument, "--limit must be 0 or more (got \(limit)).")
+        }
+        var report = try CacheScanner(cache: cache).scan()
+        let now = Date()
+        var shown = report.repositories.filter { repository in filters.allSatisfy { $0.matches(repository, now: now) } }
+        if let order { shown = order.sorted(shown) }
+        if let limit { shown = Array(shown.prefix(limit)) }
+        let filtered = shown.count != report.repositories.count
+        report.repositories = shown
         if json {
             printJSON(report.repositories)
             return
@@ -26,7 +49,7 @@ struct ListCommand: ParsableCommand, ReportsFailuresAsJSON {
         print(Table.render(Self.rows(report)))
         let revisions = report.repositories.reduce(0) { $0 + $1.revisions.count }
         print(
-            "\n\(report.repositories.count) repositories, \(revisions) revisions, \(ByteFormat.string(report.sizeOnDisk)) on disk in \(cache.root.path)"
+            "\n\(report.repositories.count) repositories\(filtered ? " shown" : ""), \(revisions) revisions, \(ByteFormat.string(report.repositories.reduce(0) { $0 + $1.sizeOnDisk })) on disk in \(cache.root.path)"
         )
         if !report.incompleteDownloads.isEmpty {
             print("\nIncomplete downloads (run the same pull again to resume):")

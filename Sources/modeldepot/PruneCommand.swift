@@ -2,15 +2,27 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 
-struct PruneCommand: ParsableCommand, ReportsFailuresAsJSON {
+struct PruneCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "prune",
-        abstract: "Keep the cache under a size: evict least recently used models first, never pinned ones.")
+        abstract: "Keep the cache under a size, or remove what nothing refers to.",
+        discussion: """
+            --max-size evicts least recently used models first, never pinned ones. --detached removes, as \
+            `hf cache prune` does, revisions no branch or tag points to (with the blobs no other revision uses) \
+            and partial downloads older than --older-than that no process is working on (nobody holds their \
+            lock); pinned repositories are kept.
+            """)
 
     @Option(help: "The most the cache may take, like 20GB, 500MB or 1.5GiB.")
-    var maxSize: String
+    var maxSize: String?
 
-    @Flag(help: "Show what would be evicted, and delete nothing.")
+    @Flag(help: "Remove revisions no ref points to and abandoned partial downloads.")
+    var detached = false
+
+    @Option(help: "With --detached: partial downloads untouched for this long are abandoned (30m, 12h, 1d, 2w).")
+    var olderThan = "1d"
+
+    @Flag(help: "Show what would be removed, and delete nothing.")
     var dryRun = false
 
     @Flag(help: "Print a JSON object.")
@@ -27,7 +39,13 @@ struct PruneCommand: ParsableCommand, ReportsFailuresAsJSON {
         var dryRun: Bool
     }
 
-    func run() throws {
+    func run() async throws {
+        guard maxSize != nil || detached else {
+            throw ModelDepotError(
+                .invalidArgument, "Say what to prune: --max-size SIZE, --detached, or both.")
+        }
+        if detached { try await pruneDetached() }
+        guard let maxSize else { return }
         let limit = try ByteSize.parse(maxSize)
         let plan = try StorageBudget(cache: cacheOptions.cache).plan(maxSize: limit)
         if !dryRun { try plan.execute() }
@@ -49,6 +67,36 @@ struct PruneCommand: ParsableCommand, ReportsFailuresAsJSON {
         if plan.stillOver {
             print("Still over the limit: the rest is pinned (`modeldepot pin --remove <id>` unpins).")
         }
+    }
+}
+
+extension PruneCommand {
+    func pruneDetached() async throws {
+        guard let seconds = CacheFilter.seconds(olderThan.lowercased()) else {
+            throw ModelDepotError(
+                .invalidArgument, "--older-than '\(olderThan)' is not an age; write it like 30m, 12h, 1d or 2w.")
+        }
+        let result = try await ModelManager(cache: cacheOptions.cache).pruneDetached(
+            olderThan: .milliseconds(Int64(seconds * 1000)), dryRun: dryRun)
+        if json {
+            printJSON(result)
+            return
+        }
+        let verb = dryRun ? "would remove" : "removed"
+        for revision in result.revisions {
+            print(
+                "\(verb)  \(revision.repo) @ \(revision.commit.prefix(12))  \(ByteFormat.string(revision.freedBytes))")
+        }
+        for partial in result.partialDownloads {
+            print(
+                "\(verb)  partial download \(partial.path)  \(ByteFormat.string(partial.sizeOnDisk)), untouched since \(Table.age(partial.modified))"
+            )
+        }
+        for pinned in result.pinnedSkipped { print("kept  \(pinned): pinned (`modeldepot pin --remove` unpins)") }
+        if result.partialDownloadsKept > 0 {
+            print("kept  \(result.partialDownloadsKept) partial download(s): in progress or newer than \(olderThan)")
+        }
+        print("\(dryRun ? "would free" : "freed") \(ByteFormat.string(result.freedBytes))")
     }
 }
 

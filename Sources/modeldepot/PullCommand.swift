@@ -47,6 +47,11 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     @Option(
         help:
+            "The most bytes per second across every connection and file, like 20MB (10^6 bytes) or 8MiB (2^20).")
+    var maxRate: String?
+
+    @Option(
+        help:
             "Repository: the most files in flight at once (default: 8 large files, up to 16 when the rest are small).")
     var maxWorkers: Int?
 
@@ -65,6 +70,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         guard (1...64).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
         }
+        if let maxRate { _ = try Self.rate(maxRate) }
         if let maxWorkers, !(1...64).contains(maxWorkers) {
             throw ValidationError("--max-workers must be between 1 and 64 (got \(maxWorkers)).")
         }
@@ -75,7 +81,24 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         configuration.maxConnections = connections
         configuration.initialConnections = min(configuration.initialConnections, connections)
         configuration.syncBeforeRename = fsync
+        configuration.bandwidthLimit = maxRate.flatMap { try? Self.rate($0) }.map { BandwidthLimit(bytesPerSecond: $0) }
         return configuration
+    }
+
+    /// `20MB`, `20MB/s`, `8MiB` as bytes per second (MB = 10⁶ bytes, MiB = 2²⁰).
+    static func rate(_ text: String) throws -> Int64 {
+        let trimmed = text.lowercased().hasSuffix("/s") ? String(text.dropLast(2)) : text
+        let bytes: Int64
+        do {
+            bytes = try ByteSize.parse(trimmed)
+        } catch {
+            throw ValidationError(
+                "--max-rate '\(text)' is not a rate: write it like 20MB (10^6 bytes a second) or 8MiB.")
+        }
+        guard bytes >= 1024 else {
+            throw ValidationError("--max-rate '\(text)' is below 1KB a second; give at least 1KB.")
+        }
+        return bytes
     }
 
     var isURL: Bool { source.contains("://") && !HubReference.isURI(source) }

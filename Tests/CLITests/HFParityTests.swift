@@ -111,4 +111,48 @@ import Testing
             #expect(zero.status != 0 && zero.stderr.contains("--max-workers must be between 1 and 64"))
         }
     }
+
+    @Test func lsFiltersSortsAndLimitsAndPruneSaysWhatToPrune() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let small = folder.path("repos/acme/small/readme.md")
+            try FileManager.default.createDirectory(
+                at: small.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("small\n".utf8).write(to: small)
+            for repo in ["acme/tiny", "acme/small"] {
+                let pull = try await CLIRunner.run(["pull", repo, "--endpoint", endpoint, "--cache-dir", cache, "-q"])
+                #expect(pull.status == 0, "\(pull.stderr)")
+            }
+            func ids(_ arguments: [String]) async throws -> [String] {
+                let output = try await CLIRunner.run(["ls", "--cache-dir", cache, "--json"] + arguments)
+                #expect(output.status == 0, "\(output.stderr)")
+                let list = try #require(
+                    try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]])
+                return list.compactMap { $0["id"] as? String }
+            }
+            #expect(try await ids(["--filter", "size>1MB"]) == ["acme/tiny"])
+            #expect(try await ids(["--filter", "size <= 1KB", "--filter", "files=1"]) == ["acme/small"])
+            #expect(try await ids(["--sort", "size:asc"]) == ["acme/small", "acme/tiny"])
+            #expect(try await ids(["--sort", "size", "--limit", "1"]) == ["acme/tiny"])
+            #expect(try await ids(["--filter", "accessed>7d"]).isEmpty)
+            #expect(try await ids(["--filter", "modified<1h", "--sort", "name"]) == ["acme/small", "acme/tiny"])
+            let badKey = try await CLIRunner.run(["ls", "--cache-dir", cache, "--filter", "colour>3"])
+            #expect(badKey.status == 1 && badKey.stderr.contains("names no known key"), "\(badKey.stderr)")
+            let badAge = try await CLIRunner.run(["ls", "--cache-dir", cache, "--filter", "accessed>soon"])
+            #expect(badAge.status == 1 && badAge.stderr.contains("age it cannot read"), "\(badAge.stderr)")
+            let text = try await CLIRunner.run(["ls", "--cache-dir", cache, "--filter", "size>1MB"])
+            #expect(text.stdout.contains("1 repositories shown"), "\(text.stdout)")
+
+            let nothing = try await CLIRunner.run(["prune", "--cache-dir", cache])
+            #expect(nothing.status == 1 && nothing.stderr.contains("--max-size SIZE, --detached"), "\(nothing.stderr)")
+            let detached = try await CLIRunner.run(["prune", "--detached", "--dry-run", "--json", "--cache-dir", cache])
+            #expect(detached.status == 0, "\(detached.stderr)")
+            let plan = try Self.json(detached.stdout)
+            #expect((plan["revisions"] as? [Any])?.isEmpty == true && plan["dryRun"] as? Bool == true)
+            let badAgeOption = try await CLIRunner.run([
+                "prune", "--detached", "--older-than", "x", "--cache-dir", cache,
+            ])
+            #expect(badAgeOption.status == 1 && badAgeOption.stderr.contains("not an age"))
+        }
+    }
 }

@@ -74,6 +74,10 @@ import Testing
             let infoJSON = try #require(
                 try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
             #expect(infoJSON["totalSize"] as? Int == Self.files.values.reduce(0) { $0 + $1.count })
+            // model.gguf here is random bytes: its entry says why its header cannot be read, with no format fields.
+            let infoFiles = try #require(infoJSON["files"] as? [[String: Any]])
+            let gguf = try #require(infoFiles.first { $0["path"] as? String == "model.gguf" })
+            #expect((gguf["damaged"] as? String)?.contains("GGUF") == true && gguf["format"] == nil, "\(gguf)")
 
             #expect(try await CLIRunner.run(["verify", "--cache-dir", cache]).status == 0)
             // Flip one byte of the big blob: verify fails and names it; --repair fetches it again.

@@ -51,6 +51,32 @@ import Testing
         }
     }
 
+    /// `info --json`'s fields come from these summaries: the header's facts as fields, the line only for people.
+    @Test func summariesGiveTheHeadersFacts() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-formats")
+        defer { folder.remove() }
+        let written = try await Self.writeModels(into: folder)
+        let gguf = try #require(written["gguf"] as? [String: Any])
+        let ggufPath = try #require(gguf["path"] as? String)
+        let ggufSummary = try #require(try ModelFileSummary.read(path: ggufPath))
+        #expect(ggufSummary.format == "gguf" && ggufSummary.version == 3 && ggufSummary.architecture == "llama")
+        #expect(ggufSummary.quantization == "Q4_K_M" && ggufSummary.contextLength == 2048)
+        #expect(ggufSummary.tensorCount == 2 && ggufSummary.dtypes == nil)
+        #expect(ggufSummary.parameters == (gguf["parameters"] as? NSNumber)?.uint64Value)
+        #expect(ggufSummary.description.hasPrefix("GGUF v3 · 2 tensors · llama · Q4_K_M"))
+        let safetensors = try #require(written["safetensors"] as? [String: Any])
+        let path = try #require(safetensors["path"] as? String)
+        let summary = try #require(try ModelFileSummary.read(path: path))
+        #expect(summary.format == "safetensors" && summary.tensorCount == 2 && summary.parameters == 205)
+        #expect(summary.dtypes == ["F16", "F32"] && summary.architecture == nil)
+        #expect(summary.description == "safetensors · 2 tensors · F16/F32 · 205 parameters")
+        // As JSON: the fields, nothing but them.
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(summary)) as? [String: Any])
+        #expect(Set(object.keys) == ["format", "parameters", "tensorCount", "dtypes"])
+        #expect(try ModelFileSummary.read(path: folder.path("notes.txt").path) == nil)
+    }
+
     @Test func safetensorsWrittenByTheReferenceLibraryParses() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-formats")
         defer { folder.remove() }

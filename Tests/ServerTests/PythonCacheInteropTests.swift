@@ -63,6 +63,74 @@ import Testing
         }
     }
 
+    /// `prune --detached` (ModelManager.pruneDetached): the revision `main` moved away from goes, with its blobs
+    /// no other revision uses; so does a partial download abandoned for days. A fresh partial, one whose lock a
+    /// process holds, and a pinned repository stay. Python's `scan_cache_dir` then sees the same, clean cache.
+    @Test func pruneDetachedLeavesACacheBothToolsAgreeOn() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let tiny = try RepoID("acme/tiny")
+            let old = try await hub.downloader().download(SnapshotRequest(repo: tiny))
+            try Data(#"{"a": 2}"#.utf8).write(to: hub.mirror.root.path("repos/acme/tiny/config.json"))
+            let new = try await hub.downloader().download(SnapshotRequest(repo: tiny))
+            #expect(old.commit != new.commit)
+            // acme/other pulled by commit id has no ref either; pinned, it stays.
+            let otherCommit = try await hub.downloader().download(SnapshotRequest(repo: try RepoID("acme/other")))
+                .commit
+            let otherRepository = try hub.repository("acme/other")
+            try FileManager.default.removeItem(at: otherRepository.refsFolder.appendingPathComponent("main"))
+            try PinStore(cache: hub.cache).pin(try RepoID("acme/other"))
+            // Three partial downloads: abandoned two days ago, fresh, and old but locked by a live process.
+            let repository = try hub.repository("acme/tiny")
+            let twoDaysAgo = Date().addingTimeInterval(-2 * 86_400)
+            var partials: [String: URL] = [:]
+            for (name, etag) in [("abandoned", "a"), ("fresh", "b"), ("locked", "c")] {
+                let url = repository.partialBlob(String(repeating: etag, count: 64))
+                try Data(count: 1000).write(to: url)
+                if name != "fresh" {
+                    try FileManager.default.setAttributes([.modificationDate: twoDaysAgo], ofItemAtPath: url.path)
+                }
+                partials[name] = url
+            }
+            let lockURL = repository.lockFile(String(repeating: "c", count: 64))
+            try FileManager.default.createDirectory(
+                at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let held = open(lockURL.path, O_RDWR | O_CREAT, 0o664)
+            #expect(held >= 0 && flock(held, LOCK_EX) == 0)
+            defer { close(held) }
+
+            let models = ModelManager(cache: hub.cache)
+            let plan = try await models.pruneDetached(dryRun: true)
+            #expect(plan.revisions.map(\.commit) == [old.commit])
+            #expect(plan.partialDownloads.map(\.path) == [partials["abandoned"]!.path])
+            #expect(plan.partialDownloadsKept == 2 && plan.pinnedSkipped == ["acme/other"])
+            #expect(plan.revisions[0].freedBytes == 8, "only the old config.json's blob is the old revision's alone")
+            #expect(FileManager.default.fileExists(atPath: repository.snapshotFolder(old.commit).path))
+
+            let done = try await models.pruneDetached()
+            #expect(done.revisions == plan.revisions && done.partialDownloads == plan.partialDownloads)
+            #expect(!FileManager.default.fileExists(atPath: repository.snapshotFolder(old.commit).path))
+            #expect(!FileManager.default.fileExists(atPath: partials["abandoned"]!.path))
+            #expect(FileManager.default.fileExists(atPath: partials["fresh"]!.path))
+            #expect(FileManager.default.fileExists(atPath: partials["locked"]!.path))
+            #expect(FileManager.default.fileExists(atPath: otherRepository.snapshotFolder(otherCommit).path))
+            // The new revision is whole: every file still resolves.
+            for file in new.files {
+                #expect(FileManager.default.fileExists(atPath: new.url(of: file).path), "\(file)")
+            }
+
+            let home = try TemporaryDirectory(prefix: "modeldepot-pyhome")
+            defer { home.remove() }
+            let scan = try await PythonInteropTests.runPython(
+                script: "cache_peer.py", ["scan", hub.cache.root.path], endpoint: nil, home: home.url)
+            #expect((scan["warnings"] as? [String])?.isEmpty == true, "\(scan["warnings"] ?? "")")
+            try Self.expectSameRepos(python: scan, ours: try CacheScanner(cache: hub.cache).scan())
+            let pythonTiny = try #require(
+                (scan["repos"] as? [[String: Any]])?.first { $0["id"] as? String == "acme/tiny" })
+            let revisions = try #require(pythonTiny["revisions"] as? [[String: Any]])
+            #expect(revisions.compactMap { $0["commit"] as? String } == [new.commit])
+        }
+    }
+
     /// Same repositories, sizes, file counts, revisions and refs as `scan_cache_dir`; times within a second.
     static func expectSameRepos(python: [String: Any], ours: CacheReport) throws {
         let repos = try #require(python["repos"] as? [[String: Any]])

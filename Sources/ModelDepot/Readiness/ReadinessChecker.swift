@@ -133,35 +133,11 @@ public struct ReadinessChecker: Sendable {
 
     /// Checks a file's format by its extension; returns a one-line summary, nil for formats it does not read.
     public static func inspect(_ path: String) throws -> String? {
-        switch (path as NSString).pathExtension.lowercased() {
-        case "gguf":
-            let header = try GGUFHeader.read(path: path)
-            var parts = ["GGUF v\(header.version)", "\(header.tensorCount) tensors"]
-            if let architecture = header.architecture { parts.append(architecture) }
-            if let quantization = header.quantization { parts.append(quantization) }
-            if let parameters = header.parameterCount { parts.append("\(Self.count(parameters)) parameters") }
-            if let context = header.contextLength { parts.append("context \(context)") }
-            return parts.joined(separator: " · ")
-        case "safetensors":
-            let header = try SafetensorsHeader.read(path: path)
-            let dtypes = header.dtypes.keys.sorted().joined(separator: "/")
-            return
-                "safetensors · \(header.tensorCount) tensors · \(dtypes) · \(Self.count(UInt64(max(0, header.parameterCount)))) parameters"
-        default:
-            return nil
-        }
+        try ModelFileSummary.read(path: path)?.description
     }
 
     /// Hashes a blob against its name (64 hex: SHA-256, 40 hex: git blob id); nil for names that are not hashes.
     static func hashMatchesName(_ blob: String) throws -> Bool? {
         try FileDigests.digestPromisedByName(ofBlobAt: blob).map { $0 == (blob as NSString).lastPathComponent }
-    }
-
-    static func count(_ value: UInt64) -> String {
-        switch value {
-        case 1_000_000_000...: String(format: "%.1fB", Double(value) / 1e9)
-        case 1_000_000...: String(format: "%.0fM", Double(value) / 1e6)
-        default: "\(value)"
-        }
     }
 }

@@ -390,8 +390,13 @@ public struct SnapshotRequest: Sendable, Hashable {
     /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
     ///
     /// - Parameters:
-    ///   - files: when given, exactly these paths of the repository (as `hf download REPO FILE…`); each must
-    ///     exist at the revision.
+    ///   - repo: the repository.
+    ///   - type: model, dataset or space.
+    ///   - revision: a branch, tag or 40-hex commit.
+    ///   - include: globs a file must match one of (every file when empty).
+    ///   - exclude: globs that drop a file even when it matches `include`.
+    ///   - files: when given, only these files or folders of the repository (as `hf download REPO FILE…`); each
+    ///     must exist at the revision.
     ///   - forceDownload: fetch the files again even when cached.
     public init(
         repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
