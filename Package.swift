@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotServer", "ModelDepotTesting",
+                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotServer", "ModelDepotTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# Transfer-engine benchmark: modeldepot pull vs curl and aria2c, same file, same nginx, same run.
+# Transfer-engine benchmark: modeldepot pull vs curl, aria2c and hf_transfer, same file, same nginx, same run.
 #
-#   bench/transfer.sh [--size-mib 256] [--big-mib 2048] [--runs 3]
+#   bench/transfer.sh [--size-mib 256] [--big-mib 2048] [--runs 3] [--rate-seconds 11]
 #
 # Prints, for each case, the wall time, throughput and peak RSS of each client and our ratios:
-#   1. unlimited loopback, SHA-256 verified by us: our time / curl's time        (target <= 0.8)
+#   1. unlimited loopback, SHA-256 verified by us: our time / curl's time        (a figure: CPU-bound here)
 #   2. nginx limit_rate 16m per connection: our speed / curl's, / aria2c -x8's   (targets >= 8, >= 1.2)
+#      / the physical limit (connections x 16 MiB/s), / hf_transfer's with as many connections
+#                                                                                (targets >= 0.95, >= 1)
 #   3. peak RSS for the small and the big file                                   (target <= 64 MB)
 #   4. kill -9 at ~50% then a second run: bytes nginx sent / file size           (target <= 1.02)
-# Needs nginx, curl, aria2c and GNU time (apt-get install -y nginx curl aria2 time).
+#   5. --max-rate 20MB from unlimited nginx: bytes in every 5-second window / 5 s (within 5 % of 20 MB/s)
+# Needs nginx, curl, aria2c and GNU time (apt-get install -y nginx curl aria2 time), and hf_transfer in the
+# venv scripts/test creates (optional: without it that comparison is skipped).
 set -euo pipefail
 size_mib=256
 big_mib=2048
 runs=3
+rate_seconds=11
 while [ $# -gt 0 ]; do
     case "$1" in
         --size-mib) size_mib=$2; shift 2 ;;
         --big-mib) big_mib=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
+        --rate-seconds) rate_seconds=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -102,6 +108,23 @@ printf '  aria2c -x8    %6.2f s  %9s\n' "$laria_t" "$(mbps "$laria_t")"
 printf '  modeldepot    %6.2f s  %9s\n' "$lours_t" "$(mbps "$lours_t")"
 echo "  ratio: our speed / curl = $(ratio "$lcurl_t" "$lours_t")   (target >= 8)"
 echo "  ratio: our speed / aria2c -x8 = $(ratio "$laria_t" "$lours_t")   (target >= 1.2)"
+# Against the per-connection cap itself and against hf_transfer, with the same fixed number of connections
+# (ours start at 4 and grow while more add speed; here they start and stay at N).
+python="$root/.venv/bin/python"
+for n in 8 16; do
+    read -r fixed_t _ _ < <(best_of 1 "${ours_cmd[@]}" --connections "$n" --initial-connections "$n" "$base/limited/model.bin")
+    limit_t=$(python3 -c "print($size_mib / ($n * 16))")
+    echo "  $n connections: modeldepot $(mbps "$fixed_t") = $(ratio "$limit_t" "$fixed_t")x the physical limit of $n x 16 MiB/s   (target >= 0.95)"
+    if "$python" -c "import hf_transfer" 2>/dev/null; then
+        read -r hft_t _ _ < <(best_of 1 "$python" -c "
+import sys, hf_transfer
+hf_transfer.download(url=sys.argv[1], filename=sys.argv[2], max_files=$n, chunk_size=8 << 20)" \
+            "$base/limited/model.bin" "$work/out/model.bin")
+        echo "    hf_transfer $(mbps "$hft_t") (no verification): our speed / hf_transfer's = $(ratio "$hft_t" "$fixed_t")   (target >= 1)"
+    else
+        echo "    hf_transfer is not in $root/.venv (scripts/test installs it): skipped"
+    fi
+done
 
 echo "== 3. peak RSS"
 echo "  ${size_mib} MiB: $((ours_m / 1024)) MiB   (target <= 64 MB)"
@@ -143,3 +166,26 @@ echo "  killed with $((done_bytes >> 20)) MiB recorded"
 sleep 0.5
 served=$(awk '{s+=$1} END {print s}' "$work/access.log")
 echo "  bytes served in total / file size = $(python3 -c "print(f'{$served/($size_mib*1048576):.4f}')")   (target <= 1.02)"
+
+echo "== 5. --max-rate 20MB across all connections, from unlimited nginx: bytes per 5-second window"
+rm -rf "$work/out"/*
+"$bin" pull -o "$work/out/model.bin" --sha256 "$sha" --max-rate 20MB --json "$base/files/model.bin" | python3 -c "
+import json, sys, time
+start, samples = time.monotonic(), []
+for line in sys.stdin:
+    event = json.loads(line)
+    if event.get('bytes') is not None:
+        samples.append((time.monotonic() - start, event['bytes']))
+    if time.monotonic() - start > $rate_seconds:
+        break
+def at(t):  # bytes at time t, interpolated between progress events
+    for (t0, b0), (t1, b1) in zip(samples, samples[1:]):
+        if t0 <= t <= t1:
+            return b0 + (b1 - b0) * (t - t0) / max(t1 - t0, 1e-9)
+    return samples[-1][1]
+last = samples[-1][0]
+rates = [(at(t + 5) - at(t)) / 5 for t in [1 + i * 0.5 for i in range(int((last - 6) / 0.5) + 1)]]
+worst = max(abs(r - 20e6) / 20e6 for r in rates)
+print(f'  {len(rates)} windows of 5 s (one each 0.5 s after the first second): {min(rates)/1e6:.2f} to {max(rates)/1e6:.2f} MB/s, worst {worst*100:.1f} % from 20 MB/s   (target <= 5 %)')
+" || true
+pkill -f "max-rate 20MB" 2>/dev/null || true

@@ -12,6 +12,8 @@ public final class TestClock: Clock, Sendable {
     private struct State {
         var now = TestInstant(offset: .zero)
         var sleepers: [Int: Sleeper] = [:]
+        /// Sleeps cancelled before they were registered: they must not wait at all.
+        var cancelledBeforeRegistering: Set<Int> = []
         var nextID = 0
     }
 
@@ -32,15 +34,28 @@ public final class TestClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
+                // Cancellation can come before this registers the sleeper; then the handler below found nothing
+                // to wake and left a mark instead, or the sleeper would wait forever.
+                let outcome = state.withLock { state -> Result<Bool, any Error> in
+                    if state.cancelledBeforeRegistering.remove(id) != nil { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(true) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                    return .success(false)
                 }
-                if resumeNow { continuation.resume() }
+                switch outcome {
+                case .failure(let error): continuation.resume(throwing: error)
+                case .success(true): continuation.resume()
+                case .success(false): break
+                }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let sleeper = state.sleepers.removeValue(forKey: id) else {
+                    state.cancelledBeforeRegistering.insert(id)
+                    return nil
+                }
+                return sleeper
+            }
             sleeper?.continuation.resume(throwing: CancellationError())
         }
     }

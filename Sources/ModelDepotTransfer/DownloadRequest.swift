@@ -19,8 +19,9 @@ public struct DownloadRequest: Sendable {
     /// Extra request headers (for example `Authorization`). They are sent to the URL's origin only and
     /// dropped when a redirect leads to another scheme, host or port.
     public var headers: [(name: String, value: String)]
-    /// Fetch every byte again even when `destination` already holds the file, discarding partial data: the
-    /// new file replaces the old one in one rename, so there is never a moment without a file there.
+    /// Download even when `destination` already holds a file that looks complete (a forced download, or a file
+    /// whose provenance is unknown): the new file replaces it in one rename, so there is never a moment without
+    /// a file there. Partial data of an earlier attempt is still resumed; the result is verified as always.
     public var replacesExisting = false
 
     /// A request to download `url` to `destination`, optionally checked against `expectedSHA256` and sending `headers`.

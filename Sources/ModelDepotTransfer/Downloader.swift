@@ -90,9 +90,7 @@ public struct Downloader: Sendable {
         }
         defer { lock.release(keepingFile: request.lockIsShared) }
         // Another process may have finished the same file while this one waited for the lock.
-        if request.replacesExisting {
-            Self.discardPartial(of: request)
-        } else if let present = try Self.existingFile(for: request) {
+        if !request.replacesExisting, let present = try Self.existingFile(for: request) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }

@@ -46,6 +46,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     var connections: Int = 16
 
     @Option(
+        help: "Connections to open at first (default 4, at most --connections); more are added while they add speed.")
+    var initialConnections: Int?
+
+    @Option(
         help:
             "The most bytes per second across every connection and file, like 20MB (10^6 bytes) or 8MiB (2^20).")
     var maxRate: String?
@@ -54,6 +58,12 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         help:
             "Repository: the most files in flight at once (default: 8 large files, up to 16 when the rest are small).")
     var maxWorkers: Int?
+
+    @Option(
+        help:
+            "Repository: download into this folder instead of the cache (as hf download --local-dir); files it already holds for the commit are kept."
+    )
+    var localDir: String?
 
     @Flag(help: "Repository: fetch the files again even when they are cached.")
     var forceDownload = false
@@ -71,6 +81,9 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
         }
         if let maxRate { _ = try Self.rate(maxRate) }
+        if let initialConnections, !(1...64).contains(initialConnections) {
+            throw ValidationError("--initial-connections must be between 1 and 64 (got \(initialConnections)).")
+        }
         if let maxWorkers, !(1...64).contains(maxWorkers) {
             throw ValidationError("--max-workers must be between 1 and 64 (got \(maxWorkers)).")
         }
@@ -79,7 +92,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     var engineConfiguration: DownloadConfiguration {
         var configuration = DownloadConfiguration()
         configuration.maxConnections = connections
-        configuration.initialConnections = min(configuration.initialConnections, connections)
+        configuration.initialConnections = min(initialConnections ?? configuration.initialConnections, connections)
         configuration.syncBeforeRename = fsync
         configuration.bandwidthLimit = maxRate.flatMap { try? Self.rate($0) }.map { BandwidthLimit(bytesPerSecond: $0) }
         return configuration
@@ -144,7 +157,13 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         let named = files + (reference.path.map { [$0] } ?? [])
         let request = SnapshotRequest(
             repo: reference.repo, type: reference.type, revision: revision ?? reference.revision ?? "main",
-            include: include, exclude: exclude, files: named.isEmpty ? nil : named, forceDownload: forceDownload)
+            include: include, exclude: exclude, files: named.isEmpty ? nil : named, forceDownload: forceDownload,
+            localDirectory: localDir.map {
+                LocalDirectory(
+                    URL(
+                        fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0,
+                        relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)))
+            })
         let models = try manager()
         if dryRun {
             render(try await models.plan(request))
@@ -188,10 +207,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
     func pullCatalogEntries(_ entries: [CatalogEntry], renderer: ProgressRenderer) async throws {
-        guard include.isEmpty, exclude.isEmpty, files.isEmpty else {
+        guard include.isEmpty, exclude.isEmpty, files.isEmpty, localDir == nil else {
             throw ModelDepotError(
                 .invalidArgument,
-                "--include/--exclude and file names do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
+                "--include/--exclude, --local-dir and file names do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
             )
         }
         let models = try manager()
@@ -209,11 +228,11 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     func pullURL(renderer: ProgressRenderer) async throws {
         guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, maxWorkers == nil, !forceDownload,
-            !dryRun
+            !dryRun, localDir == nil
         else {
             throw ModelDepotError(
                 .invalidArgument,
-                "--revision, --include, --exclude, file names, --max-workers, --force-download and --dry-run apply to repositories (org/name), not URLs."
+                "--revision, --include, --exclude, file names, --max-workers, --force-download, --dry-run and --local-dir apply to repositories (org/name), not URLs; use --output for a URL."
             )
         }
         guard let source = URL(string: source), source.scheme != nil else {

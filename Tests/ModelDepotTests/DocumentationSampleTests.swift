@@ -35,6 +35,20 @@ enum DownloadingAModelSamples {
         }
     }
 
+    static func pullSomeFilesIntoAFolderAtACappedRate(hub: HubClient, cache: HubCache) async throws {
+        var configuration = DownloadConfiguration()
+        configuration.bandwidthLimit = BandwidthLimit(bytesPerSecond: 20_000_000)
+        let capped = ModelManager(hub: hub, cache: cache, configuration: configuration)
+        let request = SnapshotRequest(
+            repo: try RepoID("acme/tiny"), files: ["config.json", "tokenizer"],
+            localDirectory: LocalDirectory(URL(fileURLWithPath: "/tmp/tiny")))
+        let plan = try await capped.plan(request)
+        print(plan.downloadBytes, plan.freeBytesAfter ?? 0)
+        let snapshot = try await capped.download(request).result()
+        configuration.bandwidthLimit?.bytesPerSecond = 5_000_000  // every running download slows down
+        _ = snapshot
+    }
+
     static func downloadOneFile() async throws {
         let downloader = Downloader()
         let result = try await downloader.download(

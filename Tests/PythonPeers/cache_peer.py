@@ -4,6 +4,7 @@ Usage (with HF_ENDPOINT set for `pull`):
   cache_peer.py scan CACHE                 -> scan_cache_dir: repos, sizes, file counts, refs, warnings
   cache_peer.py load CACHE REPO FILE       -> hf_hub_download / snapshot_download with local_files_only
   cache_peer.py pull CACHE REPO [REV...]   -> snapshot_download of each revision (default main)
+  cache_peer.py localdir DIR REPO          -> snapshot_download(local_dir=DIR), the cache left alone
 Run by Tests/ServerTests/PythonCacheInteropTests.swift with the venv that scripts/test creates.
 """
 import json, sys
@@ -32,3 +33,6 @@ elif command == "load":
 elif command == "pull":
     repo, revisions = sys.argv[3], sys.argv[4:] or ["main"]
     print(json.dumps({"snapshots": [snapshot_download(repo, revision=r, cache_dir=cache) for r in revisions]}))
+elif command == "localdir":
+    repo = sys.argv[3]
+    print(json.dumps({"snapshot": snapshot_download(repo, local_dir=cache)}))

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotPlatform
 import ModelDepotTesting
 import Testing
 
@@ -128,6 +129,66 @@ import Testing
                 (scan["repos"] as? [[String: Any]])?.first { $0["id"] as? String == "acme/tiny" })
             let revisions = try #require(pythonTiny["revisions"] as? [[String: Any]])
             #expect(revisions.compactMap { $0["commit"] as? String } == [new.commit])
+        }
+    }
+
+    /// `--local-dir` both ways: a folder either tool filled is up to date for the other (no file fetched again),
+    /// with huggingface_hub's metadata files; a file changed by hand is fetched again; the cache stays empty.
+    @Test func localDirectoriesAreUpToDateForBothTools() async throws {
+        let log = RecordedLog()
+        try await HubFixture.with(Self.layout, logger: log.logger) { hub in
+            let tiny = try RepoID("acme/tiny")
+            let home = try TemporaryDirectory(prefix: "modeldepot-pyhome")
+            let ours = try TemporaryDirectory(prefix: "modeldepot-localdir-ours")
+            let theirs = try TemporaryDirectory(prefix: "modeldepot-localdir-python")
+            defer { [home, ours, theirs].forEach { $0.remove() } }
+            func fileGETs(after start: Int) -> [String] {
+                log.messages.dropFirst(start).filter { $0.hasPrefix("GET ") && $0.contains("/resolve/") }
+            }
+
+            let pulled = try await hub.downloader().download(
+                SnapshotRequest(repo: tiny, localDirectory: LocalDirectory(ours.url)))
+            #expect(pulled.folder.path == ours.url.standardizedFileURL.path && pulled.filesDownloaded == 3)
+            for (path, bytes) in Self.layout where path.hasPrefix("acme/tiny/") {
+                let file = ours.url.appendingPathComponent(String(path.dropFirst("acme/tiny/".count)))
+                #expect(FileStatus(path: file.path, followingLinks: false)?.kind == .file, "a real file, not a link")
+                #expect(try Data(contentsOf: file) == Data(bytes))
+            }
+            let metadata = try String(
+                contentsOf: ours.path(".cache/huggingface/download/tokenizer/vocab.txt.metadata"), encoding: .utf8)
+            let lines = metadata.split(separator: "\n")
+            #expect(lines.count == 3 && lines[0] == Substring(pulled.commit) && Double(lines[2]) != nil)
+            #expect(lines[1] == Substring(GitBlob.id(of: Array("x y\n".utf8))))
+
+            // Python over our folder: nothing fetched.
+            var start = log.messages.count
+            let python = try await PythonInteropTests.runPython(
+                script: "cache_peer.py", ["localdir", ours.url.path, "acme/tiny"], endpoint: hub.mirror.baseURL,
+                home: home.url)
+            #expect(python["snapshot"] as? String == ours.url.path)
+            #expect(fileGETs(after: start).isEmpty, "\(fileGETs(after: start))")
+
+            // Ours over Python's folder: nothing fetched either.
+            _ = try await PythonInteropTests.runPython(
+                script: "cache_peer.py", ["localdir", theirs.url.path, "acme/tiny"], endpoint: hub.mirror.baseURL,
+                home: home.url)
+            start = log.messages.count
+            let again = try await hub.downloader().download(
+                SnapshotRequest(repo: tiny, localDirectory: LocalDirectory(theirs.url)))
+            #expect(again.filesDownloaded == 0 && fileGETs(after: start).isEmpty)
+
+            // A file edited after its metadata was written is not trusted: fetched again, replaced.
+            let config = theirs.url.appendingPathComponent("config.json")
+            try Data(#"{"a": 9}"#.utf8).write(to: config)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: config.path)
+            let repaired = try await hub.downloader().download(
+                SnapshotRequest(repo: tiny, localDirectory: LocalDirectory(theirs.url)))
+            #expect(repaired.filesDownloaded == 1)
+            #expect(try Data(contentsOf: config) == Data(#"{"a": 1}"#.utf8))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: hub.cache.root.appendingPathComponent("models--acme--tiny").path))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepot
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 /// The engine against a server that misbehaves: every case ends in the right bytes or a clear error,
@@ -174,15 +175,31 @@ import Testing
         configuration.retryPolicy = RetryPolicy(maxAttempts: 50, baseDelay: .seconds(1), jitter: 0, budget: nil)
         let downloader = fixture.downloader(configuration, clock: clock)
         let request = fixture.request(sha256: fixture.sha256)
-        let download = Task { try await downloader.download(request) }
-        // Move time only between the stalled answer's last byte and the retry's request: from the first moment
-        // (the first request waits for its answer under the watchdog too: moving time earlier could time it
-        // out before the stall) through the watchdog and the back-off, and no longer — a retry that saw the
-        // clock jump while its bytes were on the way (a loaded machine is slow to deliver them) would be
-        // dropped as stalled too.
+        let phases = Mutex<[String]>([])
+        let download = Task {
+            try await downloader.download(request) { progress in
+                phases.withLock {
+                    $0.append("\(progress.phase) \(progress.bytesCompleted) \(progress.waiting.map { "\($0)" } ?? "")")
+                }
+            }
+        }
+        // Move time in two phases, watching the download's own events. Until it reports the retry, jump 16 s at
+        // a time once the stalled answer's bytes are out (the first request waits for its answer under the
+        // watchdog too: moving time earlier could time it out before the stall). Then only nudge the back-off,
+        // a second at a time and a few times at most: the retry's own watchdog is already running, and jumps of
+        // 16 s would drop it as stalled before a loaded machine delivers its bytes.
+        let nudges = Mutex(0)
         let finished = await waitUntil {
-            if fixture.server.requests.count == 1, fixture.server.bodyBytesSent >= 10_000, clock.sleeperCount > 0 {
-                clock.advance(by: .seconds(16))
+            let retrying = phases.withLock { $0.contains { $0.contains("retrying in") } }
+            if !retrying {
+                if fixture.server.bodyBytesSent >= 10_000, clock.sleeperCount > 0 { clock.advance(by: .seconds(16)) }
+            } else if fixture.server.requests.count == 1, clock.sleeperCount > 0,
+                nudges.withLock({ count in
+                    defer { count += 1 }
+                    return count < 5
+                })
+            {
+                clock.advance(by: .seconds(1))
             }
             return FileManager.default.fileExists(atPath: fixture.destination.path)
         }
@@ -193,6 +210,7 @@ import Testing
         guard finished else {
             // Not waiting for a download that did not finish: this test has failed above, and the run goes on.
             download.cancel()
+            Issue.record("last events: \(phases.withLock { $0.suffix(6) })")
             return
         }
         let result = try await download.value

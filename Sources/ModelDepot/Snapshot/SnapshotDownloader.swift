@@ -62,6 +62,9 @@ public struct SnapshotDownloader: Sendable {
     ) async throws -> Snapshot {
         let repository = cache.repository(request.repo, type: request.type)
         try Self.checkRevisionName(request.revision)
+        if let directory = request.localDirectory {
+            return try await download(request, into: directory, progress: progress)
+        }
         if hub.isOffline {
             var snapshot = try cachedSnapshot(request)
             snapshot.answeredFromCacheBecause = "offline mode is on"
@@ -116,24 +119,6 @@ public struct SnapshotDownloader: Sendable {
             }
             .reduce(0) { $0 + size($1) }, for: request)
 
-        // Largest first: the long transfers start early and small files fill the gaps around them.
-        let queue = missing.sorted { size($0) > size($1) }
-        // One budget for the whole pull: each file in flight holds a permit for its first connection, and
-        // extra ranges of large files borrow the rest segment by segment.
-        let budget = ConnectionBudget(limit: downloader.configuration.maxConnections)
-        let engine = downloader.with { $0.connectionBudget = budget }
-        let largeFilesAtOnce = min(maxConcurrentFiles, budget.limit)
-        let filesAtOnce = min(max(maxConcurrentSmallFiles, largeFilesAtOnce), budget.limit)
-        var received: Int64 = 0
-        let job: @Sendable (RepoFilePath) async throws -> Int64 = { path in
-            do {
-                try await budget.acquire()
-            } catch {
-                throw ModelDepotError.cancelled()
-            }
-            defer { budget.release() }
-            return try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
-        }
         // Blobs verified by hash on the way in are remembered once at the end (also when a file fails), so
         // readiness checks need not hash them again.
         defer {
@@ -141,6 +126,89 @@ public struct SnapshotDownloader: Sendable {
             for blob in tracker.verifiedBlobs { memory.remember(blob: blob, ok: true) }
             if !tracker.verifiedBlobs.isEmpty { memory.save() }
         }
+        // Largest first: the long transfers start early and small files fill the gaps around them.
+        let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
+            try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
+        }
+        tracker.completed()
+        return Snapshot(
+            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
+            files: selected, filesDownloaded: missing.count, bytesDownloaded: received)
+    }
+
+    /// ``download(_:progress:)`` into a plain folder: the same resolution, listing, selection and verified,
+    /// resumable transfers, but each file lands at `DIR/<path>` with its metadata, and the cache is not touched.
+    private func download(
+        _ request: SnapshotRequest, into directory: LocalDirectory,
+        progress: @escaping @Sendable (SnapshotProgress) -> Void
+    ) async throws -> Snapshot {
+        if hub.isOffline {
+            // As huggingface_hub does: offline, a folder that holds files is the answer, as it is.
+            let files = CacheScanner.repositoryFiles(below: directory.root).filter {
+                !$0.value.hasPrefix(".cache/huggingface/")
+            }
+            guard !files.isEmpty else {
+                throw ModelDepotError(
+                    .notCached,
+                    "\(directory.root.path) holds no files of \(request.repo), and offline mode is on. Pull it while online."
+                )
+            }
+            var snapshot = Snapshot(
+                repo: request.repo, type: request.type, commit: directory.trustedMetadata(files[0])?.commit ?? "",
+                folder: directory.root, files: files)
+            snapshot.answeredFromCacheBecause = "offline mode is on"
+            return snapshot
+        }
+        let tracker = SnapshotProgressTracker(
+            clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: progress)
+        tracker.start(endpoint: TransportFailure.serverName(hub.endpoint))
+        let observed = hub.observingWaits { tracker.apiWaiting($0) }
+        let commit = try await resolveCommit(request, hub: observed)
+        let entries = try await observed.listFiles(request.repo, type: request.type, revision: commit)
+        let tree = try RecordedTree(entries: entries)
+        let selected = try select(request, from: tree)
+        try directory.prepare()
+        let missing =
+            request.forceDownload
+            ? selected : selected.filter { !isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) }
+        let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
+        let totalBytes = selected.reduce(0) { $0 + size($1) }
+        let missingBytes = missing.reduce(0) { $0 + size($1) }
+        tracker.planned(
+            totalBytes: totalBytes, totalFiles: selected.count, cachedBytes: totalBytes - missingBytes,
+            cachedFiles: selected.count - missing.count)
+        let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
+            try await fetchIntoLocalDirectory(
+                path, commit: commit, file: tree.files[path]!, request, directory, engine, tracker)
+        }
+        tracker.completed()
+        return Snapshot(
+            repo: request.repo, type: request.type, commit: commit, folder: directory.root, files: selected,
+            filesDownloaded: missing.count, bytesDownloaded: received)
+    }
+
+    /// Runs `fetch` for each file of `queue` (largest first): up to ``maxConcurrentFiles`` large files and
+    /// ``maxConcurrentSmallFiles`` in all at once, under one connection budget; returns the bytes received.
+    func transfer(
+        _ queue: [RepoFilePath], sizes size: (RepoFilePath) -> Int64,
+        fetch: @escaping @Sendable (RepoFilePath, Downloader) async throws -> Int64
+    ) async throws -> Int64 {
+        // One budget for the whole pull: each file in flight holds a permit for its first connection, and
+        // extra ranges of large files borrow the rest segment by segment.
+        let budget = ConnectionBudget(limit: downloader.configuration.maxConnections)
+        let engine = downloader.with { $0.connectionBudget = budget }
+        let largeFilesAtOnce = min(maxConcurrentFiles, budget.limit)
+        let filesAtOnce = min(max(maxConcurrentSmallFiles, largeFilesAtOnce), budget.limit)
+        let job: @Sendable (RepoFilePath) async throws -> Int64 = { path in
+            do {
+                try await budget.acquire()
+            } catch {
+                throw ModelDepotError.cancelled()
+            }
+            defer { budget.release() }
+            return try await fetch(path, engine)
+        }
+        var received: Int64 = 0
         try await withThrowingTaskGroup(of: (bytes: Int64, large: Bool).self) { group in
             var pending = queue[...]
             var running = 0
@@ -161,10 +229,7 @@ public struct SnapshotDownloader: Sendable {
                 if finished.large { runningLarge -= 1 }
             } while true
         }
-        tracker.completed()
-        return Snapshot(
-            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
-            files: selected, filesDownloaded: missing.count, bytesDownloaded: received)
+        return received
     }
 
     // MARK: - Steps
@@ -386,6 +451,9 @@ public struct SnapshotRequest: Sendable, Hashable {
     /// Fetch the selected files again even when they are cached (`hf download --force-download`); each new
     /// blob replaces the old one in one rename.
     public var forceDownload: Bool
+    /// When set, the files go into this plain folder instead of the cache (`hf download --local-dir`), with
+    /// huggingface_hub's metadata beside them; files it already holds for this commit or etag are kept.
+    public var localDirectory: LocalDirectory?
 
     /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
     ///
@@ -398,9 +466,11 @@ public struct SnapshotRequest: Sendable, Hashable {
     ///   - files: when given, only these files or folders of the repository (as `hf download REPO FILE…`); each
     ///     must exist at the revision.
     ///   - forceDownload: fetch the files again even when cached.
+    ///   - localDirectory: a plain folder to download into instead of the cache.
     public init(
         repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
-        exclude: [String] = [], files: [String]? = nil, forceDownload: Bool = false
+        exclude: [String] = [], files: [String]? = nil, forceDownload: Bool = false,
+        localDirectory: LocalDirectory? = nil
     ) {
         self.repo = repo
         self.type = type
@@ -408,5 +478,6 @@ public struct SnapshotRequest: Sendable, Hashable {
         self.selection = FileSelection(include: include, exclude: exclude)
         self.files = files
         self.forceDownload = forceDownload
+        self.localDirectory = localDirectory
     }
 }

@@ -72,7 +72,7 @@ extension SnapshotDownloader {
         let repository = cache.repository(request.repo, type: request.type)
         let commit: String
         let tree: RecordedTree
-        if hub.isOffline {
+        if hub.isOffline, request.localDirectory == nil {
             guard let cached = repository.commit(forRevision: request.revision),
                 let recorded = repository.recordedTree(cached)
             else {
@@ -87,7 +87,10 @@ extension SnapshotDownloader {
             tree = try await fileTree(request, commit: commit, repository: repository)
         }
         let files = try select(request, from: tree).map { path in
-            let cached = repository.hasFile(path, commit: commit)
+            let cached =
+                request.localDirectory.map {
+                    isUpToDate(path, file: tree.files[path]!, commit: commit, in: $0, recording: false)
+                } ?? repository.hasFile(path, commit: commit)
             return SnapshotPlan.File(
                 path: path.value, size: tree.files[path]?.size ?? 0, cached: cached,
                 willDownload: !cached || request.forceDownload)

@@ -1,0 +1,126 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotPlatform
+import ModelDepotTransfer
+
+/// A plain folder a pull writes a repository's files into (`hf download --local-dir`), with the bookkeeping
+/// huggingface_hub keeps beside them, so each tool sees the other's downloads there as up to date:
+/// `DIR/<path>` is the file itself (no links); `DIR/.cache/huggingface/download/<path>.metadata` holds three
+/// lines — the commit, the etag, and the UNIX time the file was written; `.lock` files and partial downloads
+/// sit next to it; `.cache/huggingface/` has a `.gitignore` of `*` and a `CACHEDIR.TAG`.
+public struct LocalDirectory: Sendable, Hashable {
+    /// The folder the files go into.
+    public let root: URL
+
+    public init(_ root: URL) {
+        self.root = root.standardizedFileURL
+    }
+
+    var bookkeeping: URL { root.appendingPathComponent(".cache/huggingface", isDirectory: true) }
+
+    /// Where a repository file lives.
+    public func file(_ path: RepoFilePath) -> URL { root.appendingPathComponent(path.value) }
+
+    func metadata(_ path: RepoFilePath) -> URL {
+        bookkeeping.appendingPathComponent("download/" + path.value + ".metadata")
+    }
+
+    func lock(_ path: RepoFilePath) -> URL { bookkeeping.appendingPathComponent("download/" + path.value + ".lock") }
+
+    func partial(_ path: RepoFilePath) -> URL {
+        bookkeeping.appendingPathComponent("download/" + path.value + ".incomplete")
+    }
+
+    /// What a `.metadata` file says.
+    struct Metadata: Equatable {
+        var commit: String
+        var etag: String
+        /// Seconds since 1970 when the file was written.
+        var timestamp: Double
+    }
+
+    /// The metadata of `path`, when it exists and still describes the file: huggingface_hub trusts it only if the
+    /// file was not modified more than a second after the metadata's time.
+    func trustedMetadata(_ path: RepoFilePath) -> Metadata? {
+        guard let text = try? String(contentsOf: metadata(path), encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard lines.count >= 3, let timestamp = Double(lines[2]),
+            let status = FileStatus(path: file(path).path), status.kind == .file,
+            Double(status.modifiedNanoseconds) / 1e9 - timestamp <= 1
+        else { return nil }
+        return Metadata(commit: lines[0], etag: lines[1], timestamp: timestamp)
+    }
+
+    /// Records that `path` now holds the blob `etag` of `commit`, written just now.
+    func recordMetadata(_ path: RepoFilePath, commit: String, etag: String) throws {
+        let url = metadata(path)
+        try HubCache.createFolder(url.deletingLastPathComponent())
+        let text = "\(commit)\n\(etag)\n\(Date().timeIntervalSince1970)\n"
+        try AtomicFile.replace(Data(text.utf8), atPath: url.path, temporarySuffix: ".\(UUID().uuidString).tmp")
+    }
+
+    /// The `.gitignore` and `CACHEDIR.TAG` huggingface_hub writes into `.cache/huggingface/`.
+    func prepare() throws {
+        try HubCache.createFolder(bookkeeping)
+        let gitignore = bookkeeping.appendingPathComponent(".gitignore")
+        if !FileManager.default.fileExists(atPath: gitignore.path) {
+            try? Data("*".utf8).write(to: gitignore, options: .atomic)
+        }
+        try HubCache(root: bookkeeping).writeCacheDirectoryTag()
+    }
+}
+
+extension SnapshotDownloader {
+    /// Whether `path` in `directory` already holds the file the listing names, by huggingface_hub's rules: its
+    /// metadata names this commit or this etag; or, with no metadata, an LFS file whose SHA-256 matches (the
+    /// metadata is then written, as Python writes it, unless `recording` is off).
+    func isUpToDate(
+        _ path: RepoFilePath, file: RecordedTree.File, commit: String, in directory: LocalDirectory,
+        recording: Bool = true
+    ) -> Bool {
+        if let metadata = directory.trustedMetadata(path) {
+            return metadata.commit == commit || metadata.etag == file.etag
+        }
+        guard let sha256 = file.lfsSHA256,
+            CacheScanner.regularFileSize(directory.file(path).path) == file.size,
+            (try? FileDigests.sha256(ofFileAt: directory.file(path).path)) == sha256
+        else { return false }
+        if recording { try? directory.recordMetadata(path, commit: commit, etag: file.etag) }
+        return true
+    }
+
+    /// Downloads one file into `directory` (resumable, verified, replacing a stale file in one rename) and
+    /// records its metadata; returns the bytes received.
+    func fetchIntoLocalDirectory(
+        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
+        _ directory: LocalDirectory, _ engine: Downloader, _ tracker: SnapshotProgressTracker
+    ) async throws -> Int64 {
+        do {
+            let url = hub.resolveURL(request.repo, type: request.type, revision: commit, path: path)
+            let etag = file.etag
+            var download = DownloadRequest(
+                url: url, destination: directory.file(path),
+                expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil, expectedSize: file.size,
+                expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil, headers: hub.authorization(for: url)
+            ).placingWorkFiles(
+                partial: directory.partial(path).path, resumeRecord: directory.partial(path).path + ".json",
+                sharedLock: directory.lock(path).path)
+            // A file there that the metadata does not vouch for is stale: fetched again, replaced in one rename.
+            download.replacesExisting = true
+            try HubCache.createFolder(directory.lock(path).deletingLastPathComponent())
+            let result = try await engine.download(download) { progress in
+                tracker.fileProgress(
+                    path.value, done: progress.bytesCompleted, size: file.size, waiting: progress.waiting)
+            }
+            try directory.recordMetadata(path, commit: commit, etag: etag)
+            tracker.fileFinished(path.value, size: file.size)
+            return result.bytesReceived
+        } catch let error as ModelDepotError {
+            tracker.fileAbandoned(path.value)
+            throw Self.naming(path, in: error)
+        }
+    }
+}
