@@ -39,9 +39,11 @@ public enum SampleData {
     }
 }
 
-/// Waits (with real time only as a safety net) until `condition` holds.
+/// Waits (with real time only as a safety net) until `condition` holds. The net is wide: the whole suite runs
+/// its tests at once on two cores, and a state that takes milliseconds alone can take tens of seconds to come
+/// while other tests keep both threads busy (20 s was not enough).
 public func waitUntil(
-    timeout: Duration = .seconds(20), _ condition: @Sendable () async -> Bool
+    timeout: Duration = .seconds(90), _ condition: @Sendable () async -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {

@@ -127,7 +127,7 @@ struct ChatCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             "Chatting with \(provider.model ?? "the server's model") at \(provider.baseURL.absoluteString). /reset forgets, /exit quits."
         )
         while true {
-            FileHandle.standardOutput.write(Data("> ".utf8))
+            StandardStreams.output(Data("> ".utf8))
             guard let line = readLine() else { break }
             let message = line.trimmingCharacters(in: .whitespaces)
             if message.isEmpty { continue }
@@ -177,13 +177,13 @@ struct ChatCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             for try await chunk in stream {
                 text += chunk.text
                 last = chunk
-                FileHandle.standardOutput.write(Data(chunk.text.utf8))
+                StandardStreams.output(Data(chunk.text.utf8))
             }
         } catch let error as ModelDepotError {
-            if !text.isEmpty { FileHandle.standardOutput.write(Data("\n".utf8)) }
+            if !text.isEmpty { StandardStreams.output(Data("\n".utf8)) }
             throw ReplyFailure(partial: text, underlying: error)
         }
-        FileHandle.standardOutput.write(Data("\n".utf8))
+        StandardStreams.output(Data("\n".utf8))
         return Generation(text: text, last: last)
     }
 

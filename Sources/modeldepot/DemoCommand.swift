@@ -192,7 +192,7 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     private func log(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStreams.error(Data((line + "\n").utf8))
     }
 }
 

@@ -68,7 +68,7 @@ struct EmbedCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                     guard showsProgress else { return }
                     let filled = done * 24 / max(1, total)
                     let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 24 - filled)
-                    FileHandle.standardError.write(
+                    StandardStreams.error(
                         Data("\r[\(bar)] \(done)/\(total) texts\(done == total ? "\n" : "")".utf8))
                 }
             }

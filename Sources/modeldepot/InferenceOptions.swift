@@ -49,7 +49,7 @@ struct InferenceOptions: ParsableArguments {
         let name = local ?? ""
         let localModel = try LocalModel.resolve(name, catalog: catalogOptions.load(), cache: cacheOptions.cache)
         let contextLength = context ?? min(localModel.entry.contextLength ?? 4096, 4096)
-        FileHandle.standardError.write(Data("Starting a local server for \(name)…\n".utf8))
+        StandardStreams.error(Data("Starting a local server for \(name)…\n".utf8))
         let server = try await LocalModelServer.start(model: localModel.file, alias: name, contextLength: contextLength)
         // Whatever ends this process, the server must not outlive it.
         let cleanup = ExitCleanup.register { server.terminateNow() }
@@ -68,7 +68,7 @@ struct InferenceOptions: ParsableArguments {
 
 /// Writes to standard error without buffering (status lines between streamed replies).
 func printStatus(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardStreams.error(Data((text + "\n").utf8))
 }
 
 /// Work to do before the process exits from a signal handler or `exit`: stopping child processes.

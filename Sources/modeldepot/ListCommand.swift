@@ -58,7 +58,7 @@ struct ListCommand: ParsableCommand, ReportsFailuresAsJSON {
                 print("  \(partial.repo)  \(partial.path)  (\(done))")
             }
         }
-        for warning in report.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        for warning in report.warnings { StandardStreams.error(Data("warning: \(warning)\n".utf8)) }
     }
 
     static func rows(_ report: CacheReport) -> [[String]] {
@@ -107,7 +107,7 @@ func printJSON(_ value: some Encodable) {
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
     encoder.dateEncodingStrategy = .iso8601
     guard let data = try? encoder.encode(value) else { return }
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+    StandardStreams.output(data + Data("\n".utf8))
 }
 
 extension ListCommand {

@@ -85,6 +85,6 @@ func reportFailureAndExit(_ error: any Error, json: Bool) -> Never {
         ProgressRenderer(mode: .json).printJSON(
             JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
     }
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    StandardStreams.error(Data("error: \(message)\n".utf8))
     ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)
 }

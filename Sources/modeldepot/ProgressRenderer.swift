@@ -170,7 +170,7 @@ final class ProgressRenderer: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(event) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        StandardStreams.output(data + Data("\n".utf8))
     }
 
     /// In plain mode, one line each time a wait starts or changes ("retrying in 4 s …").
@@ -183,7 +183,7 @@ final class ProgressRenderer: Sendable {
     }
 
     private func writeError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.error(Data(text.utf8))
     }
 }
 

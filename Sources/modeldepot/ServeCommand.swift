@@ -96,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
-            FileHandle.standardOutput.write(Data("listening on \(url.absoluteString)\(warning)\n".utf8))
+            StandardStreams.output(Data("listening on \(url.absoluteString)\(warning)\n".utf8))
         }
     }
 }

@@ -155,4 +155,19 @@ import Testing
             #expect(badAgeOption.status == 1 && badAgeOption.stderr.contains("not an age"))
         }
     }
+
+    /// `modeldepot pull --json | head -1`: once the reader is gone, the pull ends quietly with status 141 (a
+    /// broken pipe), not with a crash report; what it downloaded is kept to resume.
+    @Test func aReaderThatStopsReadingEndsThePullQuietly() async throws {
+        try await HubCommandTests.withHub(throttle: 1 << 20) { endpoint, _, folder in
+            let script =
+                #""$0" pull acme/tiny --endpoint "$1" --cache-dir "$2" --json | head -c 1 > /dev/null; echo "status ${PIPESTATUS[0]}""#
+            let (process, out, err) = try CLIRunner.startProgram(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-c", script, CLIRunner.executable.path, endpoint, folder.path("cache").path])
+            let output = await CLIRunner.wait(process, out, err)
+            #expect(output.stdout.contains("status 141"), "\(output.stdout) \(output.stderr)")
+            #expect(!output.stderr.contains("Fatal error") && !output.stderr.contains("crashed"), "\(output.stderr)")
+        }
+    }
 }
