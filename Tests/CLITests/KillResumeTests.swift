@@ -44,7 +44,9 @@ import Testing
         #expect(second.lastLine == destination)
         #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data(bytes))
         let secondRun = server.bodyBytesSent - sentBeforeKill
-        #expect(secondRun <= Int64(size) - saved + (1 << 20), "the second run fetches only what the sidecar lacks")
+        // What the sidecar lacks, plus slack for bytes already in flight when a connection's range is shortened
+        // (a steal): on loopback, socket buffers hold a megabyte or more (1 MiB of slack failed once in CI).
+        #expect(secondRun <= Int64(size) - saved + (4 << 20), "the second run fetches only what the sidecar lacks")
         // Bytes lost to the kill: what was sent but not recorded before the process died.
         #expect(sentBeforeKill - saved <= 8 << 20)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCore
+import ModelDepotTesting
 
 /// The Python references in the venv scripts/test makes (Hugging Face's tokenizers, NumPy, safetensors, the
 /// real all-MiniLM-L6-v2 files), run as scripts from Tests/PythonPeers.
@@ -17,8 +18,14 @@ enum PythonPeer {
         }
     }()
 
-    /// Runs `script` with `arguments`, `input` on its stdin; returns its stdout.
-    static func run(_ script: String, _ arguments: [String] = [], input: Data = Data()) throws -> Data {
+    /// Runs `script` with `arguments`, `input` on its stdin; returns its stdout. The blocking pipe reads and the
+    /// wait happen on a thread of their own: on the cooperative pool (two threads here) a NumPy run of seconds
+    /// would stall every other test of the suite.
+    static func run(_ script: String, _ arguments: [String] = [], input: Data = Data()) async throws -> Data {
+        try await onOwnThread { try runBlocking(script, arguments, input: input) }
+    }
+
+    private static func runBlocking(_ script: String, _ arguments: [String], input: Data) throws -> Data {
         let process = Process()
         process.executableURL = python
         process.arguments = [packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments

@@ -65,7 +65,7 @@ struct SentenceEmbedderTests {
     @Test func aRandomBERTInGteSmallsShapeWithF16WeightsMatchesTheReference() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-gte-shape")
         defer { folder.remove() }
-        try ReferenceEncoder.writeRandomBERT(into: folder.url)
+        try await ReferenceEncoder.writeRandomBERT(into: folder.url)
         let texts = Array(Self.sentences.prefix(3))
         let reference = try await ReferenceEncoder.run(folder: folder.url, texts)
         let embedder = try SentenceEmbedder(folder: folder.url, arithmetic: .portable)
@@ -145,14 +145,15 @@ enum ReferenceEncoder {
 
     static func run(folder: URL?, _ texts: [String]) async throws -> Output {
         let request: [String: Any] = ["folder": folder?.path ?? NSNull(), "texts": texts]
-        let data = try PythonPeer.run("bert_reference.py", input: try JSONSerialization.data(withJSONObject: request))
+        let data = try await PythonPeer.run(
+            "bert_reference.py", input: try JSONSerialization.data(withJSONObject: request))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         return Output(
             folder: URL(fileURLWithPath: try #require(object["folder"] as? String)),
             vectors: try #require(object["vectors"] as? [[Double]]))
     }
 
-    static func writeRandomBERT(into folder: URL) throws {
-        _ = try PythonPeer.run("write_random_bert.py", [folder.path])
+    static func writeRandomBERT(into folder: URL) async throws {
+        _ = try await PythonPeer.run("write_random_bert.py", [folder.path])
     }
 }

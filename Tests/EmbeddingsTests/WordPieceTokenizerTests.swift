@@ -115,7 +115,7 @@ enum ReferenceTokenizer {
     }
 
     static func run(_ texts: [String]) async throws -> Output {
-        let data = try PythonPeer.run(
+        let data = try await PythonPeer.run(
             "tokenize_reference.py", input: try JSONSerialization.data(withJSONObject: ["texts": texts]))
         struct Raw: Decodable {
             var folder: String
