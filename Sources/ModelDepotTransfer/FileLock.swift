@@ -22,22 +22,7 @@ package final class FileLock: Sendable {
     {
         while true {
             try Task.checkCancellation()
-            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o664)
-            guard descriptor >= 0 else {
-                throw POSIXFailure.error("Cannot create the lock file \(path)", errno: errno)
-            }
-            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
-                if isStillAtPath(descriptor: descriptor, path: path) {
-                    return FileLock(path: path, descriptor: descriptor)
-                }
-                _ = close(descriptor)
-                continue
-            }
-            let code = errno
-            _ = close(descriptor)
-            guard code == EWOULDBLOCK || code == EINTR else {
-                throw POSIXFailure.error("Cannot lock \(path)", errno: code)
-            }
+            if let lock = try attempt(path: path) { return lock }
             try await clock.sleep(for: pollInterval)
         }
     }
