@@ -96,6 +96,7 @@ let package = Package(
         .target(
             name: "ModelDepotServer",
             dependencies: [
+                "ModelDepot",
                 "ModelDepotCore",
                 "ModelDepotTransfer",
                 "ModelDepotCache",

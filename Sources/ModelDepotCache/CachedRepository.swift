@@ -187,6 +187,11 @@ public struct CachedRepository: Sendable, Hashable {
         return try? RecordedTree(json: data)
     }
 
+    /// When the listing of `commit` was recorded, nil when it was not.
+    package func treeRecordedDate(_ commit: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: treeCacheFile(commit).path))?[.modificationDate] as? Date
+    }
+
     package func recordTree(_ tree: RecordedTree, commit: String) throws {
         try HubCache.writeAtomically(tree.json(), to: treeCacheFile(commit))
     }

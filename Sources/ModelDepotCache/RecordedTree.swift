@@ -15,6 +15,16 @@ package struct RecordedTree: Sendable, Hashable {
         package var lfsSize: Int64?
         var xetHash: String?
 
+        package init(
+            size: Int64, blobID: String, lfsSHA256: String? = nil, lfsSize: Int64? = nil, xetHash: String? = nil
+        ) {
+            self.size = size
+            self.blobID = blobID
+            self.lfsSHA256 = lfsSHA256
+            self.lfsSize = lfsSize
+            self.xetHash = xetHash
+        }
+
         /// The blob's name in the cache: the SHA-256 for LFS files, else the git blob id.
         package var etag: String { lfsSHA256 ?? blobID }
     }

@@ -11,7 +11,7 @@ import NIOCore
 enum FileResponse {
     static func make(
         for file: ServedFile, commit: String, request: Request, context: some RequestContext,
-        faults: ServedFaults? = nil
+        faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil
     ) async throws -> Response {
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Repo-Commit")!] = commit
@@ -37,9 +37,20 @@ enum FileResponse {
             }
         }
         headers[.contentLength] = "\(range.count)"
+        if let arriving {
+            // Not yet verified: no HTTP cache may keep it.
+            headers[.cacheControl] = "no-store"
+            if request.method == .get, !range.isEmpty || arriving.size == 0 {
+                let body = ArrivingFileBody.make(arriving, range: Int64(range.lowerBound)..<Int64(range.upperBound)) {
+                    metrics?.count(.servedBytes, by: $0)
+                }
+                return Response(status: status, headers: headers, body: body)
+            }
+        }
         if request.method == .head || range.isEmpty {
             return Response(status: status, headers: headers, body: ResponseBody())
         }
+        metrics?.count(.servedBytes, by: range.count)
         if let faults, !faults.isEmpty {
             switch faults.draw(startsAtZero: range.lowerBound == 0) {
             case .status503:

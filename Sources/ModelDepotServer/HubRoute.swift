@@ -13,6 +13,10 @@ enum HubRoute: Equatable, Sendable {
     /// `/<sha256>`: an LFS file's content by its SHA-256, as a CDN serves it (what ``MirrorServer/lfsRedirectBase``
     /// points at, when the mirror is its own CDN).
     case blob(sha256: String)
+    /// `/healthz`: whether the mirror is up (open to anyone, for load balancers).
+    case health
+    /// `/metrics`: counters in Prometheus' text format.
+    case metrics
 
     /// Parses a raw request path; nil when it is not a Hub route. Throws when it is one with a bad repo id.
     static func parse(rawPath: String) throws -> HubRoute? {
@@ -20,6 +24,8 @@ enum HubRoute: Equatable, Sendable {
         if segments.first == "" { segments.removeFirst() }
         if segments.last == "" { segments.removeLast() }  // `/tree/main/` is `/tree/main`
         guard !segments.isEmpty else { return nil }
+        if segments == ["healthz"] { return .health }
+        if segments == ["metrics"] { return .metrics }
         if segments[0] == "api" { return try parseAPI(Array(segments.dropFirst())) }
         if segments.count == 1, HubEncoding.isSHA256(segments[0]) { return .blob(sha256: segments[0]) }
         return try parseResolve(segments)

@@ -7,6 +7,8 @@ struct HubServerError: Error, Sendable {
     let message: String
     /// Sent with `EntryNotFound`, so clients can record that the file does not exist at that commit.
     var commit: String?
+    /// Sent as `Retry-After` (a 503 while the upstream rate-limits).
+    var retryAfter: Duration? = nil
 
     static func repoNotFound(_ id: String) -> HubServerError {
         HubServerError(status: 404, code: "RepoNotFound", message: "Repository not found: \(id).", commit: nil)
@@ -23,6 +25,38 @@ struct HubServerError: Error, Sendable {
 
     static func badRequest(_ message: String) -> HubServerError {
         HubServerError(status: 400, code: nil, message: message, commit: nil)
+    }
+
+    /// What the mirror answers when its upstream refused or failed: the Hub's own error codes pass through, so
+    /// a client reports a missing or gated repository as it would against the Hub; the upstream's trouble
+    /// (unreachable, failing, refusing the operator's token) is the mirror's (502, or 503 while rate-limited).
+    static func upstream(_ error: ModelDepotError) -> HubServerError {
+        let said = "The upstream said: \(error.message)"
+        switch error.code {
+        case .repositoryNotFound:
+            return HubServerError(status: 401, code: "RepoNotFound", message: said, commit: nil)
+        case .gatedRepository:
+            return HubServerError(status: 403, code: "GatedRepo", message: said, commit: nil)
+        case .revisionNotFound:
+            return HubServerError(status: 404, code: "RevisionNotFound", message: said, commit: nil)
+        case .entryNotFound:
+            return HubServerError(status: 404, code: "EntryNotFound", message: said, commit: nil)
+        case .rateLimited:
+            var busy = HubServerError(
+                status: 503, code: nil, message: "The upstream is rate-limiting this mirror. \(said)", commit: nil)
+            busy.retryAfter = error.retryAfter
+            return busy
+        case .unauthorized:
+            return HubServerError(
+                status: 502, code: nil,
+                message:
+                    "The upstream refused this mirror's credentials; its operator must check --upstream-token-file. \(said)",
+                commit: nil)
+        default:
+            return HubServerError(
+                status: 502, code: nil, message: "The mirror could not get this from its upstream. \(said)", commit: nil
+            )
+        }
     }
 
     static let unauthorized = HubServerError(

@@ -22,6 +22,10 @@ struct MirrorResponder: HTTPResponder {
     var lfsRedirectBase: URL? = nil
     /// Faults injected into file bodies on purpose (`serve --faults`).
     var faults: ServedFaults? = nil
+    /// The counters `/metrics` shows.
+    var metrics = MirrorMetrics()
+    /// How long HTTP caches may keep an answer about a branch (answers at a commit id never change).
+    var branchMaxAge: Duration = .seconds(60)
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
@@ -33,6 +37,7 @@ struct MirrorResponder: HTTPResponder {
         } catch let error as ModelDepotError {
             response = Self.errorResponse(.badRequest(error.message))
         }
+        metrics.countRequest(status: response.status.code)
         logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",
             metadata: ["ms": "\(Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded()))"])
@@ -40,6 +45,9 @@ struct MirrorResponder: HTTPResponder {
     }
 
     private func route(_ request: Request, context: Context) async throws -> Response {
+        if request.uri.path == "/healthz" {
+            return Self.json(["status": "ok"])
+        }
         if let token, !Self.authorized(request, token: token) {
             throw request.headers[.authorization] == nil
                 ? HubServerError(
@@ -57,21 +65,31 @@ struct MirrorResponder: HTTPResponder {
         }
         let query = request.uri.queryParameters
         switch route {
+        case .health:
+            return Self.json(["status": "ok"])
+        case .metrics:
+            var response = Self.text(metrics.render())
+            response.headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            response.headers[.cacheControl] = "no-store"
+            return response
         case .search(let type):
-            return try await search(type: type, query: query)
+            var response = try await search(type: type, query: query)
+            response.headers[.cacheControl] = cacheControl(revision: nil)
+            return response
         case .info(let type, let id, let revision):
             let snapshot = try await snapshot(type, id, revision)
             let blobs = query["blobs"].map { $0.lowercased() == "true" } ?? false
-            return Self.json(HubJSON.info(snapshot, blobs: blobs))
+            return marked(Self.json(HubJSON.info(snapshot, blobs: blobs)), snapshot, revision: revision)
         case .refs(let type, let id):
-            return Self.json(HubJSON.refs(try await snapshot(type, id, nil)))
+            let snapshot = try await snapshot(type, id, nil)
+            return marked(Self.json(HubJSON.refs(snapshot)), snapshot, revision: nil)
         case .tree(let type, let id, let revision, let path):
             let snapshot = try await snapshot(type, id, revision)
             let recursive = query["recursive"].map { $0.lowercased() == "true" } ?? false
             guard let entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
                 throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
             }
-            return page(entries, request: request)
+            return marked(page(entries, request: request), snapshot, revision: revision)
         case .resolve(let type, let id, let revision, let path):
             guard let snapshot = try await source.snapshot(type: type, id: id, revision: revision, serving: path) else {
                 throw HubServerError.repoNotFound(id.description)
@@ -82,16 +100,47 @@ struct MirrorResponder: HTTPResponder {
             if let base = lfsRedirectBase, let sha256 = file.sha256 {
                 return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
-            return try await FileResponse.make(
-                for: file, commit: snapshot.commit, request: request, context: context, faults: faults)
+            // A HEAD is answered from the listing: only a GET starts a pull.
+            let arriving = request.method == .get ? snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
+            var response = try await FileResponse.make(
+                for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
+                arriving: arriving, metrics: metrics)
+            if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
+            return arriving == nil ? marked(response, snapshot, revision: revision) : response
         case .blob(let sha256):
             guard let (file, commit) = try await lfsFile(sha256: sha256) else {
                 return Self.errorResponse(
                     HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
             }
-            return try await FileResponse.make(
-                for: file, commit: commit, request: request, context: context, faults: faults)
+            var response = try await FileResponse.make(
+                for: file, commit: commit, request: request, context: context, faults: faults, metrics: metrics)
+            response.headers[.cacheControl] = cacheControl(revision: commit)
+            return response
         }
+    }
+
+    /// An answer about `snapshot` with the headers HTTP caches go by: `Cache-Control` (an answer at a commit id
+    /// never changes; one about a branch may change; one behind the mirror's token is `private`), and a
+    /// `Warning` when the upstream could not be asked.
+    private func marked(_ response: Response, _ snapshot: RepoSnapshot, revision: String?) -> Response {
+        var response = response
+        if let stale = snapshot.staleBecause {
+            response.headers[.cacheControl] = cacheControl(revision: nil, maxAge: .zero)
+            response.headers[HTTPField.Name("Warning")!] =
+                "110 modeldepot \"Response is Stale: \(stale.replacingOccurrences(of: "\"", with: "'"))\""
+        } else {
+            response.headers[.cacheControl] = cacheControl(revision: revision)
+        }
+        return response
+    }
+
+    func cacheControl(revision: String?, maxAge: Duration? = nil) -> String {
+        let scope = token == nil ? "public" : "private"
+        if maxAge == nil, let revision, HubEncoding.isGitID(revision) {
+            return "\(scope), max-age=31536000, immutable"
+        }
+        return "\(scope), max-age=\((maxAge ?? branchMaxAge).components.seconds)"
     }
 
     /// The first served LFS file with this content, and its repository's commit.
@@ -155,6 +204,13 @@ struct MirrorResponder: HTTPResponder {
         return difference == 0
     }
 
+    static func text(_ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.contentLength] = "\(text.utf8.count)"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
     static func json(_ object: Any) -> Response {
         let data =
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
@@ -175,6 +231,8 @@ struct MirrorResponder: HTTPResponder {
         if let code = error.code { headers[HTTPField.Name("X-Error-Code")!] = code }
         headers[HTTPField.Name("X-Error-Message")!] = error.message
         if let commit = error.commit { headers[HTTPField.Name("X-Repo-Commit")!] = commit }
+        if let wait = error.retryAfter { headers[.retryAfter] = "\(max(1, wait.components.seconds))" }
+        headers[.cacheControl] = "no-store"
         if error.status == 401 {
             headers[.wwwAuthenticate] = "Bearer realm=\"Authentication required\", charset=\"UTF-8\""
         }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import ModelDepot
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
@@ -33,6 +34,10 @@ public struct MirrorServer: Sendable {
     public var maxConnections: Int = 1024
     /// Faults to inject into file bodies on purpose (off by default): see ``ServedFaults``.
     public var faults: ServedFaults?
+    /// How long HTTP caches in front of the mirror may keep an answer about a branch (`Cache-Control: max-age`);
+    /// answers at a commit id are immutable. The upstream's branch TTL when pulling through, else 60 s.
+    public var branchMaxAge: Duration = .seconds(60)
+    let metrics: MirrorMetrics
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -64,14 +69,55 @@ public struct MirrorServer: Sendable {
         let firstFolder = roots.first ?? datasetRoots.first ?? caches.first ?? URL(fileURLWithPath: ".")
         let state = stateFolder ?? firstFolder.appendingPathComponent(".modeldepot")
         let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
-        let sources: [any RepositorySource] =
-            roots.map { FolderRepositorySource(root: $0, index: index, logger: logger) }
-            + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset, logger: logger) }
+        let sources =
+            Self.folderSources(roots: roots, datasetRoots: datasetRoots, index: index, logger: logger)
             + caches.map { HubCacheRepositorySource(cache: $0, index: index, logger: logger) }
+        self.init(sources: sources, metrics: MirrorMetrics(), token: token, treePageSize: treePageSize, logger: logger)
+    }
+
+    /// A pull-through mirror: what it does not hold it fetches from `upstream` into its own Hub `cache` (the
+    /// layout Python reads), once however many clients ask, and clients get the bytes as they arrive. Folders of
+    /// repositories in `roots` and `datasetRoots`, when given, are served too and win over the upstream.
+    ///
+    /// - Throws: `invalidArgument` when `upstream` has a token and `token` is nil: a mirror that fetches gated
+    ///   or private repositories with the operator's token must not hand them to anyone who asks.
+    public init(
+        upstream: Upstream, cache: URL, roots: [URL] = [], datasetRoots: [URL] = [], stateFolder: URL? = nil,
+        token: String? = nil, treePageSize: Int = 1000, logger: Logger = Logger(label: "modeldepot.server")
+    ) throws {
+        if upstream.token != nil, token == nil {
+            throw ModelDepotError(
+                .invalidArgument,
+                "A mirror that uses a token for its upstream must require one from its clients too: give it a client token (serve --token-file), or no upstream token."
+            )
+        }
+        let state = stateFolder ?? cache.appendingPathComponent(".modeldepot")
+        let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
+        let metrics = MirrorMetrics()
+        let pullThrough = PullThroughSource(
+            upstream: upstream, cache: cache, index: index, metrics: metrics, logger: logger)
+        self.init(
+            sources: Self.folderSources(roots: roots, datasetRoots: datasetRoots, index: index, logger: logger)
+                + [pullThrough],
+            metrics: metrics, token: token, treePageSize: treePageSize, logger: logger)
+        branchMaxAge = upstream.branchTTL
+    }
+
+    private init(
+        sources: [any RepositorySource], metrics: MirrorMetrics, token: String?, treePageSize: Int, logger: Logger
+    ) {
         source = sources.count == 1 ? sources[0] : CombinedRepositorySource(sources: sources)
+        self.metrics = metrics
         self.token = token
         self.treePageSize = max(1, treePageSize)
         self.logger = logger
+    }
+
+    private static func folderSources(roots: [URL], datasetRoots: [URL], index: HashIndex, logger: Logger)
+        -> [any RepositorySource]
+    {
+        roots.map { FolderRepositorySource(root: $0, index: index, logger: logger) }
+            + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset, logger: logger) }
     }
 
     /// Runs until the task is cancelled or the process gets SIGINT/SIGTERM.
@@ -84,7 +130,7 @@ public struct MirrorServer: Sendable {
     {
         let responder = MirrorResponder(
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
-            faults: faults)
+            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge)
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,

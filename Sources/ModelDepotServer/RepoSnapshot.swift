@@ -47,6 +47,10 @@ struct RepoSnapshot: Sendable {
     let files: [ServedFile]
     /// Branch and tag names that point at this commit (`main` for folder repos).
     let branches: [String]
+    /// Set when the answer may be out of date because the upstream could not be asked: clients get a `Warning`.
+    var staleBecause: String? = nil
+    /// The pull-through source the snapshot came from, which fetches files the cache lacks; nil for local sources.
+    var pullThrough: PullThroughSource? = nil
     /// Positions in `files` by path: a repository of thousands of files answers each request without a scan.
     private let positions: [String: Int]
 

@@ -1,5 +1,4 @@
 import Foundation
-import ModelDepotHub
 import ModelDepotTransfer
 import NIOCore
 import NIOHTTP1

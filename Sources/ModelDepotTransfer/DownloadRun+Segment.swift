@@ -69,11 +69,12 @@ extension DownloadRun {
     /// the flow asks.
     private func recordWrite(segment: Int, range: Range<Int64>) {
         let now = clock.elapsed()
-        let after = flow.withLock { flow in
+        let (after, onDisk) = flow.withLock { flow in
             let after = flow.wrote(segment: segment, range, now: now)
             report(&flow, now: now, force: false)
-            return after
+            return (after, onDiskHandler == nil ? nil : flow.bytesOnDisk)
         }
+        if let onDisk { onDiskHandler?(onDisk) }
         if after.wake { signal.notify() }
         if after.checkpoint { checkpoints.request { try? self.checkpoint() } }
     }

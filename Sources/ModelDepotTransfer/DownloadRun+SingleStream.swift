@@ -49,9 +49,11 @@ extension DownloadRun {
 
     private func recordStreamedBytes(_ count: Int) {
         let now = clock.elapsed()
-        flow.withLock { flow in
+        let onDisk = flow.withLock { flow in
             flow.streamed(count)
             report(&flow, now: now, force: false)
+            return onDiskHandler == nil ? nil : flow.bytesOnDisk
         }
+        if let onDisk { onDiskHandler?(onDisk) }
     }
 }

@@ -19,6 +19,8 @@ final class DownloadRun: Sendable {
     let logger: Logger
     let random: @Sendable () -> Double
     let progressHandler: @Sendable (DownloadProgress) -> Void
+    /// Told the byte ranges on disk after every write, for a reader that serves the file while it arrives.
+    let onDiskHandler: (@Sendable (ByteRangeSet) -> Void)?
     /// The run's state and decisions, behind the one lock.
     let flow: Mutex<DownloadFlow>
     /// Wakes connections and the hasher when the flow changes.
@@ -30,7 +32,8 @@ final class DownloadRun: Sendable {
 
     init(
         request: DownloadRequest, downloader: Downloader, clock: EngineClock,
-        progress: @escaping @Sendable (DownloadProgress) -> Void
+        progress: @escaping @Sendable (DownloadProgress) -> Void,
+        onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
     ) {
         self.request = request
         self.configuration = downloader.configuration
@@ -40,6 +43,7 @@ final class DownloadRun: Sendable {
         self.logger = downloader.logger
         self.random = downloader.random
         self.progressHandler = progress
+        self.onDiskHandler = onDisk
         self.flow = Mutex(
             DownloadFlow(url: request.url, expectedSize: request.expectedSize, configuration: downloader.configuration))
         self.resumeRecordFile = Mutex(ResumeRecordFile(path: request.resumeRecordPath))

@@ -73,6 +73,17 @@ public struct Downloader: Sendable {
         _ request: DownloadRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) async throws -> DownloadResult {
+        try await download(request, progress: progress, onDisk: nil)
+    }
+
+    /// ``download(_:progress:)``, telling `onDisk` which byte ranges of `request.partialPath` are written after
+    /// every write (from the download's tasks, in order): what a reader may already serve of a file still
+    /// arriving. The set can shrink when a stream without ranges starts over.
+    package func download(
+        _ request: DownloadRequest,
+        progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in },
+        onDisk: (@Sendable (ByteRangeSet) -> Void)?
+    ) async throws -> DownloadResult {
         // `url` is a var: credentials put back into it after init still never travel or get stored in the URL.
         let request = request.movingURLCredentialsToHeader()
         try Self.validate(request)
@@ -96,7 +107,8 @@ public struct Downloader: Sendable {
         }
         var restarts = 0
         while true {
-            let run = DownloadRun(request: request, downloader: self, clock: engineClock, progress: progress)
+            let run = DownloadRun(
+                request: request, downloader: self, clock: engineClock, progress: progress, onDisk: onDisk)
             do {
                 return try await run.execute()
             } catch let error as ModelDepotError where error.code == .sourceChanged {

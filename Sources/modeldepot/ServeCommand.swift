@@ -11,6 +11,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Every ROOT/<org>/<name>/ folder is a model repository with a branch 'main'. Point clients at it with \
             HF_ENDPOINT=http://HOST:PORT. Prints 'listening on URL' once ready; SIGINT/SIGTERM stop it.
+
+            With --upstream URL the mirror pulls through: what it does not hold it fetches from URL (a Hub, or \
+            another mirror) into its Hub cache (--cache-dir), once however many clients ask, and streams it to them \
+            as it arrives. GET /healthz answers while it runs; GET /metrics gives Prometheus counters.
             """
     )
 
@@ -25,6 +29,25 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The Hub cache to serve with --cache (default: HF_HUB_CACHE, else HF_HOME/hub, as Python finds it).")
     var cacheDir: String?
+
+    @Option(
+        help: "Pull what the mirror lacks from this Hub (https://huggingface.co, or another mirror) into --cache-dir.")
+    var upstream: String?
+
+    @Option(
+        help:
+            "A file holding the token the mirror sends its upstream (for gated or private repositories); needs --token-file."
+    )
+    var upstreamTokenFile: String?
+
+    @Option(help: "Seconds a branch's commit is trusted before the upstream is asked again.")
+    var branchTtl: Double = 60
+
+    @Option(
+        help:
+            "With --upstream: keep the mirror's cache under this size (e.g. 500GB), evicting least recently used models; never pinned ones or those in use."
+    )
+    var maxSize: String?
 
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
@@ -49,10 +72,32 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Double = 30
 
     func validate() throws {
-        guard root != nil || datasetRoot != nil || cache else {
-            throw ValidationError("Give --root DIR, --dataset-root DIR, --cache, or several of them.")
+        guard root != nil || datasetRoot != nil || cache || upstream != nil else {
+            throw ValidationError("Give --root DIR, --dataset-root DIR, --cache, --upstream URL, or several of them.")
         }
-        for folder in [root, datasetRoot, cache ? cacheFolder.path : nil].compactMap({ $0 }) {
+        if let upstream {
+            guard let url = URL(string: upstream), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host?.isEmpty == false
+            else {
+                throw ValidationError(
+                    "--upstream '\(upstream)' is not a Hub URL; give one like https://huggingface.co.")
+            }
+            guard upstreamTokenFile == nil || tokenFile != nil else {
+                throw ValidationError(
+                    "--upstream-token-file needs --token-file: a mirror that fetches gated or private repositories with your token must require a token from its clients too."
+                )
+            }
+            guard branchTtl >= 0, branchTtl.isFinite else {
+                throw ValidationError("--branch-ttl must be 0 or more seconds.")
+            }
+            try FileManager.default.createDirectory(at: cacheFolder, withIntermediateDirectories: true)
+            if let maxSize { _ = try ByteSize.parse(maxSize) }
+        } else if upstreamTokenFile != nil || maxSize != nil {
+            throw ValidationError(
+                "\(upstreamTokenFile != nil ? "--upstream-token-file" : "--max-size") is for --upstream; give the upstream's URL too."
+            )
+        }
+        for folder in [root, datasetRoot, cache || upstream != nil ? cacheFolder.path : nil].compactMap({ $0 }) {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
                 let name = folder == root ? "--root" : folder == datasetRoot ? "--dataset-root" : "The cache"
@@ -70,20 +115,31 @@ struct ServeCommand: AsyncParsableCommand {
         cacheDir.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? HubEnvironment().cacheDirectory
     }
 
+    static func readToken(from file: String) throws -> String {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ValidationError("Cannot read the token file \(file).")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("The token file \(file) is empty.") }
+        return token
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        var token: String?
-        if let tokenFile {
-            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
-                throw ValidationError("Cannot read the token file \(tokenFile).")
-            }
-            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token?.isEmpty == false else { throw ValidationError("The token file \(tokenFile) is empty.") }
+        let token = try tokenFile.map(Self.readToken)
+        let roots = root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
+        let datasetRoots = datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
+        var server: MirrorServer
+        if let upstream, let url = URL(string: upstream) {
+            server = try MirrorServer(
+                upstream: Upstream(
+                    endpoint: url, token: try upstreamTokenFile.map(Self.readToken),
+                    branchTTL: .milliseconds(Int64(branchTtl * 1000)), maxCacheSize: try maxSize.map(ByteSize.parse)),
+                cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
+        } else {
+            server = MirrorServer(
+                roots: roots, datasetRoots: datasetRoots, caches: cache ? [cacheFolder] : [], token: token)
         }
-        var server = MirrorServer(
-            roots: root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
-            datasetRoots: datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? [],
-            caches: cache ? [cacheFolder] : [], token: token)
         server.maxConnections = maxConnections
         if let faults {
             do {

@@ -43,6 +43,18 @@ import Testing
         #expect(throws: ModelDepotError.self) { try PinStore(cache: cache).pin(try RepoID("acme/absent")) }
     }
 
+    @Test func repositoriesInUseAreSparedEvenWhenLeastRecentlyUsed() throws {
+        let (folder, cache) = try Self.makeCache()
+        defer { folder.remove() }
+        let oldest = cache.repository(try RepoID("acme/old")).folder.lastPathComponent
+        let plan = try StorageBudget(cache: cache).plan(maxSize: 1500, sparing: [oldest])
+        #expect(plan.evicted.map(\.id) == ["acme/middle", "acme/new"])
+        #expect(plan.sizeAfter == 1000 && !plan.stillOver)
+        let everything = try StorageBudget(cache: cache).plan(
+            maxSize: 10, sparing: Set(["old", "middle", "new"].map { "models--acme--\($0)" }))
+        #expect(everything.evicted.isEmpty && everything.stillOver)
+    }
+
     @Test(arguments: [("20GB", 20_000_000_000), ("500 MB", 500_000_000), ("1.5GiB", 1_610_612_736), ("1024", 1024)])
     func sizesParse(text: String, bytes: Int64) throws {
         #expect(try ByteSize.parse(text) == bytes)

@@ -329,9 +329,28 @@ public struct SnapshotDownloader: Sendable {
         }
     }
 
+    /// Pulls one file of `repo` at `commit`, as the listing `file` describes it, into its blob and links it —
+    /// one file of ``download(_:progress:)``, for a mirror that fetches what its clients ask for.
+    ///
+    /// - Parameter onDisk: told the byte ranges of the partial blob (`blobs/<etag>.incomplete`) written so far,
+    ///   after every write: what a mirror may already serve of it.
+    /// - Returns: the bytes received from the network (0 when the blob was already there).
+    package func pullFile(
+        _ path: RepoFilePath, of repo: RepoID, type: RepoType, commit: String, file: RecordedTree.File,
+        onDisk: @escaping @Sendable (ByteRangeSet) -> Void
+    ) async throws -> Int64 {
+        let request = SnapshotRequest(repo: repo, type: type, revision: commit)
+        let tracker = SnapshotProgressTracker(
+            clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: { _ in })
+        return try await fetchBlob(
+            path, commit: commit, file: file, request, cache.repository(repo, type: type), downloader, tracker,
+            onDisk: onDisk)
+    }
+
     private func fetchBlob(
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker
+        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker,
+        onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
     ) async throws -> Int64 {
         let etag: String
         let expectedSize: Int64
@@ -369,10 +388,12 @@ public struct SnapshotDownloader: Sendable {
             headers: hub.authorization(for: url)
         ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
         download.replacesExisting = request.forceDownload
-        let result = try await engine.download(download) { fileProgress in
-            tracker.fileProgress(
-                path.value, done: fileProgress.bytesCompleted, size: expectedSize, waiting: fileProgress.waiting)
-        }
+        let result = try await engine.download(
+            download,
+            progress: { fileProgress in
+                tracker.fileProgress(
+                    path.value, done: fileProgress.bytesCompleted, size: expectedSize, waiting: fileProgress.waiting)
+            }, onDisk: onDisk)
         try repository.link(path, commit: commit, toBlob: etag)
         if download.expectedSHA256 != nil || download.expectedGitBlobID != nil { tracker.verified(blob.path) }
         return result.bytesReceived

@@ -43,11 +43,17 @@ public struct StorageBudget: Sendable {
     }
 
     /// The evictions that bring the cache to `maxSize` bytes or below (one scan of the cache).
-    public func plan(maxSize: Int64) throws -> Plan {
+    ///
+    /// - Parameters:
+    ///   - maxSize: the most bytes the cache may take afterwards.
+    ///   - sparing: repositories in use, by cache folder name (`models--org--name`): never evicted, as pinned
+    ///     ones are not (a mirror spares those it is serving or pulling).
+    public func plan(maxSize: Int64, sparing: Set<String> = []) throws -> Plan {
         guard let report = try scan() else { return Plan(evicted: [], sizeBefore: 0, sizeAfter: 0, stillOver: false) }
         var size = report.sizeOnDisk
         var evicted: [CachedRepositoryReport] = []
         for candidate in candidates(in: report) where size > maxSize {
+            if sparing.contains(candidate.folder.lastPathComponent) { continue }
             evicted.append(candidate)
             size -= candidate.sizeOnDisk
         }

@@ -1,0 +1,107 @@
+import Foundation
+import ModelDepotTransfer
+import Synchronization
+
+/// One upstream file on its way into the mirror's cache, which any number of responses follow.
+///
+/// The pull reports the byte ranges on disk as they are written; a reader may send any of them at once,
+/// except the file's last byte, which is released only when the whole file has been verified and moved into
+/// its blob. A pull that fails (bad bytes, upstream gone) releases nothing more, so every client stops short
+/// of the full length: it sees a truncated transfer, never a complete file with wrong bytes.
+final class BlobPull: Sendable {
+    enum Outcome: Sendable, Equatable {
+        case verified
+        case failed(String)
+    }
+
+    /// The blob's name (SHA-256 or git blob id).
+    let etag: String
+    let size: Int64
+    /// Where the bytes collect until verified.
+    let partialPath: String
+    /// Where they are once verified.
+    let blobPath: String
+
+    private struct State {
+        var onDisk = ByteRangeSet()
+        var outcome: Outcome?
+        var waiters: [(offset: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    init(etag: String, size: Int64, partialPath: String, blobPath: String) {
+        self.etag = etag
+        self.size = size
+        self.partialPath = partialPath
+        self.blobPath = blobPath
+    }
+
+    var outcome: Outcome? { state.withLock { $0.outcome } }
+
+    /// The engine wrote more: wakes readers whose next byte is now releasable.
+    func wrote(_ onDisk: ByteRangeSet) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.onDisk = onDisk
+            return Self.takeWaiters(&state, size: size)
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// The pull ended: every reader wakes, to send the rest (verified) or to stop short (failed).
+    func finished(_ outcome: Outcome) {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.outcome = outcome
+            defer { state.waiters = [] }
+            return state.waiters.map(\.continuation)
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Where the run of releasable bytes that starts at `offset` ends, waiting until there is at least one;
+    /// nil when the pull failed before releasing byte `offset`.
+    func releasable(from offset: Int64) async -> Int64? {
+        while true {
+            if let answer = state.withLock({ Self.releasableEnd(from: offset, $0, size: size) }) {
+                return answer > offset ? answer : nil
+            }
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if Self.releasableEnd(from: offset, state, size: size) != nil { return true }
+                    state.waiters.append((offset, continuation))
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    /// nil while byte `offset` is not yet releasable; else the end of the releasable run from it (equal to
+    /// `offset` when the pull failed).
+    private static func releasableEnd(from offset: Int64, _ state: State, size: Int64) -> Int64? {
+        switch state.outcome {
+        case .verified: return size
+        case .failed: return offset
+        case nil:
+            // The last byte waits for the verdict.
+            let held = size - 1
+            guard offset < held,
+                let run = state.onDisk.ranges.first(where: { $0.lowerBound <= offset && offset < $0.upperBound })
+            else { return nil }
+            return min(run.upperBound, held)
+        }
+    }
+
+    private static func takeWaiters(_ state: inout State, size: Int64) -> [CheckedContinuation<Void, Never>] {
+        var ready: [CheckedContinuation<Void, Never>] = []
+        var still: [(offset: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        for waiter in state.waiters {
+            if releasableEnd(from: waiter.offset, state, size: size) != nil {
+                ready.append(waiter.continuation)
+            } else {
+                still.append(waiter)
+            }
+        }
+        state.waiters = still
+        return ready
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import Hummingbird
+import Logging
+import ModelDepot
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotPlatform
+import ModelDepotTransfer
+import Synchronization
+
+/// Serves an upstream Hub through the mirror's own Hub cache: what the cache lacks is asked of the upstream and
+/// kept, in the layout `ls`, `verify`, `prune` and Python read.
+///
+/// - Revisions: a commit id is immutable, and its listing (`trees/<commit>.json`) is asked once. A branch or tag
+///   is resolved upstream at most once per ``Upstream/branchTTL``; while the upstream cannot be reached the last
+///   commit it named (in memory, else the cache's `refs/`) is served with a staleness warning.
+/// - Files: a file whose blob is in the cache is served from disk. Any other is pulled by the transfer engine,
+///   once however many clients ask (``BlobPulls``), and clients follow the pull as it arrives.
+/// - Credentials: the upstream sees the operator's token only, never a client's.
+final class PullThroughSource: RepositorySource {
+    let upstream: Upstream
+    let cache: HubCache
+    let puller: SnapshotDownloader
+    let pulls: BlobPulls
+    private let logger: Logger
+    private let resolved = Mutex<[String: (commit: String, at: ContinuousClock.Instant)]>([:])
+    private let local: HubCacheRepositorySource
+    private let metrics: MirrorMetrics
+    /// Responses reading each repository's files now, by cache folder name: the budget spares them.
+    private let readers = Mutex<[String: Int]>([:])
+    /// Whether a budget pass runs, and whether another was asked for meanwhile.
+    private let budgetPass = Mutex((running: false, again: false))
+
+    init(upstream: Upstream, cache: URL, index: HashIndex, metrics: MirrorMetrics, logger: Logger) {
+        self.upstream = upstream
+        self.cache = HubCache(root: cache)
+        self.logger = logger
+        let hub = HubClient(endpoint: upstream.endpoint, token: upstream.token, retryPolicy: upstream.retryPolicy)
+        // A file that changes upstream mid-pull fails the pull instead of starting over: clients following it
+        // have bytes of the old version, which must not be completed with the new one.
+        let downloader = Downloader(
+            configuration: {
+                var configuration = DownloadConfiguration()
+                configuration.maxSourceChanges = 0
+                return configuration
+            }())
+        puller = SnapshotDownloader(hub: hub, cache: self.cache, downloader: downloader)
+        pulls = BlobPulls(metrics: metrics, logger: logger)
+        local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)
+        self.metrics = metrics
+    }
+
+    func repositories() throws -> [(RepoType, RepoID)] { try local.repositories() }
+
+    func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
+        let repository = cache.repository(id, type: type)
+        let (commit, staleBecause) = try await resolve(type: type, id: id, revision: revision ?? "main")
+        let tree: RecordedTree
+        let recordedAt: Date
+        if let recorded = repository.recordedTree(commit) {
+            tree = recorded
+        } else {
+            do {
+                tree = try RecordedTree(entries: try await puller.hub.listFiles(id, type: type, revision: commit))
+            } catch let error as ModelDepotError {
+                throw HubServerError.upstream(error)
+            }
+            try cache.writeCacheDirectoryTag()
+            try repository.recordTree(tree, commit: commit)
+        }
+        recordedAt = repository.treeRecordedDate(commit) ?? Date()
+        let files = tree.files.map { path, file in
+            ServedFile(
+                path: path, diskPath: repository.blob(file.etag).path, size: file.size, modified: recordedAt,
+                gitOID: file.blobID, sha256: file.lfsSHA256)
+        }.sorted { $0.path < $1.path }
+        let branches = repository.refs().filter { $0.value == commit }.map(\.key).sorted()
+        var snapshot = RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: branches)
+        snapshot.staleBecause = staleBecause
+        snapshot.pullThrough = self
+        return snapshot
+    }
+
+    /// The commit `revision` names, and why it may be out of date (the upstream could not be asked).
+    private func resolve(type: RepoType, id: RepoID, revision: String) async throws -> (String, String?) {
+        if HubEncoding.isGitID(revision) { return (revision.lowercased(), nil) }
+        let key = "\(type.rawValue)/\(id)@\(revision)"
+        let now = ContinuousClock.now
+        if let known = resolved.withLock({ $0[key] }), now - known.at < upstream.branchTTL {
+            return (known.commit, nil)
+        }
+        let repository = cache.repository(id, type: type)
+        do {
+            let info = try await puller.hub.repoInfo(id, type: type, revision: revision)
+            guard let sha = info.sha?.lowercased(), HubEncoding.isGitID(sha) else {
+                throw HubServerError(
+                    status: 502, code: nil,
+                    message:
+                        "The upstream \(upstream.endpoint.absoluteString) did not say which commit '\(revision)' of \(id) is.",
+                    commit: nil)
+            }
+            resolved.withLock { $0[key] = (sha, now) }
+            try? cache.writeCacheDirectoryTag()
+            try? repository.setRef(revision, to: sha)
+            return (sha, nil)
+        } catch let error as ModelDepotError where ModelDepotError.Code.transient.contains(error.code) {
+            let known = resolved.withLock { $0[key]?.commit } ?? repository.commit(forRevision: revision)
+            guard let known else { throw HubServerError.upstream(error) }
+            logger.warning(
+                "serving a stale answer: the upstream cannot be reached",
+                metadata: ["revision": "\(id)@\(revision)", "error": "\(error.message)"])
+            return (known, "the upstream cannot be reached (\(error.message))")
+        } catch let error as ModelDepotError {
+            throw HubServerError.upstream(error)
+        }
+    }
+
+    /// The pull `file` is arriving through, starting one when none runs; nil when its blob is already here (its
+    /// access time is then set, for the budget's least-recently-used order).
+    func pull(_ file: ServedFile, of snapshot: RepoSnapshot) -> BlobPull? {
+        if CacheScanner.regularFileSize(file.diskPath) == file.size {
+            FileAccessTime.touch(file.diskPath)
+            return nil
+        }
+        let repository = cache.repository(snapshot.id, type: snapshot.type)
+        let listed = RecordedTree.File(
+            size: file.size, blobID: file.gitOID, lfsSHA256: file.sha256, lfsSize: file.sha256 == nil ? nil : file.size)
+        return pulls.follow(
+            etag: file.etag, repository: repository.folder.lastPathComponent, size: file.size,
+            partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
+        ) { pull in
+            defer { self.keepWithinBudget() }
+            return try await self.puller.pullFile(
+                file.path, of: snapshot.id, type: snapshot.type, commit: snapshot.commit, file: listed,
+                onDisk: { pull.wrote($0) })
+        }
+    }
+
+    /// `body`, counted as reading `snapshot`'s repository until it has been written: the budget spares it.
+    func reading(_ snapshot: RepoSnapshot, _ body: ResponseBody) -> ResponseBody {
+        let name = cache.repository(snapshot.id, type: snapshot.type).folder.lastPathComponent
+        readers.withLock { $0[name, default: 0] += 1 }
+        let done: @Sendable () -> Void = {
+            self.readers.withLock { readers in
+                readers[name, default: 1] -= 1
+                if readers[name] == 0 { readers[name] = nil }
+            }
+        }
+        return ResponseBody(contentLength: body.contentLength) { writer in
+            defer { done() }
+            try await body.write(writer)
+        }
+    }
+
+    /// Evicts least recently used repositories until the cache is under ``Upstream/maxCacheSize``, sparing pinned
+    /// ones and those being read or pulled. One pass at a time; a pass asked for meanwhile runs after it.
+    func keepWithinBudget() {
+        guard let maxSize = upstream.maxCacheSize else { return }
+        let start = budgetPass.withLock { pass -> Bool in
+            if pass.running {
+                pass.again = true
+                return false
+            }
+            pass.running = true
+            return true
+        }
+        guard start else { return }
+        repeat {
+            let inUse = readers.withLock { Set($0.keys) }.union(pulls.repositories)
+            do {
+                let plan = try StorageBudget(cache: cache).plan(maxSize: maxSize, sparing: inUse)
+                try plan.execute()
+                if !plan.evicted.isEmpty {
+                    metrics.count(.evictions, by: plan.evicted.count)
+                    logger.notice(
+                        "evicted to stay under --max-size",
+                        metadata: [
+                            "repositories": "\(plan.evicted.map(\.id).joined(separator: ", "))",
+                            "freed": "\(plan.freedBytes)", "size": "\(plan.sizeAfter)",
+                        ])
+                }
+                if plan.stillOver {
+                    logger.warning(
+                        "the cache is over --max-size: what is left is pinned or in use",
+                        metadata: ["size": "\(plan.sizeAfter)", "max": "\(maxSize)"])
+                }
+            } catch {
+                logger.error("cannot keep the cache under --max-size", metadata: ["error": "\(error)"])
+            }
+        } while budgetPass.withLock { pass -> Bool in
+            if pass.again {
+                pass.again = false
+                return true
+            }
+            pass.running = false
+            return false
+        }
+    }
+}
+
+/// Where a pull-through mirror gets what it does not hold.
+public struct Upstream: Sendable {
+    /// The upstream Hub (`https://huggingface.co`, or another mirror).
+    public var endpoint: URL
+    /// The operator's token for the upstream. Clients' tokens are never sent there.
+    public var token: String?
+    /// How long a branch's commit is trusted before the upstream is asked again.
+    public var branchTTL: Duration
+    /// Retries of metadata calls to the upstream before the mirror answers from what it has.
+    public var retryPolicy: RetryPolicy
+    /// When set, the cache is kept under this many bytes after every pull: least recently used repositories
+    /// are evicted, never pinned ones nor those being served or pulled.
+    public var maxCacheSize: Int64?
+
+    /// - Parameters:
+    ///   - endpoint: the upstream Hub's base URL.
+    ///   - token: the operator's token for gated or private repositories.
+    ///   - branchTTL: how long a branch's resolution is kept (60 s by default).
+    ///   - maxCacheSize: the most bytes the mirror's cache may hold (no limit by default).
+    public init(
+        endpoint: URL, token: String? = nil, branchTTL: Duration = .seconds(60),
+        retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil
+    ) {
+        self.endpoint = endpoint
+        self.token = token
+        self.branchTTL = branchTTL
+        self.retryPolicy = retryPolicy
+        self.maxCacheSize = maxCacheSize
+    }
+}
+
+/// The pulls under way, by blob: N clients asking for the same missing file join one pull.
+final class BlobPulls: Sendable {
+    private let running = Mutex<[String: (pull: BlobPull, repository: String)]>([:])
+    private let metrics: MirrorMetrics
+    private let logger: Logger
+
+    init(metrics: MirrorMetrics, logger: Logger) {
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Repositories (cache folder names) with a pull under way: the budget never evicts them.
+    var repositories: Set<String> { running.withLock { Set($0.values.map(\.repository)) } }
+
+    /// The running pull of `etag`, or a new one running `work` (which returns the bytes it received upstream).
+    /// The pull belongs to no request: a client that hangs up does not stop it for the others.
+    func follow(
+        etag: String, repository: String, size: Int64, partialPath: String, blobPath: String,
+        work: @escaping @Sendable (BlobPull) async throws -> Int64
+    ) -> BlobPull {
+        let (pull, isNew) = running.withLock { running -> (BlobPull, Bool) in
+            if let known = running[etag] { return (known.pull, false) }
+            let pull = BlobPull(etag: etag, size: size, partialPath: partialPath, blobPath: blobPath)
+            running[etag] = (pull, repository)
+            return (pull, true)
+        }
+        guard isNew else {
+            metrics.count(.pullsJoined)
+            return pull
+        }
+        metrics.count(.pullsStarted)
+        metrics.adjustPullsInFlight(by: 1)
+        Task {
+            let outcome: BlobPull.Outcome
+            do {
+                let received = try await work(pull)
+                metrics.count(.upstreamBytes, by: Int(received))
+                outcome = .verified
+            } catch {
+                let message = (error as? ModelDepotError)?.message ?? "\(error)"
+                logger.error("pull from upstream failed", metadata: ["blob": "\(etag)", "error": "\(message)"])
+                outcome = .failed(message)
+                metrics.count(.pullsFailed)
+            }
+            running.withLock { _ = $0.removeValue(forKey: etag) }
+            metrics.adjustPullsInFlight(by: -1)
+            pull.finished(outcome)
+        }
+        return pull
+    }
+}
