@@ -21,6 +21,8 @@ public struct HubClient: Sendable {
     let token: String?
     /// When true every call fails at once with `notCached`: nothing touches the network.
     public let isOffline: Bool
+    /// Mirrors asked before the endpoint, in order (``HubMirror``); the endpoint is the last resort.
+    public internal(set) var mirrors: [HubMirror]
     let transport: any HTTPTransport
     let clock: any Clock<Duration>
     let retryPolicy: RetryPolicy
@@ -32,10 +34,12 @@ public struct HubClient: Sendable {
     static let maximumResponseBytes = 64 << 20
     static let maximumRedirects = 20
 
-    /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone.
+    /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone;
+    /// `mirrors` are asked first, in order.
     public init(
         endpoint: URL,
         token: String? = nil,
+        mirrors: [HubMirror] = [],
         offline: Bool = false,
         transport: any HTTPTransport = AsyncHTTPTransport.shared,
         clock: any Clock<Duration> = ContinuousClock(),
@@ -46,6 +50,7 @@ public struct HubClient: Sendable {
         while base.hasSuffix("/") { base.removeLast() }
         self.endpoint = URL(string: base) ?? endpoint
         self.token = token
+        self.mirrors = mirrors
         self.isOffline = offline
         self.transport = transport
         self.clock = clock
@@ -67,8 +72,8 @@ public struct HubClient: Sendable {
             )
         }
         self.init(
-            endpoint: endpoint, token: environment.token, offline: environment.isOffline, transport: transport,
-            clock: clock)
+            endpoint: endpoint, token: environment.token, mirrors: try environment.mirrors(),
+            offline: environment.isOffline, transport: transport, clock: clock)
     }
 
     // MARK: - URLs
@@ -109,6 +114,11 @@ public struct HubClient: Sendable {
     public func repoInfo(
         _ repo: RepoID, type: RepoType = .model, revision: String? = nil, filesMetadata: Bool = false
     ) async throws -> RepoInfo {
+        if !mirrors.isEmpty {
+            return try await failingOver {
+                try await $0.repoInfo(repo, type: type, revision: revision, filesMetadata: filesMetadata)
+            }
+        }
         let revisionPart = revision.map { "/revision/\(HubEncoding.encodeSegment($0))" } ?? ""
         let query = filesMetadata ? "?blobs=true" : ""
         let (body, _) = try await getWithRetries(apiURL(repo, type: type, revisionPart + query))
@@ -119,6 +129,11 @@ public struct HubClient: Sendable {
     public func listFiles(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: String? = nil, recursive: Bool = true
     ) async throws -> [RepoTreeEntry] {
+        if !mirrors.isEmpty {
+            return try await failingOver {
+                try await $0.listFiles(repo, type: type, revision: revision, path: path, recursive: recursive)
+            }
+        }
         let subPath = path.map { "/" + HubEncoding.encodeSegment($0) } ?? ""
         var next: URL? = apiURL(
             repo, type: type,
@@ -174,6 +189,16 @@ public struct HubClient: Sendable {
     package func lookUpFile(_ repo: RepoID, type: RepoType, revision: String, path: RepoFilePath) async throws
         -> FileLookup
     {
+        if !mirrors.isEmpty {
+            // A mirror that lacks the file may be behind: only the endpoint's "missing" is final.
+            return try await failingOver { client in
+                let lookup = try await client.lookUpFile(repo, type: type, revision: revision, path: path)
+                if case .missing(_, let error) = lookup, !client.mirrors.isEmpty || client.endpoint != endpoint {
+                    throw error
+                }
+                return lookup
+            }
+        }
         let resolve = resolveURL(repo, type: type, revision: revision, path: path)
         return try await withRetries {
             // Same origin: follow (renamed repos, /api/resolve-cache/…). Elsewhere (a CDN): the metadata is on

@@ -59,6 +59,17 @@ public struct HubEnvironment: Sendable {
     }
 
     /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
+    /// Mirrors to ask before the endpoint: `MODELDEPOT_MIRRORS` (comma-separated URLs, in order), each sent
+    /// `MODELDEPOT_MIRROR_TOKEN` when set (never the Hub's token).
+    ///
+    /// - Throws: `invalidURL` naming an entry that is not an http(s) URL.
+    public func mirrors() throws -> [HubMirror] {
+        guard let list = value("MODELDEPOT_MIRRORS") else { return [] }
+        let token = value("MODELDEPOT_MIRROR_TOKEN")
+        return try list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .map { try HubMirror(parsing: $0, token: token) }
+    }
+
     public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
 
     /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.

@@ -342,10 +342,11 @@ struct DownloadFlow: Sendable {
     // MARK: The resume record and progress
 
     /// The sidecar to save: what is on disk, for this version of the file; nil before the file's size is known.
-    func resumeRecord(expectedSHA256: String?) -> ResumeRecord? {
+    /// `key` names the content the partial file holds (the URL unless the request gives a resume key).
+    func resumeRecord(expectedSHA256: String?, key: String? = nil) -> ResumeRecord? {
         guard let total, let scheduler else { return nil }
         return ResumeRecord(
-            url: url.absoluteString, totalSize: total, validators: validators, completed: scheduler.done,
+            url: key ?? url.absoluteString, totalSize: total, validators: validators, completed: scheduler.done,
             expectedSHA256: expectedSHA256)
     }
 

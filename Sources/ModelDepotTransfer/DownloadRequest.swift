@@ -23,6 +23,13 @@ public struct DownloadRequest: Sendable {
     /// whose provenance is unknown): the new file replaces it in one rename, so there is never a moment without
     /// a file there. Partial data of an earlier attempt is still resumed; the result is verified as always.
     public var replacesExisting = false
+    /// Names the content when several URLs serve it (mirrors of one Hub): the resume sidecar is keyed by it
+    /// instead of the URL, so bytes fetched from one URL are resumed from another. The server's validators
+    /// (`If-Range`) and the final hash still guard against mixing two versions. Nil: the URL is the key.
+    public var resumeKey: String?
+
+    /// What the resume sidecar is keyed by.
+    var resumeIdentity: String { resumeKey ?? url.absoluteString }
 
     /// A request to download `url` to `destination`, optionally checked against `expectedSHA256` and sending `headers`.
     public init(

@@ -118,7 +118,9 @@ extension DownloadRun {
     /// Saves the resume sidecar with the ranges written so far.
     func checkpoint() throws {
         try resumeRecordFile.withLock { file in
-            let record = flow.withLock { $0.resumeRecord(expectedSHA256: request.expectedSHA256) }
+            let record = flow.withLock {
+                $0.resumeRecord(expectedSHA256: request.expectedSHA256, key: request.resumeIdentity)
+            }
             if let record { try file.save(record) }
         }
     }

@@ -97,7 +97,7 @@ final class DownloadRun: Sendable {
     /// The resume sidecar, when it describes the partial file beside it and this same request.
     private func usableResumeRecord() -> ResumeRecord? {
         guard let record = ResumeRecord.load(from: request.resumeRecordPath),
-            record.url == request.url.absoluteString,
+            record.url == request.resumeIdentity,
             record.expectedSHA256 == request.expectedSHA256,
             let attributes = try? FileManager.default.attributesOfItem(atPath: request.partialPath),
             (attributes[.size] as? NSNumber)?.int64Value == record.totalSize

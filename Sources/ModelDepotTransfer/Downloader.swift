@@ -128,7 +128,7 @@ public struct Downloader: Sendable {
 
     /// Bytes of `request` already on disk from an earlier, unfinished run (what a resume will not fetch again).
     public func resumableBytes(for request: DownloadRequest) -> Int64 {
-        guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.url.absoluteString
+        guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.resumeIdentity
         else {
             return 0
         }

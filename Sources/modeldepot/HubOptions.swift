@@ -60,6 +60,15 @@ struct HubOptions: ParsableArguments {
     @Flag(help: "Use only the cache; never touch the network (also HF_HUB_OFFLINE=1).")
     var offline = false
 
+    @Option(
+        name: .customLong("mirror"),
+        help: """
+            A mirror to try before the Hub; repeat for several, tried in order (also MODELDEPOT_MIRRORS=url1,url2). \
+            A mirror that fails hands over to the next, then to the Hub. Mirrors get MODELDEPOT_MIRROR_TOKEN, never \
+            the Hub's token.
+            """)
+    var mirrors: [String] = []
+
     /// The process environment with the flags laid over it: a flag is the same setting as its variable, so the
     /// library resolves both the one way it resolves variables.
     var environment: HubEnvironment {
@@ -67,6 +76,7 @@ struct HubOptions: ParsableArguments {
         if let endpoint { variables["HF_ENDPOINT"] = endpoint }
         if let token, !token.isEmpty { variables["HF_TOKEN"] = token }
         if offline { variables["HF_HUB_OFFLINE"] = "1" }
+        if !mirrors.isEmpty { variables["MODELDEPOT_MIRRORS"] = mirrors.joined(separator: ",") }
         return HubEnvironment(variables: variables)
     }
 

@@ -10,6 +10,8 @@ final class ProgressRenderer: Sendable {
     private let lastPhase = Mutex<DownloadProgress.Phase?>(nil)
     private let barShown = Mutex(false)
     private let snapshotPhase = Mutex<SnapshotProgress.Phase?>(nil)
+    /// The endpoint files came from at the last progress line, so a hand-over to another mirror is told once.
+    private let endpointShown = Mutex<String?>(nil)
     private let lastWait = Mutex<String?>(nil)
 
     init(mode: Mode) { self.mode = mode }
@@ -51,9 +53,18 @@ final class ProgressRenderer: Sendable {
                     total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
                     files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile,
-                    waiting: Self.waitText(progress)))
+                    waiting: Self.waitText(progress), endpoint: progress.endpoint))
         case .plain:
             plainWaitLine(Self.waitText(progress))
+            let newEndpoint = endpointShown.withLock { shown -> String? in
+                guard let endpoint = progress.endpoint, shown != nil, shown != endpoint else {
+                    if shown == nil { shown = progress.endpoint }
+                    return nil
+                }
+                shown = endpoint
+                return endpoint
+            }
+            if let newEndpoint { writeError("files now come from \(newEndpoint)\n") }
             let phaseChanged = snapshotPhase.withLock { last in
                 defer { last = progress.phase }
                 return last != progress.phase
@@ -213,6 +224,8 @@ struct JSONEvent: Encodable {
     var paths: [String]?
     /// Why the transfer is not moving right now ("waiting for host:port", "retrying in 4 s …").
     var waiting: String?
+    /// The server files come from (`host:port`): the Hub, or the mirror in use.
+    var endpoint: String?
 
     init(
         event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil, bytesPerSecond: Double? = nil,
@@ -220,8 +233,9 @@ struct JSONEvent: Encodable {
         bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
         message: String? = nil, files: Int? = nil, totalFiles: Int? = nil, currentFile: String? = nil,
         repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil, paths: [String]? = nil,
-        waiting: String? = nil
+        waiting: String? = nil, endpoint: String? = nil
     ) {
+        self.endpoint = endpoint
         self.paths = paths
         self.waiting = waiting
         self.files = files

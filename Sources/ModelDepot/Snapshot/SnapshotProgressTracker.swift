@@ -36,7 +36,15 @@ final class SnapshotProgressTracker: Sendable {
         emit(force: true) { state in
             state.endpoint = endpoint
             state.apiWait = .server(endpoint)
+            state.progress.endpoint = endpoint
         }
+    }
+
+    /// Files now come from `endpoint` (a mirror failed and the next one took over).
+    func using(endpoint: String) {
+        let changed = state.withLock { $0.progress.endpoint != endpoint }
+        guard changed else { return }
+        emit(force: true) { $0.progress.endpoint = endpoint }
     }
 
     /// An API call waits before a retry, or (nil) is sent again: until the plan is known, the pull waits for

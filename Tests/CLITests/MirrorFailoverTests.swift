@@ -1,0 +1,143 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+/// Clients with mirrors before the Hub (`--mirror`, `MODELDEPOT_MIRRORS`): real `modeldepot serve` processes play
+/// the origin and the mirrors, and one is killed with SIGKILL mid-file.
+@Suite struct MirrorFailoverTests {
+    static let weights = SampleData.bytes(count: 4 << 20, seed: 181)
+    static let config = Array(#"{"model_type": "demo"}"#.utf8)
+
+    /// A `modeldepot serve` process and its address.
+    struct Server {
+        let process: Process
+        let out: Pipe
+        let err: Pipe
+        let url: URL
+
+        static func start(_ arguments: [String]) async throws -> Server {
+            let (process, out, err) = try CLIRunner.start(["serve", "--port", "0"] + arguments)
+            let line = await ServeCommandTests.firstLine(of: out)
+            let address = try #require(
+                line.split(separator: "\n").first.map { String($0.dropFirst("listening on ".count)) }
+                    .flatMap { URL(string: String($0.split(separator: " ")[0])) }, "\(line)")
+            return Server(process: process, out: out, err: err, url: address)
+        }
+
+        func stop(signal: Int32 = SIGTERM) async {
+            kill(process.processIdentifier, signal)
+            _ = await CLIRunner.wait(process, out, err)
+        }
+
+        /// Bytes of files this server has sent, from its `/metrics`.
+        func bytesServed(token: String? = nil) async throws -> Int {
+            let response = try await AsyncHTTPTransport.shared.send(
+                TransportRequest(
+                    url: url.appendingPathComponent("metrics"),
+                    headers: token.map { [(name: "Authorization", value: "Bearer \($0)")] } ?? []))
+            var body: [UInt8] = []
+            for try await buffer in response.body { body += buffer.readableBytesView }
+            let line = String(decoding: body, as: UTF8.self).split(separator: "\n").first {
+                $0.hasPrefix("modeldepot_served_bytes_total ")
+            }
+            return Int(line?.split(separator: " ").last ?? "") ?? -1
+        }
+    }
+
+    static func makeRoot() throws -> TemporaryDirectory {
+        let root = try TemporaryDirectory(prefix: "modeldepot-failover")
+        try FileManager.default.createDirectory(at: root.path("repos/acme/tiny"), withIntermediateDirectories: true)
+        try Data(weights).write(to: root.path("repos/acme/tiny/model.safetensors"))
+        try Data(config).write(to: root.path("repos/acme/tiny/config.json"))
+        return root
+    }
+
+    @Test func aMirrorKilledMidFileHandsOverAndTheFileResumes() async throws {
+        let root = try Self.makeRoot()
+        defer { root.remove() }
+        let origin = try await Server.start(["--root", root.path("repos").path])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        // The mirror serves the same repository, slowly, so it can be killed in the middle of the file.
+        let mirror = try await Server.start(["--root", root.path("repos").path, "--faults", "rate=512KB"])
+        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let mirrorName = "\(mirror.url.host!):\(mirror.url.port!)"
+        let originName = "\(origin.url.host!):\(origin.url.port!)"
+
+        let hub = HubClient(endpoint: origin.url, mirrors: [HubMirror(endpoint: mirror.url)])
+        let cache = HubCache(root: root.path("cache"))
+        let endpoints = Mutex<[String]>([])
+        let killed = Mutex(false)
+        let pid = mirror.process.processIdentifier
+        let snapshot = try await SnapshotDownloader(hub: hub, cache: cache).download(
+            SnapshotRequest(repo: try RepoID("acme/tiny"))
+        ) { progress in
+            if let endpoint = progress.endpoint {
+                endpoints.withLock { if $0.last != endpoint { $0.append(endpoint) } }
+            }
+            if progress.bytesCompleted >= 1 << 20, progress.endpoint == mirrorName {
+                killed.withLock { done in
+                    if !done { kill(pid, SIGKILL) }
+                    done = true
+                }
+            }
+        }
+        #expect(killed.withLock { $0 }, "the mirror was killed mid-pull")
+        #expect(
+            try Data(contentsOf: snapshot.folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
+        #expect(endpoints.withLock { $0 }.contains(mirrorName))
+        #expect(endpoints.withLock { $0 }.last == originName, "progress says the origin took over")
+        let fromOrigin = try await origin.bytesServed()
+        #expect(
+            fromOrigin > 0 && fromOrigin < Self.weights.count,
+            "the origin sent only what the mirror had not (\(fromOrigin) of \(Self.weights.count) bytes)")
+        let commit = try String(
+            contentsOf: cache.root.appendingPathComponent("models--acme--tiny/refs/main"), encoding: .utf8)
+        #expect(commit == snapshot.commit)
+    }
+
+    @Test func theHubTokenNeverGoesToAMirrorAndAMirrorWithoutTheRepositoryFallsBack() async throws {
+        let root = try Self.makeRoot()
+        defer { root.remove() }
+        try Data("hub-secret".utf8).write(to: root.path("hub-token"))
+        try FileManager.default.createDirectory(at: root.path("empty"), withIntermediateDirectories: true)
+        let origin = try await Server.start([
+            "--root", root.path("repos").path, "--token-file", root.path("hub-token").path,
+        ])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        // A mirror without the repository (404), then one that would accept the Hub's token if it were sent.
+        let empty = try await Server.start(["--root", root.path("empty").path])
+        defer { kill(empty.process.processIdentifier, SIGKILL) }
+        let greedy = try await Server.start([
+            "--root", root.path("repos").path, "--token-file", root.path("hub-token").path,
+        ])
+        defer { kill(greedy.process.processIdentifier, SIGKILL) }
+
+        let output = try await CLIRunner.run(
+            [
+                "pull", "acme/tiny", "--endpoint", origin.url.absoluteString, "--token", "hub-secret",
+                "--mirror", empty.url.absoluteString, "--mirror", greedy.url.absoluteString, "--cache-dir",
+                root.path("cache").path, "--json",
+            ], environment: ["MODELDEPOT_MIRROR_TOKEN": ""])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(try await greedy.bytesServed(token: "hub-secret") == 0, "the mirror never got the Hub's token")
+        #expect(try await origin.bytesServed(token: "hub-secret") == Self.weights.count + Self.config.count)
+
+        // With its own token the mirror serves everything, and the origin nothing more.
+        let before = try await origin.bytesServed(token: "hub-secret")
+        let again = try await CLIRunner.run(
+            [
+                "pull", "acme/tiny", "--endpoint", origin.url.absoluteString, "--token", "hub-secret",
+                "--mirror", greedy.url.absoluteString, "--cache-dir", root.path("cache-2").path, "--json",
+            ], environment: ["MODELDEPOT_MIRROR_TOKEN": "hub-secret"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try await origin.bytesServed(token: "hub-secret") == before)
+        #expect(try await greedy.bytesServed(token: "hub-secret") == Self.weights.count + Self.config.count)
+        #expect(again.stdout.contains("\"endpoint\""), "progress events name the endpoint in use")
+
+        let refused = try await CLIRunner.run(["pull", "acme/tiny", "--mirror", "ftp://nowhere"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("ftp://nowhere"), "\(refused.stderr)")
+    }
+}
