@@ -26,9 +26,10 @@ import Testing
             return Server(process: process, out: out, err: err, url: address)
         }
 
-        func stop(signal: Int32 = SIGTERM) async {
+        @discardableResult
+        func stop(signal: Int32 = SIGTERM) async -> CLIRunner.Output {
             kill(process.processIdentifier, signal)
-            _ = await CLIRunner.wait(process, out, err)
+            return await CLIRunner.wait(process, out, err)
         }
 
         /// Bytes of files this server has sent, from its `/metrics`.
@@ -95,6 +96,42 @@ import Testing
         let commit = try String(
             contentsOf: cache.root.appendingPathComponent("models--acme--tiny/refs/main"), encoding: .utf8)
         #expect(commit == snapshot.commit)
+    }
+
+    @Test func servePullsThroughFromItsUpstream() async throws {
+        let root = try Self.makeRoot()
+        defer { root.remove() }
+        let origin = try await Server.start(["--root", root.path("repos").path])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        let mirror = try await Server.start([
+            "--upstream", origin.url.absoluteString, "--cache-dir", root.path("mirror-cache").path, "--max-size", "1GB",
+        ])
+        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let output = try await CLIRunner.run([
+            "pull", "acme/tiny", "--endpoint", mirror.url.absoluteString, "--cache-dir", root.path("cache").path,
+        ])
+        #expect(output.status == 0, "\(output.stderr)")
+        let folder = try #require(output.lastLine)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/model.safetensors")) == Data(Self.weights))
+        #expect(try await origin.bytesServed() == Self.weights.count + Self.config.count)
+        // The mirror's cache is one `ls` reads.
+        let listing = try await CLIRunner.run(["ls", "--cache-dir", root.path("mirror-cache").path, "--json"])
+        #expect(listing.stdout.contains("acme/tiny"), "\(listing.stdout)")
+        let stopped = await mirror.stop()
+        #expect(stopped.status == 0, "SIGTERM stops the mirror cleanly: \(stopped.stderr)")
+        #expect(stopped.stderr.contains("/acme/tiny/resolve/"), "one access-log line per request")
+    }
+
+    @Test func serveRefusesUpstreamSettingsThatDoNotFit() async throws {
+        let refusedToken = try await CLIRunner.run([
+            "serve", "--upstream", "http://127.0.0.1:9", "--upstream-token-file", "/etc/hostname",
+        ])
+        #expect(refusedToken.status == 64)
+        #expect(refusedToken.stderr.contains("--upstream-token-file needs --token-file"), "\(refusedToken.stderr)")
+        let notAURL = try await CLIRunner.run(["serve", "--upstream", "ftp://hub"])
+        #expect(notAURL.stderr.contains("--upstream 'ftp://hub' is not a Hub URL"), "\(notAURL.stderr)")
+        let sizeAlone = try await CLIRunner.run(["serve", "--root", "/tmp", "--max-size", "1GB"])
+        #expect(sizeAlone.stderr.contains("--max-size is for --upstream"), "\(sizeAlone.stderr)")
     }
 
     @Test func theHubTokenNeverGoesToAMirrorAndAMirrorWithoutTheRepositoryFallsBack() async throws {

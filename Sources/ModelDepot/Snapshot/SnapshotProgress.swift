@@ -31,7 +31,7 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// The file whose download waits; nil when the wait is the Hub's API (resolving, listing).
     public var waitingFile: String?
     /// The server files come from now (`host:port`): the Hub, or the mirror in use when mirrors are set
-    /// (``HubMirror``); it changes when one fails and the next takes over.
+    /// (`HubMirror`); it changes when one fails and the next takes over.
     public var endpoint: String?
 
     /// A progress value; the engine makes these, tests and previews may too.
