@@ -28,8 +28,6 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; r
 trap cleanup EXIT
 . "$root/bench/lib.sh"
 bin=${MODELDEPOT_BIN:-$(build_release "$root")}  # MODELDEPOT_BIN: an already built binary
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 
 # serve OUT ARGS…: starts `modeldepot serve ARGS --port 0` and prints its URL.
 serve() {

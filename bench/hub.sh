@@ -34,8 +34,6 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; r
 trap cleanup EXIT
 . "$root/bench/lib.sh"
 bin=${MODELDEPOT_BIN:-$(build_release "$root")}  # MODELDEPOT_BIN: an already built binary
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 
 # --- 1. pull ---------------------------------------------------------------------------------------------
 repo="$work/repos/acme/bench"

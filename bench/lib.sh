@@ -35,3 +35,7 @@ build_release() {
     (cd "$1" && swift build -c release --product "$product" >/dev/null)
     echo "$1/.build/release/$product"
 }
+
+# now: seconds since the epoch, with nanoseconds. elapsed START END: END - START, to the millisecond.
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }

@@ -99,21 +99,21 @@ extension SnapshotDownloader {
         _ directory: LocalDirectory, _ engine: Downloader, _ tracker: SnapshotProgressTracker
     ) async throws -> Int64 {
         do {
-            let url = hub.resolveURL(request.repo, type: request.type, revision: commit, path: path)
             let etag = file.etag
-            var download = DownloadRequest(
-                url: url, destination: directory.file(path),
-                expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil, expectedSize: file.size,
-                expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil, headers: hub.authorization(for: url)
-            ).placingWorkFiles(
-                partial: directory.partial(path).path, resumeRecord: directory.partial(path).path + ".json",
-                sharedLock: directory.lock(path).path)
-            // A file there that the metadata does not vouch for is stale: fetched again, replaced in one rename.
-            download.replacesExisting = true
             try HubCache.createFolder(directory.lock(path).deletingLastPathComponent())
-            let result = try await engine.download(download) { progress in
-                tracker.fileProgress(
-                    path.value, done: progress.bytesCompleted, size: file.size, waiting: progress.waiting)
+            let result = try await downloadFromFirstThatAnswers(
+                path, of: request, commit: commit, etag: etag, size: file.size, engine: engine, tracker: tracker
+            ) { url, headers in
+                var download = DownloadRequest(
+                    url: url, destination: directory.file(path),
+                    expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil, expectedSize: file.size,
+                    expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil, headers: headers
+                ).placingWorkFiles(
+                    partial: directory.partial(path).path, resumeRecord: directory.partial(path).path + ".json",
+                    sharedLock: directory.lock(path).path)
+                // A file there that the metadata does not vouch for is stale: fetched again, replaced in one rename.
+                download.replacesExisting = true
+                return download
             }
             try directory.recordMetadata(path, commit: commit, etag: etag)
             tracker.fileFinished(path.value, size: file.size)

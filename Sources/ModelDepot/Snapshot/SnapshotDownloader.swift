@@ -377,51 +377,26 @@ public struct SnapshotDownloader: Sendable {
         let lock = repository.lockFile(etag)
         try HubCache.createFolder(lock.deletingLastPathComponent())
         let partial = repository.partialBlob(etag)
-        let places = hub.endpointsInOrder
-        var result: DownloadResult?
-        for (index, place) in places.enumerated() {
-            // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the
-            // resume sidecar; the engine follows the redirect itself and drops the token when it leaves the
-            // origin. With mirrors the blob's name keys it instead: bytes one mirror sent are resumed from the next.
-            let url = place.resolveURL(request.repo, type: request.type, revision: commit, path: path)
+        // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the resume
+        // sidecar; the engine follows the redirect itself and drops the token when it leaves the origin.
+        let result = try await downloadFromFirstThatAnswers(
+            path, of: request, commit: commit, etag: etag, size: expectedSize, engine: engine, tracker: tracker,
+            onDisk: onDisk
+        ) { url, headers in
             var download = DownloadRequest(
                 url: url, destination: blob,
                 expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil,
                 expectedSize: expectedSize,
                 expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil,
-                headers: place.authorization(for: url)
+                headers: headers
             ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
             download.replacesExisting = request.forceDownload
-            if places.count > 1 { download.resumeKey = "blob:\(etag)" }
-            let isLast = index == places.count - 1
-            // A mirror gets two attempts, then the next place takes over; the endpoint gets the full policy.
-            let tries = isLast ? engine : engine.with { $0.retryPolicy = Self.mirrorRetryPolicy }
-            if places.count > 1 { tracker.using(endpoint: TransportFailure.serverName(place.endpoint)) }
-            do {
-                result = try await tries.download(
-                    download,
-                    progress: { fileProgress in
-                        tracker.fileProgress(
-                            path.value, done: fileProgress.bytesCompleted, size: expectedSize,
-                            waiting: fileProgress.waiting)
-                    }, onDisk: onDisk)
-                break
-            } catch let error as ModelDepotError
-                where !isLast && error.code != .cancelled && error.code != .insufficientDiskSpace
-            {
-                logger.notice(
-                    "a mirror failed; the next one takes over",
-                    metadata: ["mirror": "\(place.endpoint)", "file": "\(path)", "error": "\(error.message)"])
-            }
+            return download
         }
-        guard let result else { throw ModelDepotError.cancelled() }
         try repository.link(path, commit: commit, toBlob: etag)
         if HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag) { tracker.verified(blob.path) }
         return result.bytesReceived
     }
-
-    /// How the engine tries a mirror before handing over to the next place: two attempts within ten seconds.
-    static let mirrorRetryPolicy = RetryPolicy(maxAttempts: 2, maxDelay: .seconds(2), budget: .seconds(10))
 
     /// Whether the commit's listing alone names a file's blob and size: a SHA-256 for an LFS file, a git blob id
     /// for the others — the two names the download verifies content against. Anything else (a listing from a

@@ -1,0 +1,51 @@
+import Foundation
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
+
+extension SnapshotDownloader {
+    /// How the engine tries a mirror before handing over to the next place: two attempts within ten seconds.
+    static let mirrorRetryPolicy = RetryPolicy(maxAttempts: 2, maxDelay: .seconds(2), budget: .seconds(10))
+
+    /// Downloads one file of `request` at `commit` from the first place that serves it: each of the Hub client's
+    /// mirrors in order, then the endpoint (the only place when there are no mirrors).
+    ///
+    /// A mirror that fails in any way but cancellation or a full disk hands over to the next place; the
+    /// endpoint's error is final. With mirrors the sidecar is keyed by the blob's name, not the URL, so the bytes
+    /// one place sent are resumed from the next (its validators and the final hash still guard the content).
+    ///
+    /// - Parameter download: the request for the file at a place's URL, with that place's headers.
+    func downloadFromFirstThatAnswers(
+        _ path: RepoFilePath, of request: SnapshotRequest, commit: String, etag: String, size: Int64,
+        engine: Downloader, tracker: SnapshotProgressTracker, onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil,
+        download: (URL, [(name: String, value: String)]) -> DownloadRequest
+    ) async throws -> DownloadResult {
+        let places = hub.endpointsInOrder
+        for (index, place) in places.enumerated() {
+            let url = place.resolveURL(request.repo, type: request.type, revision: commit, path: path)
+            var attempt = download(url, place.authorization(for: url))
+            let isLast = index == places.count - 1
+            if places.count > 1 {
+                attempt.resumeKey = "blob:\(etag)"
+                tracker.using(endpoint: TransportFailure.serverName(place.endpoint))
+            }
+            // A mirror gets a short policy, then the next place takes over; the endpoint gets the full one.
+            let tries = isLast ? engine : engine.with { $0.retryPolicy = Self.mirrorRetryPolicy }
+            do {
+                return try await tries.download(
+                    attempt,
+                    progress: { progress in
+                        tracker.fileProgress(
+                            path.value, done: progress.bytesCompleted, size: size, waiting: progress.waiting)
+                    }, onDisk: onDisk)
+            } catch let error as ModelDepotError
+                where !isLast && error.code != .cancelled && error.code != .insufficientDiskSpace
+            {
+                logger.notice(
+                    "a mirror failed; the next one takes over",
+                    metadata: ["mirror": "\(place.endpoint)", "file": "\(path)", "error": "\(error.message)"])
+            }
+        }
+        throw ModelDepotError.cancelled()  // unreachable: the last place's error is thrown above
+    }
+}
