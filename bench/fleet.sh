@@ -90,8 +90,25 @@ fleet=$(pull_all "$mirror" client)
 upstream_bytes=$(( $(metric "$upstream" modeldepot_served_bytes_total) - before ))
 echo "fleet: $clients clients through the mirror, the last done in ${fleet}s; the upstream sent $upstream_bytes bytes"
 echo "mirror: pulls $(metric "$mirror" modeldepot_upstream_pulls_total), joined $(metric "$mirror" modeldepot_upstream_pulls_joined_total), cache hits $(metric "$mirror" modeldepot_cache_hits_total), served $(metric "$mirror" modeldepot_served_bytes_total) bytes"
+# --- the mirror's own fan-out: 16 curl clients (no hashing, no disk) behind a fresh mirror's first pull ------
+fresh=$(serve "$work/fresh.out" --upstream "$upstream" --cache-dir "$work/fresh-cache")
+commit=$(curl -s "$fresh/api/models/acme/fleet/revision/main" | python3 -c "import json,sys; print(json.load(sys.stdin)['sha'])")
+start=$(now)
+curl_pids=()
+for i in $(seq "$clients"); do
+    curl -s -o "$work/curl-$i" "$fresh/acme/fleet/resolve/$commit/model.safetensors" & curl_pids+=($!)
+done
+for pid in "${curl_pids[@]}"; do wait "$pid"; done
+fanout=$(elapsed "$start" "$(now)")
+for i in $(seq "$clients"); do
+    cmp -s "$work/curl-$i" "$repo/model.safetensors" || { echo "curl client $i got other bytes" >&2; exit 1; }
+    rm -f "$work/curl-$i"
+done
+echo "fan-out: $clients curl clients behind the first pull of a fresh mirror, the last done in ${fanout}s"
+
 python3 -c "print(f'upstream copies for the fleet: {$upstream_bytes / $size:.3f} (goal: 1; {$clients} without the mirror)')"
 python3 -c "print(f'upstream copies without the mirror: {$fleet_direct_bytes / $size:.3f}')"
 python3 -c "print(f'last of $clients clients / one direct pull: {$fleet / $direct:.2f}x (goal <= 1.5)')"
 python3 -c "print(f'last of $clients clients through the mirror / straight from the upstream: {$fleet / $fleet_direct:.2f}x')"
-echo "($(nproc) cores: the $clients clients, the mirror and the upstream share them; the clients alone hash and write $((clients * size_mib))) MiB)"
+python3 -c "print(f'last of $clients curl clients behind a fresh mirror / one direct pull: {$fanout / $direct:.2f}x (the mirror side of the goal)')"
+echo "($(nproc) cores: the $clients clients, the mirror and the upstream share them; the clients alone hash and write $((clients * size_mib)) MiB)"

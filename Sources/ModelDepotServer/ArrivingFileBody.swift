@@ -21,7 +21,10 @@ enum ArrivingFileBody {
                 if reader == nil { reader = try ArrivingFileReader(pull) }
                 while offset < min(end, range.upperBound) {
                     let count = Int(min(Int64(chunkSize), min(end, range.upperBound) - offset))
-                    let buffer = try reader!.read(count: count, at: offset)
+                    let source = reader!
+                    let at = offset
+                    // Off the cooperative pool: a read can block on the disk, and the pool has a thread per core.
+                    let buffer = try await pull.reads.run { try source.read(count: count, at: at) }
                     try await writer.write(buffer)
                     sent(count)
                     offset += Int64(count)

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 import ModelDepotTransfer
 import Synchronization
 
@@ -21,6 +22,8 @@ final class BlobPull: Sendable {
     let partialPath: String
     /// Where they are once verified.
     let blobPath: String
+    /// The thread the responses following this pull read the file on.
+    let reads: BlockingWorkQueue
 
     private struct State {
         var onDisk = ByteRangeSet()
@@ -34,6 +37,7 @@ final class BlobPull: Sendable {
         self.size = size
         self.partialPath = partialPath
         self.blobPath = blobPath
+        reads = BlockingWorkQueue(label: "ModelDepot.mirror.reads")
     }
 
     var outcome: Outcome? { state.withLock { $0.outcome } }
