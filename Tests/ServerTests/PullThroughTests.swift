@@ -70,7 +70,14 @@ import Testing
             cache: cache, token: mirrorToken, logger: quiet)
         let mirror = try await start(server)
         defer { mirror.task.cancel() }
-        return try await body(upstream, mirror, cache)
+        let result = try await body(upstream, mirror, cache)
+        // A pull a client gave up on goes on in the background. Stopping the servers under it would cancel
+        // their serving tasks with connections accepted and not yet served, which NIO traps on
+        // (apple/swift-nio#3481): wait for it to end first.
+        _ = await waitUntil {
+            (try? await metric("modeldepot_upstream_pulls_in_flight", of: mirror, token: mirrorToken)) == 0
+        }
+        return result
     }
 
     static func get(
@@ -271,6 +278,39 @@ import Testing
             let health = try await Self.get(mirror.url("/healthz"))
             #expect(health.status == 200)
         }
+    }
+
+    @Test func aHostileUpstreamListingIsRefusedAndNothingIsWritten() async throws {
+        let commit = String(repeating: "ab", count: 20)
+        let info = ScriptedHTTPServer.Reply.json(#"{"id": "acme/evil", "sha": "\#(commit)"}"#)
+        let upstream = try await ScriptedHTTPServer.start(replies: [
+            info,
+            .json(#"[{"type": "file", "path": "../../outside.txt", "oid": "\#(commit)", "size": 3}]"#),
+            // The branch's commit is remembered: the second request asks only for the listing.
+            .json(
+                #"[{"type": "file", "path": "model.bin", "oid": "\#(commit)", "size": 3, "lfs": {"oid": "../../blob", "size": 3}}]"#
+            ),
+        ])
+        let folder = try TemporaryDirectory(prefix: "modeldepot-hostile-upstream")
+        defer { folder.remove() }
+        let cache = folder.path("cache")
+        let server = try MirrorServer(upstream: Upstream(endpoint: upstream.baseURL), cache: cache, logger: Self.quiet)
+        let mirror = try await Self.start(server)
+        defer { mirror.task.cancel() }
+        for named in ["../../outside.txt", "../../blob"] {
+            let reply = try await Self.get(mirror.url("/api/models/acme/evil/tree/main"))
+            #expect(
+                reply.status == 502, "a listing that names a path or blob outside the cache is the upstream's fault")
+            let message = reply.header("X-Error-Message") ?? ""
+            #expect(message.contains("upstream") && message.contains(named), "\(message)")
+        }
+        let written = FileManager.default.enumerator(atPath: folder.url.path)?.allObjects as? [String] ?? []
+        #expect(
+            !written.contains { $0.contains("trees/") || $0.contains("outside") || $0.hasSuffix("blob") }, "\(written)")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: folder.url.deletingLastPathComponent().appendingPathComponent("outside.txt").path))
+        try await upstream.shutdown()
     }
 
     @Test func aClientsTokenNeverReachesTheUpstream() async throws {
