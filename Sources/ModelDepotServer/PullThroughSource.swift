@@ -25,6 +25,9 @@ final class PullThroughSource: RepositorySource {
     let pulls: BlobPulls
     private let logger: Logger
     private let resolved = Mutex<[String: (commit: String, at: ContinuousClock.Instant)]>([:])
+    /// Branch resolutions and listings under way: concurrent requests share one upstream call.
+    private let resolutions = RequestCoalescer<(String, String?)>()
+    private let listings = RequestCoalescer<RecordedTree>()
     private let local: HubCacheRepositorySource
     private let metrics: MirrorMetrics
     /// Responses reading each repository's files now, by cache folder name: the budget spares them.
@@ -61,13 +64,17 @@ final class PullThroughSource: RepositorySource {
         if let recorded = repository.recordedTree(commit) {
             tree = recorded
         } else {
-            do {
-                tree = try RecordedTree(entries: try await puller.hub.listFiles(id, type: type, revision: commit))
-            } catch let error as ModelDepotError {
-                throw HubServerError.upstream(error)
+            tree = try await listings.value(for: "\(type.rawValue)/\(id)@\(commit)") { [puller, cache] in
+                let tree: RecordedTree
+                do {
+                    tree = try RecordedTree(entries: try await puller.hub.listFiles(id, type: type, revision: commit))
+                } catch let error as ModelDepotError {
+                    throw HubServerError.upstream(error)
+                }
+                try cache.writeCacheDirectoryTag()
+                try repository.recordTree(tree, commit: commit)
+                return tree
             }
-            try cache.writeCacheDirectoryTag()
-            try repository.recordTree(tree, commit: commit)
         }
         recordedAt = repository.treeRecordedDate(commit) ?? Date()
         let files = tree.files.map { path, file in
@@ -90,6 +97,15 @@ final class PullThroughSource: RepositorySource {
         if let known = resolved.withLock({ $0[key] }), now - known.at < upstream.branchTTL {
             return (known.commit, nil)
         }
+        return try await resolutions.value(for: key) {
+            try await self.askUpstream(type: type, id: id, revision: revision, key: key, now: now)
+        }
+    }
+
+    /// The commit the upstream says `revision` is now, or (unreachable) the last one known, marked stale.
+    private func askUpstream(type: RepoType, id: RepoID, revision: String, key: String, now: ContinuousClock.Instant)
+        async throws -> (String, String?)
+    {
         let repository = cache.repository(id, type: type)
         do {
             let info = try await puller.hub.repoInfo(id, type: type, revision: revision)

@@ -98,6 +98,35 @@ import Testing
         #expect(commit == snapshot.commit)
     }
 
+    @Test func aLocalDirectoryPullHandsOverFromAKilledMirror() async throws {
+        let root = try Self.makeRoot()
+        defer { root.remove() }
+        let origin = try await Server.start(["--root", root.path("repos").path])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        let mirror = try await Server.start(["--root", root.path("repos").path, "--faults", "rate=512KB"])
+        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let hub = HubClient(endpoint: origin.url, mirrors: [HubMirror(endpoint: mirror.url)])
+        let pid = mirror.process.processIdentifier
+        let killed = Mutex(false)
+        var request = SnapshotRequest(repo: try RepoID("acme/tiny"))
+        request.localDirectory = LocalDirectory(root.path("local"))
+        _ = try await SnapshotDownloader(hub: hub, cache: HubCache(root: root.path("unused-cache"))).download(request) {
+            progress in
+            guard progress.bytesCompleted >= 1 << 20 else { return }
+            killed.withLock { done in
+                if !done { kill(pid, SIGKILL) }
+                done = true
+            }
+        }
+        #expect(killed.withLock { $0 })
+        #expect(try Data(contentsOf: root.path("local/model.safetensors")) == Data(Self.weights))
+        #expect(try Data(contentsOf: root.path("local/config.json")) == Data(Self.config))
+        let fromOrigin = try await origin.bytesServed()
+        #expect(
+            fromOrigin > 0 && fromOrigin < Self.weights.count,
+            "the origin sent only what the mirror had not (\(fromOrigin) of \(Self.weights.count) bytes)")
+    }
+
     @Test func servePullsThroughFromItsUpstream() async throws {
         let root = try Self.makeRoot()
         defer { root.remove() }

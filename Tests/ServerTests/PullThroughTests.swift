@@ -264,6 +264,24 @@ import Testing
         }
     }
 
+    @Test func clientsAskingAboutANewRepositoryCauseOneUpstreamCallOfEachKind() async throws {
+        try await Self.withMirror(upstreamRate: nil) { upstream, mirror, _ in
+            // One answered request first, so the counter exists before it is read.
+            _ = try await Self.get(upstream.url("/healthz"))
+            let before = try await Self.metric("modeldepot_requests_total{code=\"200\"}", of: upstream)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await Self.get(mirror.url("/api/models/acme/tiny/tree/main")).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 16))
+            let after = try await Self.metric("modeldepot_requests_total{code=\"200\"}", of: upstream)
+            // The first /metrics call is counted by the second.
+            #expect(after - before == 3, "one revision, one listing, one /metrics: \(after - before)")
+        }
+    }
+
     @Test func upstreamErrorsPassThroughWithTheHubsCodes() async throws {
         try await Self.withMirror(upstreamRate: nil) { _, mirror, _ in
             let missingRepo = try await Self.get(mirror.url("/api/models/acme/missing"))
