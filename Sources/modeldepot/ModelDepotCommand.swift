@@ -19,6 +19,10 @@ struct ModelDepotCommand: AsyncParsableCommand {
     /// The one way out. Commands return or throw; here a thrown error becomes its message and exit code:
     /// the argument parser's own (usage errors, `ExitCode`, help) as it prints them, every other one through
     /// ``reportFailureAndExit(_:json:)``.
+    ///
+    /// `--help`, `-h` and `help <command>` parse into the argument parser's own help command, whose `run()`
+    /// *throws* the help request for `exit(withError:)` to print; its errors therefore always go back to the
+    /// parser (they once fell through to ``reportFailureAndExit(_:json:)``, which printed the request itself).
     static func main() async {
         let command: any ParsableCommand
         do {
@@ -35,10 +39,17 @@ struct ModelDepotCommand: AsyncParsableCommand {
             }
         } catch let error where error is ExitCode || error is CleanExit || error is ValidationError {
             exit(withError: error)
+        } catch  where isArgumentParserOwn(command) {
+            exit(withError: error)
         } catch {
             reportFailureAndExit(error, json: (command as? any ReportsFailuresAsJSON)?.failuresAsJSON ?? false)
         }
     }
+}
+
+/// Whether `command` is one the argument parser adds by itself (`help`), not one of ours.
+private func isArgumentParserOwn(_ command: any ParsableCommand) -> Bool {
+    String(reflecting: type(of: command)).hasPrefix("ArgumentParser.")
 }
 
 /// The flag that acts on a library error, when one does.

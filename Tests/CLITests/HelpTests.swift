@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// Help, version and completion scripts, from the built binary as a user runs them: every way of asking for
+/// help on every command exits 0 with a usage line (they once all failed with the parser's help request
+/// printed as an error).
+@Suite struct HelpTests {
+    /// Every subcommand the overview lists; the test fails when the overview and this list disagree, so a new
+    /// command is covered as soon as it exists.
+    static let commands = [
+        "pull", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "rm", "prune", "pin",
+        "search", "serve", "demo",
+    ]
+
+    @Test func overviewListsEveryCommandAndExitsZero() async throws {
+        for arguments in [["--help"], ["-h"], ["help"]] {
+            let output = try await CLIRunner.run(arguments)
+            #expect(output.status == 0, "modeldepot \(arguments): \(output.stderr)")
+            #expect(output.stdout.contains("USAGE: modeldepot <subcommand>"), "\(output.stdout)")
+            #expect(!output.stderr.contains("error"), "\(output.stderr)")
+            let listed = Self.subcommands(inOverview: output.stdout)
+            #expect(listed == Self.commands, "modeldepot \(arguments) lists \(listed)")
+        }
+    }
+
+    @Test(arguments: commands) func everyCommandHasHelp(command: String) async throws {
+        for arguments in [[command, "--help"], [command, "-h"], ["help", command]] {
+            let output = try await CLIRunner.run(arguments)
+            #expect(output.status == 0, "modeldepot \(arguments.joined(separator: " ")): \(output.stderr)")
+            #expect(
+                output.stdout.contains("USAGE: modeldepot \(command)"),
+                "modeldepot \(arguments.joined(separator: " ")): \(output.stdout)\(output.stderr)")
+        }
+    }
+
+    @Test func versionAndCompletionScript() async throws {
+        let version = try await CLIRunner.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+
+        let completion = try await CLIRunner.run(["--generate-completion-script", "bash"])
+        #expect(completion.status == 0, "\(completion.stderr)")
+        #expect(completion.stdout.hasPrefix("#!/bin/bash"))
+        #expect(completion.stdout.contains("pull"))
+    }
+
+    @Test func unknownCommandIsAUsageError() async throws {
+        let output = try await CLIRunner.run(["pul"])
+        #expect(output.status == 64)
+        #expect(output.stderr.contains("Usage: modeldepot <subcommand>") || output.stderr.contains("USAGE"))
+    }
+
+    /// The command names in the overview's SUBCOMMANDS section, in order.
+    static func subcommands(inOverview text: String) -> [String] {
+        guard let section = text.range(of: "SUBCOMMANDS:\n") else { return [] }
+        return text[section.upperBound...].split(separator: "\n").compactMap { line in
+            // A command line is indented by exactly two spaces; wrapped abstracts are indented further.
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first,
+                name != "See"
+            else { return nil }
+            return String(name)
+        }
+    }
+}
