@@ -37,9 +37,9 @@ struct ModelDepotCommand: AsyncParsableCommand {
                 var synchronous = command
                 try synchronous.run()
             }
-        } catch let error where error is ExitCode || error is CleanExit || error is ValidationError {
-            exit(withError: error)
-        } catch  where isArgumentParserOwn(command) {
+        } catch let error
+            where error is ExitCode || error is CleanExit || error is ValidationError || isArgumentParserOwn(command)
+        {
             exit(withError: error)
         } catch {
             reportFailureAndExit(error, json: (command as? any ReportsFailuresAsJSON)?.failuresAsJSON ?? false)
