@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // Only for `swift package generate-documentation` (the DocC catalogue); nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -47,6 +48,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                // Decodes API answers a proxy compressed although they were asked for as they are.
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         // The Hub's HTTP API (resolve, tree, repository info) over the engine's exchange.
@@ -141,7 +144,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TransferTests",
-            dependencies: ["ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ]
         ),
         .testTarget(
             name: "CLITests",

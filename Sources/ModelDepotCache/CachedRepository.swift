@@ -171,7 +171,7 @@ public struct CachedRepository: Sendable, Hashable {
     package func markMissing(_ path: RepoFilePath, commit: String) {
         let marker = noExistMarker(commit, path)
         try? HubCache.createFolder(marker.deletingLastPathComponent())
-        FileManager.default.createFile(atPath: marker.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: marker.path, contents: nil)
     }
 
     /// Whether a pull recorded that the Hub has no such file at `commit` (`.no_exist/`).

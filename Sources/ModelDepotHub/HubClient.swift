@@ -125,6 +125,16 @@ public struct HubClient: Sendable {
         return try decode(RepoInfo.self, from: body, what: "the info of \(repo)")
     }
 
+    /// The commits that lead to `revision`, newest first (the first page the Hub sends: up to 50 commits).
+    public func listCommits(_ repo: RepoID, type: RepoType = .model, revision: String) async throws -> [RepoCommit] {
+        if !mirrors.isEmpty {
+            return try await failingOver { try await $0.listCommits(repo, type: type, revision: revision) }
+        }
+        let (body, _) = try await getWithRetries(
+            apiURL(repo, type: type, "/commits/\(HubEncoding.encodeSegment(revision))"))
+        return try decode([RepoCommit].self, from: body, what: "the commits of \(repo)")
+    }
+
     /// Every entry under `path` at `revision` (all pages), recursively by default.
     public func listFiles(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: String? = nil, recursive: Bool = true
@@ -277,7 +287,9 @@ public struct HubClient: Sendable {
             let (response, current) = try await HTTPExchange.following(
                 redirectsFrom: url, limit: Self.maximumRedirects, send: { try await send(method: "GET", url: $0) },
                 follows: { $1.hasSameOrigin(as: $0) })
-            let body = try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: current)
+            let body = try HTTPExchange.decodedBody(
+                try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: current),
+                contentEncoding: response.header("Content-Encoding"), from: current)
             guard (200..<300).contains(response.status) else {
                 throw Self.hubError(for: response, url: current, body: body)
             }

@@ -18,11 +18,19 @@ enum FileResponse {
         headers[.eTag] = "\"\(file.etag)\""
         headers[.acceptRanges] = "bytes"
         headers[.contentType] = "application/octet-stream"
-        headers[.contentDisposition] = "inline; filename=\"\(file.path.components.last ?? "file")\""
+        headers[.contentDisposition] = ContentDisposition.inline(filename: file.path.components.last ?? "file")
+        let lastModified = HTTPDate.truncated(file.modified)
+        headers[.lastModified] = HTTPDate.string(lastModified)
         let size = Int(file.size)
         var range = 0..<size
         var status = HTTPResponse.Status.ok
-        if let rangeHeader = request.headers[.range] {
+        let precondition = ConditionalRequest.evaluate(request.headers, etag: file.etag, lastModified: lastModified)
+        if precondition == .notModified {
+            headers[.contentType] = nil
+            headers[.contentDisposition] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        if let rangeHeader = request.headers[.range], precondition != .ignoreRange {
             switch ByteRangeRequest.parse(rangeHeader, size: size) {
             case .satisfiable(let requested):
                 range = requested

@@ -73,6 +73,37 @@ enum HubJSON {
         return folders.sorted().map { folderEntry($0, snapshot: snapshot) } + entries
     }
 
+    /// The entries of `paths` that exist, files and folders, in the order asked (the Hub leaves out the rest).
+    static func pathsInfo(_ snapshot: RepoSnapshot, paths: [String]) -> [[String: Any]] {
+        var seen = Set<String>()
+        return paths.compactMap { raw -> [String: Any]? in
+            let path = raw.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            guard !path.isEmpty, seen.insert(path).inserted else { return nil }
+            if let file = snapshot.file(at: path) { return entry(file) }
+            guard snapshot.files.contains(where: { $0.path.value.hasPrefix(path + "/") }) else { return nil }
+            return folderEntry(path, snapshot: snapshot)
+        }
+    }
+
+    /// `entries` with the `lastCommit` the Hub adds when asked to expand them.
+    static func expanded(_ entries: [[String: Any]], lastCommit: RepoCommit) -> [[String: Any]] {
+        let summary: [String: Any] = ["id": lastCommit.id, "title": lastCommit.title, "date": lastCommit.date]
+        return entries.map { entry in
+            var entry = entry
+            entry["lastCommit"] = summary
+            return entry
+        }
+    }
+
+    static func commits(_ commits: [RepoCommit]) -> [[String: Any]] {
+        commits.map { commit in
+            [
+                "id": commit.id, "title": commit.title, "message": commit.message,
+                "authors": commit.authors.map { ["user": $0.user] }, "date": commit.date,
+            ]
+        }
+    }
+
     private static func entry(_ file: ServedFile) -> [String: Any] {
         var entry: [String: Any] = ["type": "file", "oid": file.gitOID, "size": file.size, "path": file.path.value]
         if let sha256 = file.sha256 {

@@ -8,6 +8,12 @@ enum HubRoute: Equatable, Sendable {
     case info(RepoType, RepoID, revision: String?)
     case tree(RepoType, RepoID, revision: String, path: String?)
     case refs(RepoType, RepoID)
+    /// `POST …/paths-info/{revision}`: the tree entries of the paths in the body (`get_paths_info`).
+    case pathsInfo(RepoType, RepoID, revision: String)
+    /// `GET …/commits/{revision}`: the commits that lead to the revision (`list_repo_commits`).
+    case commits(RepoType, RepoID, revision: String)
+    /// `GET /api/whoami-v2`: who the caller's token belongs to (`hf auth whoami`).
+    case whoami
     case search(RepoType)
     case resolve(RepoType, RepoID, revision: String, path: String)
     /// `/<sha256>`: an LFS file's content by its SHA-256, as a CDN serves it (what ``MirrorServer/lfsRedirectBase``
@@ -32,6 +38,7 @@ enum HubRoute: Equatable, Sendable {
     }
 
     private static func parseAPI(_ segments: [String]) throws -> HubRoute? {
+        if segments == ["whoami-v2"] { return .whoami }
         guard let first = segments.first, let type = RepoType.allCases.first(where: { $0.apiSegment == first }) else {
             return nil
         }
@@ -40,12 +47,16 @@ enum HubRoute: Equatable, Sendable {
         // The repo id is one or two segments; the keywords after it tell which.
         for idLength in [2, 1] where rest.count >= idLength {
             let tail = Array(rest.dropFirst(idLength))
-            guard tail.isEmpty || ["revision", "tree", "refs"].contains(tail[0]) else { continue }
+            guard tail.isEmpty || ["revision", "tree", "refs", "paths-info", "commits"].contains(tail[0]) else {
+                continue
+            }
             let id = try RepoID(rest.prefix(idLength).map(decode).joined(separator: "/"))
             switch tail.first {
             case nil: return .info(type, id, revision: nil)
             case "revision" where tail.count == 2: return .info(type, id, revision: decode(tail[1]))
             case "refs" where tail.count == 1: return .refs(type, id)
+            case "paths-info" where tail.count == 2: return .pathsInfo(type, id, revision: decode(tail[1]))
+            case "commits" where tail.count == 2: return .commits(type, id, revision: decode(tail[1]))
             case "tree" where tail.count >= 2:
                 let path = tail.count > 2 ? tail.dropFirst(2).map(decode).joined(separator: "/") : nil
                 return .tree(type, id, revision: decode(tail[1]), path: path)

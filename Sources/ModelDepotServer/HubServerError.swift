@@ -9,6 +9,8 @@ struct HubServerError: Error, Sendable {
     var commit: String?
     /// Sent as `Retry-After` (a 503 while the upstream rate-limits).
     var retryAfter: Duration? = nil
+    /// Sent as `Allow` with a 405.
+    var allow: [String] = []
 
     static func repoNotFound(_ id: String) -> HubServerError {
         HubServerError(status: 404, code: "RepoNotFound", message: "Repository not found: \(id).", commit: nil)
@@ -21,6 +23,24 @@ struct HubServerError: Error, Sendable {
 
     static func entryNotFound(_ path: String, commit: String) -> HubServerError {
         HubServerError(status: 404, code: "EntryNotFound", message: "Entry not found: \(path).", commit: commit)
+    }
+
+    /// A path that is none of the Hub routes the mirror answers.
+    static func notAHubPath(_ path: String) -> HubServerError {
+        HubServerError(
+            status: 404, code: "NotFound",
+            message:
+                "Sorry, this mirror has no page at \(path): it answers the Hub's download API (info, tree, paths-info, commits, refs, resolve, whoami-v2).",
+            commit: nil)
+    }
+
+    static func methodNotAllowed(_ method: String, allowed: [String]) -> HubServerError {
+        var error = HubServerError(
+            status: 405, code: "MethodNotAllowed",
+            message: "\(method) is not answered here; this path takes \(allowed.joined(separator: " and ")).",
+            commit: nil)
+        error.allow = allowed
+        return error
     }
 
     static func badRequest(_ message: String) -> HubServerError {

@@ -55,16 +55,28 @@ struct MirrorResponder: HTTPResponder {
                     message: "Authentication required: this mirror needs a token (HF_TOKEN).", commit: nil)
                 : HubServerError.unauthorized
         }
-        guard request.method == .get || request.method == .head else {
-            return Self.errorResponse(
-                HubServerError(status: 405, code: nil, message: "Only GET and HEAD are served.", commit: nil))
-        }
         guard let route = try HubRoute.parse(rawPath: request.uri.path) else {
-            return Self.errorResponse(
-                HubServerError(status: 404, code: nil, message: "Not a Hub API path.", commit: nil))
+            throw HubServerError.notAHubPath(request.uri.path)
+        }
+        let allowed: [HTTPRequest.Method] = if case .pathsInfo = route { [.post] } else { [.get, .head] }
+        guard allowed.contains(request.method) else {
+            throw HubServerError.methodNotAllowed(request.method.rawValue, allowed: allowed.map(\.rawValue))
         }
         let query = request.uri.queryParameters
         switch route {
+        case .whoami:
+            return try whoami(request)
+        case .pathsInfo(let type, let id, let revision):
+            let snapshot = try await snapshot(type, id, revision)
+            let form = try await PathsInfoForm.read(from: request)
+            var entries = HubJSON.pathsInfo(snapshot, paths: form.paths)
+            if form.expand, let last = try await snapshot.history().first {
+                entries = HubJSON.expanded(entries, lastCommit: last)
+            }
+            return marked(Self.json(entries), snapshot, revision: revision)
+        case .commits(let type, let id, let revision):
+            let snapshot = try await snapshot(type, id, revision)
+            return marked(Self.json(HubJSON.commits(try await snapshot.history())), snapshot, revision: revision)
         case .health:
             return Self.json(["status": "ok"])
         case .metrics:
@@ -86,8 +98,13 @@ struct MirrorResponder: HTTPResponder {
         case .tree(let type, let id, let revision, let path):
             let snapshot = try await snapshot(type, id, revision)
             let recursive = query["recursive"].map { $0.lowercased() == "true" } ?? false
-            guard let entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
+            guard var entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
                 throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
+            }
+            if query["expand"].map({ $0.lowercased() == "true" }) ?? false,
+                let last = try await snapshot.history().first
+            {
+                entries = HubJSON.expanded(entries, lastCommit: last)
             }
             return marked(page(entries, request: request), snapshot, revision: revision)
         case .resolve(let type, let id, let revision, let path):
@@ -232,6 +249,7 @@ struct MirrorResponder: HTTPResponder {
         headers[HTTPField.Name("X-Error-Message")!] = error.message
         if let commit = error.commit { headers[HTTPField.Name("X-Repo-Commit")!] = commit }
         if let wait = error.retryAfter { headers[.retryAfter] = "\(max(1, wait.components.seconds))" }
+        if !error.allow.isEmpty { headers[.allow] = error.allow.joined(separator: ", ") }
         headers[.cacheControl] = "no-store"
         if error.status == 401 {
             headers[.wwwAuthenticate] = "Bearer realm=\"Authentication required\", charset=\"UTF-8\""

@@ -102,6 +102,17 @@ final class PullThroughSource: RepositorySource {
         }
     }
 
+    /// The upstream's history up to `snapshot`'s commit; while the upstream cannot be reached, the one commit known.
+    func commits(of snapshot: RepoSnapshot) async throws -> [RepoCommit] {
+        do {
+            return try await puller.hub.listCommits(snapshot.id, type: snapshot.type, revision: snapshot.commit)
+        } catch let error as ModelDepotError where ModelDepotError.Code.transient.contains(error.code) {
+            return [snapshot.knownCommit]
+        } catch let error as ModelDepotError {
+            throw HubServerError.upstream(error)
+        }
+    }
+
     /// The commit the upstream says `revision` is now, or (unreachable) the last one known, marked stale.
     private func askUpstream(type: RepoType, id: RepoID, revision: String, key: String, now: ContinuousClock.Instant)
         async throws -> (String, String?)

@@ -67,6 +67,20 @@ struct RepoSnapshot: Sendable {
 
     func file(at path: String) -> ServedFile? { positions[path].map { files[$0] } }
 
+    /// The commits that lead to this snapshot, newest first: the upstream's history when pulling through, else
+    /// the one commit the mirror knows.
+    func history() async throws -> [RepoCommit] {
+        guard let pullThrough else { return [knownCommit] }
+        return try await pullThrough.commits(of: self)
+    }
+
+    /// The snapshot's commit as a history of one: a folder has no history, and a cache keeps only the commit id.
+    var knownCommit: RepoCommit {
+        RepoCommit(
+            id: commit, title: "Files as this mirror serves them", message: "", authors: [],
+            date: HubJSON.timestamp(lastModified))
+    }
+
     /// A commit id derived from the content only: the same files give the same id on any machine.
     static func commitID(for files: [ServedFile]) -> String {
         var sha = Insecure.SHA1()
@@ -90,6 +104,7 @@ protocol RepositorySource: Sendable {
 }
 
 extension RepositorySource {
+
     func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
         try await snapshot(type: type, id: id, revision: revision)
     }

@@ -23,6 +23,7 @@ extension DownloadRun {
             // expired"). The original URL hands out a fresh one; withRetries asks it.
             throw await expiredURL(response, at: url)
         }
+        try HTTPExchange.refuseEncodedFile(response, from: url)
         if url != request.url { flow.withLock { $0.redirected(to: url) } }
         return response
     }

@@ -9,6 +9,12 @@ public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
     /// A request failed; attempt `attempt + 1` of at most `maxAttempts` starts after `delay`.
     case retry(attempt: Int, maxAttempts: Int, delay: Duration, reason: String)
 
+    /// Whether this is a wait for a server's answer rather than a retry's pause.
+    public var isServerWait: Bool {
+        if case .server = self { return true }
+        return false
+    }
+
     /// `waiting for host:port`, or `retrying in 4 s (attempt 2 of 8): <reason>`.
     public var description: String {
         switch self {

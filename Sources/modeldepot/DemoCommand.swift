@@ -94,10 +94,10 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             if chatty {
                 renderer.finishLine()
                 log(
-                    "pulled \(snapshot.files.count) files into \(cache.root.path) (the layout Python's huggingface_hub reads)"
+                    "pulled \(counted(snapshot.files.count, "file")) into \(cache.root.path) (the layout Python's huggingface_hub reads)"
                 )
                 log(
-                    "faults recovered: \(faults.injected.values.reduce(0, +)); re-verified \(outcome.verifiedBlobs) blobs: \(outcome.problems.isEmpty ? "all good" : "\(outcome.problems.count) problems")"
+                    "faults recovered: \(faults.injected.values.reduce(0, +)); re-verified \(counted(outcome.verifiedBlobs, "blob")): \(outcome.problems.isEmpty ? "all good" : counted(outcome.problems.count, "problem"))"
                 )
                 log("try: modeldepot ls --cache-dir \(cache.root.path)")
             }
@@ -142,7 +142,7 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         let report = try models.readiness(of: entry)
         if chatty {
             let detail = report.details["model.safetensors"].map { " · \($0)" } ?? ""
-            log("\(entry.name): \(report.readiness.name) (\(snapshot.files.count) files)\(detail)")
+            log("\(entry.name): \(report.readiness.name) (\(counted(snapshot.files.count, "file")))\(detail)")
         }
         guard report.readiness.isReady else {
             throw ModelDepotError(.checksumMismatch, "\(entry.name) is not ready after the pull: \(report.readiness)")

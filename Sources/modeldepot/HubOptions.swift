@@ -8,8 +8,8 @@ struct CacheOptions: ParsableArguments {
     @Option(help: "The cache folder (default: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub).")
     var cacheDir: String?
 
-    @Option(help: "The repository type: model, dataset or space.")
-    var repoType: String = "model"
+    @Option(help: "The repository type: model (the default), dataset or space.")
+    var repoType: String?
 
     var cache: HubCache {
         guard let cacheDir else { return HubCache(environment: HubEnvironment()) }
@@ -19,6 +19,7 @@ struct CacheOptions: ParsableArguments {
     }
 
     func type() throws -> RepoType {
+        guard let repoType else { return .model }
         guard let type = RepoType(rawValue: repoType.lowercased()) else {
             throw ModelDepotError(
                 .invalidArgument,
@@ -42,7 +43,14 @@ struct CacheOptions: ParsableArguments {
     /// A repository named by id (`org/name`, of `--repo-type`) or by a `hf://` URI, whose own type, revision
     /// and path win over the flags' defaults.
     func reference(_ text: String) throws -> HubReference {
-        try HubReference(parsing: text, defaultType: try type())
+        let reference = try HubReference(parsing: text, defaultType: try type())
+        if repoType != nil, HubReference.namesType(text), reference.type != (try type()) {
+            throw ModelDepotError(
+                .invalidArgument,
+                "'\(text)' names a \(reference.type.rawValue) but --repo-type says \(try type().rawValue); drop one of them."
+            )
+        }
+        return reference
     }
 }
 
@@ -85,5 +93,26 @@ struct HubOptions: ParsableArguments {
 
     func hubClient() throws -> HubClient {
         try HubClient(environment: environment)
+    }
+}
+
+extension CacheOptions {
+    /// `error` with a sentence added when it says `repo` is missing as `type` while the cache holds it as another
+    /// type: `rm acme/corpus` with only the dataset cached names the dataset and the flag, not just "not cached".
+    func explaining(_ error: any Error, _ repo: RepoID, asked type: RepoType) -> any Error {
+        guard let error = error as? ModelDepotError, [.notCached, .repositoryNotFound].contains(error.code),
+            let hint = otherTypeHint(repo, asked: type)
+        else { return error }
+        return ModelDepotError(error.code, "\(error.message) \(hint)", underlying: error.underlying)
+    }
+
+    /// "acme/corpus is cached as a dataset: add --repo-type dataset (or write datasets/acme/corpus)." when the
+    /// cache holds `repo` only under other types than `type`; nil otherwise.
+    func otherTypeHint(_ repo: RepoID, asked type: RepoType) -> String? {
+        let cached = ModelManager(cache: cache).cachedTypes(of: repo)
+        guard !cached.contains(type), let other = cached.first else { return nil }
+        let spelled = other == .model ? "models/\(repo)" : "\(other.apiSegment)/\(repo)"
+        return
+            "\(repo) is cached as a \(other.rawValue), not a \(type.rawValue): add --repo-type \(other.rawValue) (or write \(spelled))."
     }
 }

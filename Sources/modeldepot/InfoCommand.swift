@@ -71,35 +71,23 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         let id = try entry?.repo ?? reference?.repo ?? RepoID(repo)
         let type = try entry?.repoType ?? reference?.type ?? hub.type()
         let revision = self.revision ?? reference?.revision ?? entry?.revision ?? "main"
-        let client = try hub.hubClient()
+        let models = ModelManager(hub: try hub.hubClient(), cache: hub.cache)
         let repository = hub.cache.repository(id, type: type)
         let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)
-        let commit: String
-        let tree: RecordedTree
-        let source: String
-        if client.isOffline {
-            guard let cached = repository.commit(forRevision: revision),
-                let recorded = repository.recordedTree(cached)
-            else {
-                throw ModelDepotError(
-                    .notCached,
-                    "\(repo) at '\(revision)' has no recorded file list in the cache; look it up online.")
-            }
-            (commit, tree, source) = (cached, recorded, "cache")
-        } else {
-            // The pull's own resolution and listing, with their checks (a commit id must be 40 hex: it names
-            // a folder of the cache).
-            let pull = SnapshotDownloader(hub: client, cache: hub.cache)
-            let request = SnapshotRequest(repo: id, type: type, revision: revision)
-            commit = try await pull.resolveCommit(request)
-            tree = try await pull.fileTree(request, commit: commit, repository: repository)
-            source = client.endpoint.absoluteString
+        let listing: RepositoryListing
+        do {
+            listing = try await models.listing(id, type: type, revision: revision)
+        } catch {
+            throw hub.cacheOptions.explaining(error, id, asked: type)
         }
-        let files = tree.files.filter { selection.selects($0.key.value) }.sorted { $0.key < $1.key }.map {
-            let (header, damaged) = Self.header(of: repository.snapshotFile(commit, $0.key).path)
+        let (commit, source) = (listing.commit, listing.source)
+        let files = listing.files.filter { selection.selects($0.path) }.map { file in
+            let path = try? RepoFilePath(file.path)
+            let (header, damaged) = path.map { Self.header(of: repository.snapshotFile(commit, $0).path) } ?? (nil, nil)
             return Report.File(
-                path: $0.key.value, size: $0.value.size, sha256: $0.value.lfsSHA256,
-                cached: repository.hasFile($0.key, commit: commit), header: header, damaged: damaged)
+                path: file.path, size: file.size, sha256: file.sha256,
+                cached: path.map { repository.hasFile($0, commit: commit) } ?? false, header: header,
+                damaged: damaged)
         }
         let report = Report(
             catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,
@@ -126,7 +114,7 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.formatText] }
         print(Table.render(rows))
         print(
-            "\(files.count) files, \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
+            "\(counted(files.count, "file")), \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
         )
     }
 

@@ -49,7 +49,7 @@ struct ListCommand: ParsableCommand, ReportsFailuresAsJSON {
         print(Table.render(Self.rows(report)))
         let revisions = report.repositories.reduce(0) { $0 + $1.revisions.count }
         print(
-            "\n\(report.repositories.count) repositories\(filtered ? " shown" : ""), \(revisions) revisions, \(ByteFormat.string(report.repositories.reduce(0) { $0 + $1.sizeOnDisk })) on disk in \(cache.root.path)"
+            "\n\(counted(report.repositories.count, "repository", plural: "repositories"))\(filtered ? " shown" : ""), \(counted(revisions, "revision")), \(ByteFormat.string(report.repositories.reduce(0) { $0 + $1.sizeOnDisk })) on disk in \(cache.root.path)"
         )
         if !report.incompleteDownloads.isEmpty {
             print("\nIncomplete downloads (run the same pull again to resume):")

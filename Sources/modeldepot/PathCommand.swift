@@ -29,8 +29,9 @@ struct PathCommand: ParsableCommand {
             return
         }
         guard let file, models.localPath(id, type: type, revision: revision) != nil else {
+            let hint = cacheOptions.otherTypeHint(id, asked: type).map { " " + $0 } ?? ""
             throw ModelDepotError(
-                .notCached, "\(repo) at '\(revision)' is not cached. Run `modeldepot pull \(repo)` first.")
+                .notCached, "\(repo) at '\(revision)' is not cached. Run `modeldepot pull \(repo)` first.\(hint)")
         }
         let repository = try cacheOptions.repository(repo)
         let commit = repository.commit(forRevision: revision) ?? revision

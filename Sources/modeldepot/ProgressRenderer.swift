@@ -12,9 +12,12 @@ final class ProgressRenderer: Sendable {
     private let snapshotPhase = Mutex<SnapshotProgress.Phase?>(nil)
     /// The endpoint files came from at the last progress line, so a hand-over to another mirror is told once.
     private let endpointShown = Mutex<String?>(nil)
-    private let lastWait = Mutex<String?>(nil)
+    private let waits: PlainWaitReporter
 
-    init(mode: Mode) { self.mode = mode }
+    init(mode: Mode) {
+        self.mode = mode
+        waits = PlainWaitReporter { StandardStreams.error(Data($0.utf8)) }
+    }
 
     func render(_ progress: DownloadProgress) {
         let phaseChanged = lastPhase.withLock { last in
@@ -36,7 +39,7 @@ final class ProgressRenderer: Sendable {
             if phaseChanged && progress.phase == .downloading {
                 writeError("downloading \(progress.totalBytes.map(ByteFormat.string) ?? "(size unknown)")\n")
             }
-            plainWaitLine(progress.waiting?.description)
+            waits.update(progress.waiting?.description, isServerWait: progress.waiting?.isServerWait == true)
         case .bar:
             barShown.withLock { $0 = true }
             writeError("\r\u{1B}[K" + Self.bar(for: progress))
@@ -55,7 +58,7 @@ final class ProgressRenderer: Sendable {
                     files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile,
                     waiting: Self.waitText(progress), endpoint: progress.endpoint))
         case .plain:
-            plainWaitLine(Self.waitText(progress))
+            waits.update(Self.waitText(progress), isServerWait: progress.waiting?.isServerWait == true)
             let newEndpoint = endpointShown.withLock { shown -> String? in
                 guard let endpoint = progress.endpoint, shown != nil, shown != endpoint else {
                     if shown == nil { shown = progress.endpoint }
@@ -72,7 +75,8 @@ final class ProgressRenderer: Sendable {
             if phaseChanged && progress.phase == .downloading {
                 let size = progress.totalBytes.map(ByteFormat.string) ?? "?"
                 writeError(
-                    "\(progress.totalFiles) files, \(size); \(progress.filesCompleted) already in the cache\n")
+                    "\(counted(progress.totalFiles, "file")), \(size); \(progress.filesCompleted) already in the cache\n"
+                )
             }
         case .bar:
             guard progress.phase != .resolving || progress.waiting != nil else { return }
@@ -129,7 +133,7 @@ final class ProgressRenderer: Sendable {
             }
             if mode != .quiet {
                 writeError(
-                    "\(snapshot.repo) @ \(snapshot.commit.prefix(12)): \(snapshot.files.count) files, \(snapshot.filesDownloaded) downloaded (\(ByteFormat.string(snapshot.bytesDownloaded)))\n"
+                    "\(snapshot.repo) @ \(snapshot.commit.prefix(12)): \(counted(snapshot.files.count, "file")), \(snapshot.filesDownloaded) downloaded (\(ByteFormat.string(snapshot.bytesDownloaded)))\n"
                 )
             }
             for path in paths ?? [snapshot.folder.path] { print(path) }
@@ -182,15 +186,6 @@ final class ProgressRenderer: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(event) else { return }
         StandardStreams.output(data + Data("\n".utf8))
-    }
-
-    /// In plain mode, one line each time a wait starts or changes ("retrying in 4 s …").
-    private func plainWaitLine(_ waiting: String?) {
-        let changed = lastWait.withLock { last in
-            defer { last = waiting }
-            return last != waiting
-        }
-        if changed, let waiting { writeError(waiting + "\n") }
     }
 
     private func writeError(_ text: String) {

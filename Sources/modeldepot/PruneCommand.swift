@@ -6,7 +6,12 @@ struct PruneCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     static let configuration = CommandConfiguration(
         commandName: "prune",
         abstract: "Keep the cache under a size, or remove what nothing refers to.",
+        usage: """
+            modeldepot prune [--detached] [--older-than <age>] [--dry-run] [--json]
+              modeldepot prune --max-size <size> [--detached [--older-than <age>]] [--dry-run] [--json]
+            """,
         discussion: """
+            With no --max-size, prune does what `hf cache prune` does: it removes detached revisions. \
             --max-size evicts least recently used models first, never pinned ones. --detached removes, as \
             `hf cache prune` does, revisions no branch or tag points to (with the blobs no other revision uses) \
             and partial downloads older than --older-than that no process is working on (nobody holds their \
@@ -40,11 +45,8 @@ struct PruneCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func run() async throws {
-        guard maxSize != nil || detached else {
-            throw ModelDepotError(
-                .invalidArgument, "Say what to prune: --max-size SIZE, --detached, or both.")
-        }
-        if detached { try await pruneDetached() }
+        // Like `hf cache prune`, a bare prune removes detached revisions; --max-size alone only evicts.
+        if detached || maxSize == nil { try await pruneDetached() }
         guard let maxSize else { return }
         let limit = try ByteSize.parse(maxSize)
         let plan = try StorageBudget(cache: cacheOptions.cache).plan(maxSize: limit)

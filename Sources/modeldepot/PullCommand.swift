@@ -143,8 +143,8 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         }
         let reference: HubReference
         do {
-            reference = try HubReference(parsing: source, defaultType: try hub.type())
-        } catch let error as ModelDepotError where !HubReference.isURI(source) {
+            reference = try hub.cacheOptions.reference(source)
+        } catch let error as ModelDepotError where !HubReference.isURI(source) && !HubReference.namesType(source) {
             throw ModelDepotError(
                 .invalidArgument,
                 "'\(source)' is neither a catalog name, a repository id, a hf:// URI nor an http(s) URL: \(error.message)"
@@ -181,7 +181,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         }
         let toFetch = plan.files.filter(\.willDownload)
         print(
-            "\(plan.repo) @ \(plan.commit.prefix(12)): \(plan.files.count) files, \(ByteFormat.string(plan.totalBytes)); \(toFetch.count) to download (\(ByteFormat.string(plan.downloadBytes))), \(plan.files.count(where: \.cached)) cached"
+            "\(plan.repo) @ \(plan.commit.prefix(12)): \(counted(plan.files.count, "file")), \(ByteFormat.string(plan.totalBytes)); \(toFetch.count) to download (\(ByteFormat.string(plan.downloadBytes))), \(plan.files.count(where: \.cached)) cached"
         )
         for file in plan.files {
             let state = file.willDownload ? (file.cached ? "again" : "download") : "cached"

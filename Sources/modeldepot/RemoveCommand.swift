@@ -36,7 +36,12 @@ struct RemoveCommand: AsyncParsableCommand {
         let (id, type) = (reference.repo, reference.type)
         let revision = self.revision + (reference.revision.map { [$0] } ?? [])
         let models = ModelManager(cache: cacheOptions.cache)
-        let plan = try models.deletionPlan(id, type: type, revisions: revision)
+        let plan: DeletionPlan
+        do {
+            plan = try models.deletionPlan(id, type: type, revisions: revision)
+        } catch {
+            throw cacheOptions.explaining(error, id, asked: type)
+        }
         let what =
             revision.isEmpty || !plan.repositories.isEmpty
             ? "all of \(repo)" : "\(plan.snapshots.count) revision(s) of \(repo) and \(plan.blobs.count) blob(s)"

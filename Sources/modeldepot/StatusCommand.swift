@@ -12,7 +12,9 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
             repository at its cached revision (every file recorded at pull time), narrowed by --include. \
             Formats are checked from file headers (GGUF, safetensors, Core ML); hashes are remembered from pulls \
             and `verify`, and --verify hashes what was never verified. Without names: every cached repository. \
-            Exit code 0 only when every model asked about is ready.
+            Exits 0 when every model asked about can be loaded (ready, or unverified: present and well-formed \
+            but not hashed yet), 1 when one cannot (not downloaded, partial, downloading or corrupt); --verify \
+            hashes the unverified files, and a mismatch makes them corrupt.
             """)
 
     @Argument(help: "Catalog model names or repository ids (org/name).")
@@ -46,11 +48,14 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
         var files: [String]
         var details: [String: String]
         var path: String?
+        /// Set when the repository is not cached as the type asked for but is as another: the flag to use.
+        var hint: String?
     }
 
     func run() throws {
         let checker = ReadinessChecker(cache: cacheOptions.cache)
         var reports: [ReadinessReport] = []
+        var hints: [Int: String] = [:]
         if names.isEmpty {
             let cached =
                 FileManager.default.fileExists(atPath: cacheOptions.cache.root.path)
@@ -70,6 +75,7 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
                     reports += try entries.map { try checker.check($0, verifying: verify) }
                 } else {
                     let reference = try cacheOptions.reference(name)
+                    hints[reports.count] = cacheOptions.otherTypeHint(reference.repo, asked: reference.type)
                     reports.append(
                         try checker.check(
                             reference.repo, type: reference.type, revision: reference.revision ?? revision,
@@ -79,12 +85,20 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
             }
         }
         if json {
-            printJSON(reports.map(Self.output))
+            printJSON(
+                reports.enumerated().map { index, report in
+                    var output = Self.output(report)
+                    output.hint = hints[index]
+                    return output
+                })
         } else {
-            for report in reports { print(Self.describe(report)) }
+            for (index, report) in reports.enumerated() {
+                print(Self.describe(report))
+                if let hint = hints[index] { print("  \(hint)") }
+            }
             if reports.isEmpty { print("Nothing is cached in \(cacheOptions.cache.root.path).") }
         }
-        if !reports.allSatisfy(\.readiness.isReady) { throw ExitCode(1) }
+        if !reports.allSatisfy(\.readiness.isLoadable) { throw ExitCode(1) }
     }
 
     static func output(_ report: ReadinessReport) -> Output {
@@ -103,7 +117,7 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
     static func describe(_ report: ReadinessReport) -> String {
         var lines: [String] = []
         switch report.readiness {
-        case .ready: lines.append("\(report.name): ready (\(report.files.count) files)")
+        case .ready: lines.append("\(report.name): ready (\(counted(report.files.count, "file")))")
         case .notDownloaded: lines.append("\(report.name): not downloaded — run `modeldepot pull \(report.name)`")
         case .partial(let missing):
             lines.append(
@@ -119,7 +133,7 @@ struct StatusCommand: ParsableCommand, ReportsFailuresAsJSON {
             for (file, reason) in files.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(reason)") }
         case .unverified(let files):
             lines.append(
-                "\(report.name): present but \(files.count) file(s) never verified — run `modeldepot status \(report.name) --verify`"
+                "\(report.name): loadable; \(counted(files.count, "file")) not hashed yet — `modeldepot status \(report.name) --verify` hashes them"
             )
         }
         for (file, detail) in report.details.sorted(by: { $0.key < $1.key }) { lines.append("  \(file): \(detail)") }

@@ -84,7 +84,7 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             printJSON(report)
         } else {
             print(
-                "\(repositories.count) repositories: \(report.verifiedBlobs) blobs verified (\(ByteFormat.string(report.bytesHashed))), \(report.problems.count) problems\(repair ? ", \(report.problems.count - unrepaired) repaired" : "")."
+                "\(counted(repositories.count, "repository", plural: "repositories")): \(counted(report.verifiedBlobs, "blob")) verified (\(ByteFormat.string(report.bytesHashed))), \(counted(report.problems.count, "problem"))\(repair ? ", \(report.problems.count - unrepaired) repaired" : "")."
             )
             if unrepaired > 0 && !repair {
                 print("Run `modeldepot verify --repair` to download the bad files again.")

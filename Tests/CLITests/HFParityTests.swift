@@ -49,6 +49,35 @@ import Testing
         }
     }
 
+    /// `hf download datasets/org/name` takes the type from the id; a command that names a repository cached
+    /// only as another type says which type and the flag to use, not just "not in the cache".
+    @Test func typedIdsAndTheTypeThatIsCached() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let cache = folder.path("cache").path
+            let hub = ["--endpoint", endpoint, "--cache-dir", cache]
+            let pull = try await CLIRunner.run(["pull", "datasets/acme/corpus", "--quiet"] + hub)
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(pull.lastLine?.hasPrefix(cache + "/datasets--acme--corpus/snapshots/") == true, "\(pull.stdout)")
+            let contradicted = try await CLIRunner.run(["pull", "datasets/acme/corpus", "--repo-type", "model"] + hub)
+            #expect(contradicted.status == 1 && contradicted.stderr.contains("--repo-type says model"))
+
+            let hint = "acme/corpus is cached as a dataset, not a model: add --repo-type dataset"
+            for command in [
+                ["rm", "acme/corpus", "--yes"], ["path", "acme/corpus"], ["info", "acme/corpus", "--offline"],
+            ] {
+                let output = try await CLIRunner.run(command + ["--cache-dir", cache])
+                #expect(output.status == 1 && output.stderr.contains(hint), "\(command): \(output.stderr)")
+            }
+            let online = try await CLIRunner.run(["info", "acme/corpus"] + hub)
+            #expect(online.status == 1 && online.stderr.contains(hint), "\(online.stderr)")
+            let status = try await CLIRunner.run(["status", "acme/corpus", "--cache-dir", cache])
+            #expect(status.status == 1 && status.stdout.contains(hint), "\(status.stdout)")
+            let removed = try await CLIRunner.run(["rm", "datasets/acme/corpus", "--yes", "--cache-dir", cache])
+            #expect(removed.status == 0, "\(removed.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: cache + "/datasets--acme--corpus"))
+        }
+    }
+
     @Test func dryRunSaysWhatAPullWouldFetchAndWritesNothing() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
             let cache = folder.path("cache").path
@@ -112,7 +141,7 @@ import Testing
         }
     }
 
-    @Test func lsFiltersSortsAndLimitsAndPruneSaysWhatToPrune() async throws {
+    @Test func lsFiltersSortsAndLimitsAndBarePruneRemovesDetachedRevisions() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
             let cache = folder.path("cache").path
             let small = folder.path("repos/acme/small/readme.md")
@@ -141,10 +170,14 @@ import Testing
             let badAge = try await CLIRunner.run(["ls", "--cache-dir", cache, "--filter", "accessed>soon"])
             #expect(badAge.status == 1 && badAge.stderr.contains("age it cannot read"), "\(badAge.stderr)")
             let text = try await CLIRunner.run(["ls", "--cache-dir", cache, "--filter", "size>1MB"])
-            #expect(text.stdout.contains("1 repositories shown"), "\(text.stdout)")
+            #expect(text.stdout.contains("1 repository shown, 1 revision,"), "\(text.stdout)")
 
-            let nothing = try await CLIRunner.run(["prune", "--cache-dir", cache])
-            #expect(nothing.status == 1 && nothing.stderr.contains("--max-size SIZE, --detached"), "\(nothing.stderr)")
+            // Like `hf cache prune`, a bare prune removes detached revisions.
+            let bare = try await CLIRunner.run(["prune", "--dry-run", "--json", "--cache-dir", cache])
+            #expect(bare.status == 0, "\(bare.stderr)")
+            #expect(try (Self.json(bare.stdout)["revisions"] as? [Any])?.isEmpty == true, "\(bare.stdout)")
+            let help = try await CLIRunner.run(["prune", "--help"])
+            #expect(help.stdout.contains("modeldepot prune --max-size <size> [--detached"), "\(help.stdout)")
             let detached = try await CLIRunner.run(["prune", "--detached", "--dry-run", "--json", "--cache-dir", cache])
             #expect(detached.status == 0, "\(detached.stderr)")
             let plan = try Self.json(detached.stdout)

@@ -14,6 +14,8 @@ import Testing
         "acme/tiny/model.gguf": weights, "acme/tiny/config.json": Array(#"{"a": 1}"#.utf8),
         "acme/tiny/sub/notes.txt": Array("hello\n".utf8),
     ]
+    /// Datasets the mirror serves beside ``files``.
+    static let datasets: [String: [UInt8]] = ["acme/corpus/train.txt": Array("one\ntwo\n".utf8)]
 
     /// A mirror of ``files`` whose LFS content comes from a FaultServer "CDN" on another origin.
     static func withHub(
@@ -22,8 +24,8 @@ import Testing
     ) async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-cli-hub")
         defer { folder.remove() }
-        for (path, bytes) in files {
-            let url = folder.path("repos/" + path)
+        for (path, bytes) in files.map({ ("repos/" + $0, $1) }) + datasets.map({ ("datasets/" + $0, $1) }) {
+            let url = folder.path(path)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(bytes).write(to: url)
@@ -31,7 +33,8 @@ import Testing
         let cdn = try await FaultServer.start(files: ["/" + SampleData.sha256(weights): weights])
         if let throttle { cdn.inject(.throttle(bytesPerSecond: throttle), times: 100_000) }
         var server = MirrorServer(
-            roots: [folder.path("repos")], caches: [], stateFolder: folder.path("state"),
+            roots: [folder.path("repos")], datasetRoots: [folder.path("datasets")], caches: [],
+            stateFolder: folder.path("state"),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         server.lfsRedirectBase = URL(string: "http://localhost:\(cdn.baseURL.port!)")
         let address = Mutex<URL?>(nil)
@@ -45,6 +48,12 @@ import Testing
             throw error
         }
         try await cdn.shutdown()
+    }
+
+    /// The `status` field of each report `status --json` printed.
+    static func statuses(_ output: CLIRunner.Output) throws -> [String] {
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]])
+        return reports.compactMap { $0["status"] as? String }
     }
 
     @Test func pullListVerifyRepairRemove() async throws {
@@ -248,6 +257,19 @@ import Testing
             // The JSON files were verified while downloading; the random bytes named .gguf are not a GGUF file.
             let json = try await CLIRunner.run(["status", "acme/tiny", "--include", "*.json", "--cache-dir", cache])
             #expect(json.status == 0, "\(json.stdout)")
+            // A cache Python downloaded has none of our records: loadable and reported as not hashed yet, which
+            // is not a failure; --verify hashes.
+            try FileManager.default.removeItem(atPath: cache + "/models--acme--tiny/.modeldepot")
+            let unhashed = try await CLIRunner.run([
+                "status", "acme/tiny", "--include", "*.json", "--cache-dir", cache, "--json",
+            ])
+            #expect(unhashed.status == 0, "\(unhashed.stdout)")
+            #expect(try Self.statuses(unhashed) == ["unverified"])
+            let hashed = try await CLIRunner.run([
+                "status", "acme/tiny", "--include", "*.json", "--cache-dir", cache, "--json", "--verify",
+            ])
+            #expect(hashed.status == 0, "\(hashed.stdout)")
+            #expect(try Self.statuses(hashed) == ["ready"], "\(hashed.stdout)")
             let whole = try await CLIRunner.run(["status", "acme/tiny", "--cache-dir", cache, "--json"])
             #expect(whole.status == 1)
             let reports = try #require(

@@ -1,4 +1,6 @@
 import ModelDepot
+import ModelDepotTesting
+import Synchronization
 import Testing
 
 @testable import modeldepot
@@ -17,6 +19,40 @@ import Testing
         let progress = DownloadProgress(
             phase: .downloading, bytesCompleted: 1500, bytesPerSecond: 0, activeConnections: 1)
         #expect(ProgressRenderer.bar(for: progress, width: 4) == "[----]    0%  1.5 KiB  0 B/s  1 conn")
+    }
+
+    /// In a log, a wait for a server is told only once it has lasted two seconds (every request starts with
+    /// one; a log of fast requests was a wall of "waiting for 127.0.0.1:PORT"); a retry is told at once.
+    @Test func plainOutputTellsOnlyWaitsThatLast() async {
+        let clock = TestClock()
+        let lines = Mutex<[String]>([])
+        let waits = PlainWaitReporter(patience: .seconds(2), clock: clock) { line in lines.withLock { $0.append(line) }
+        }
+        waits.update("waiting for 127.0.0.1:80", isServerWait: true)
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        waits.update(nil, isServerWait: false)
+        #expect(await waitUntil { clock.sleeperCount == 0 })
+        clock.advance(by: .seconds(3))
+        #expect(lines.withLock { $0 }.isEmpty, "a fast answer is not worth a line")
+
+        waits.update("waiting for 127.0.0.1:80", isServerWait: true)
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: .seconds(1))
+        #expect(lines.withLock { $0 }.isEmpty)
+        clock.advance(by: .seconds(1))
+        #expect(await waitUntil { lines.withLock { $0 } == ["waiting for 127.0.0.1:80\n"] })
+        waits.update("waiting for 127.0.0.1:80", isServerWait: true)
+        waits.update("retrying in 1.0 s (attempt 2 of 8): reset", isServerWait: false)
+        #expect(
+            lines.withLock { $0 } == [
+                "waiting for 127.0.0.1:80\n", "retrying in 1.0 s (attempt 2 of 8): reset\n",
+            ])
+    }
+
+    @Test func countsNameTheirNounInTheRightNumber() {
+        #expect(counted(1, "file") == "1 file" && counted(0, "file") == "0 files" && counted(2, "file") == "2 files")
+        #expect(counted(1, "repository", plural: "repositories") == "1 repository")
+        #expect(counted(3, "repository", plural: "repositories") == "3 repositories")
     }
 
     @Test func byteFormatting() {

@@ -23,6 +23,19 @@ struct HubReferenceTests {
         #expect(HubReference.isURI("hf://x/y") && !HubReference.isURI("x/y"))
     }
 
+    /// `hf download datasets/org/name` takes the type from the id, as the Hub's own URLs write it.
+    @Test func idsWithTheirTypeInFront() throws {
+        let dataset = try HubReference(parsing: "datasets/acme/corpus")
+        #expect(dataset.type == .dataset && dataset.repo.description == "acme/corpus" && dataset.path == nil)
+        #expect(try HubReference(parsing: "spaces/acme/demo").type == .space)
+        #expect(try HubReference(parsing: "models/acme/tiny", defaultType: .dataset).type == .model)
+        // Two segments are an organisation and a name, even when the organisation is called "datasets".
+        let org = try HubReference(parsing: "datasets/corpus")
+        #expect(org.type == .model && org.repo.description == "datasets/corpus")
+        #expect(HubReference.namesType("datasets/acme/corpus") && HubReference.namesType("hf://spaces/a/b"))
+        #expect(!HubReference.namesType("datasets/corpus") && !HubReference.namesType("hf://acme/tiny"))
+    }
+
     @Test(arguments: [
         ("hf://", "names no repository"), ("hf://acme", "names no repository"),
         ("hf://datasets/acme", "names no repository"), ("hf://acme/tiny@", "revision after '@'"),

@@ -56,11 +56,11 @@ struct MirrorFixture {
         var json: Any? { try? JSONSerialization.jsonObject(with: Data(body)) }
     }
 
-    func get(_ path: String, method: String = "GET", headers: [(name: String, value: String)] = []) async throws
-        -> Reply
-    {
+    func get(
+        _ path: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: String? = nil
+    ) async throws -> Reply {
         let response = try await AsyncHTTPTransport.shared.send(
-            TransportRequest(method: method, url: url(path), headers: headers))
+            TransportRequest(method: method, url: url(path), headers: headers, body: body.map { Array($0.utf8) }))
         var body: [UInt8] = []
         for try await buffer in response.body { body += buffer.readableBytesView }
         return Reply(status: response.status, headers: response.headers, body: body)

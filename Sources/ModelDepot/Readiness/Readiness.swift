@@ -16,8 +16,17 @@ public enum Readiness: Sendable, Equatable {
     /// Present and well-formed, but these files were never verified by hash (`verify` or `status --verify`).
     case unverified([String])
 
-    /// Whether the model can be loaded now.
+    /// Whether the model is ready and every file has been verified by hash.
     public var isReady: Bool { self == .ready }
+
+    /// Whether the model can be loaded now: every file present and well-formed, whether or not it has been
+    /// hashed yet (a cache Python downloaded is loadable before `verify` has looked at it).
+    public var isLoadable: Bool {
+        switch self {
+        case .ready, .unverified: true
+        case .notDownloaded, .partial, .corrupt, .downloading: false
+        }
+    }
 
     /// A stable one-word name (`ready`, `notDownloaded`, `partial`, …) for JSON and scripts.
     public var name: String {

@@ -15,13 +15,20 @@ public struct HubReference: Sendable, Hashable {
     /// A file (or folder) inside the repository; nil when the reference names the repository.
     public var path: String?
 
-    /// Parses `text`: a `hf://` URI, or a plain repository id of type `defaultType`.
+    /// Parses `text`: a `hf://` URI; a repository id with its type in front, as the Hub's URLs write it
+    /// (`datasets/org/name`, `models/org/name`); or a plain repository id of type `defaultType`.
     ///
     /// - Throws: `invalidArgument` saying what is wrong and what a valid reference looks like.
     public init(parsing text: String, defaultType: RepoType = .model) throws {
         guard text.lowercased().hasPrefix("hf://") else {
-            type = defaultType
-            repo = try RepoID(text)
+            let segments = text.split(separator: "/", omittingEmptySubsequences: false)
+            if segments.count == 3, let named = RepoType.allCases.first(where: { $0.apiSegment == segments[0] }) {
+                type = named
+                repo = try RepoID(segments.dropFirst().joined(separator: "/"))
+            } else {
+                type = defaultType
+                repo = try RepoID(text)
+            }
             return
         }
         let invalid = { (reason: String) in
@@ -60,6 +67,15 @@ public struct HubReference: Sendable, Hashable {
         self.type = type
         self.revision = revision
         path = rest.isEmpty ? nil : rest.joined(separator: "/")
+    }
+
+    /// Whether `text` names its repository's type itself (`hf://datasets/…`, `datasets/org/name`), so that a
+    /// `--repo-type` saying otherwise contradicts it.
+    public static func namesType(_ text: String) -> Bool {
+        let withoutScheme = isURI(text) ? String(text.dropFirst(5)) : text
+        let first = withoutScheme.split(separator: "/", maxSplits: 1).first.map(String.init)
+        return RepoType.allCases.contains { $0.apiSegment == first }
+            && (isURI(text) || text.split(separator: "/", omittingEmptySubsequences: false).count == 3)
     }
 
     /// Whether `text` is a `hf://` URI rather than a bare name.

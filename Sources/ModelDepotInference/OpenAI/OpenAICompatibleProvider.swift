@@ -155,7 +155,9 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     /// A request whose whole body is returned.
     func call(_ method: String, _ route: String, body: [UInt8]?) async throws -> [UInt8] {
         let response = try await send(method, route, body: body)
-        return try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: url(route))
+        return try HTTPExchange.decodedBody(
+            try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: url(route)),
+            contentEncoding: response.header("Content-Encoding"), from: url(route))
     }
 
     /// Runs `operation` again after transient failures (network, 5xx, 429), waiting with backoff on the clock.
