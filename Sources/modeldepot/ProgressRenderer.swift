@@ -55,7 +55,8 @@ final class ProgressRenderer: Sendable {
                     event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted,
                     total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
-                    files: progress.filesCompleted, totalFiles: progress.totalFiles, currentFile: progress.currentFile,
+                    alreadyPresent: progress.alreadyCached ? true : nil, files: progress.filesCompleted,
+                    totalFiles: progress.totalFiles, currentFile: progress.currentFile,
                     waiting: Self.waitText(progress), endpoint: progress.endpoint))
         case .plain:
             waits.update(Self.waitText(progress), isServerWait: progress.waiting?.isServerWait == true)

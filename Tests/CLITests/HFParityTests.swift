@@ -78,6 +78,32 @@ import Testing
         }
     }
 
+    /// A pull of a repository that is all in the cache says so in one progress event: no downloading phase, no
+    /// made-up speed, no second `completed` (each once was there).
+    @Test func aCachedPullSaysSoInOneEvent() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let hub = ["--endpoint", endpoint, "--cache-dir", folder.path("cache").path, "--json"]
+            let first = try await CLIRunner.run(["pull", "acme/tiny"] + hub)
+            #expect(first.status == 0, "\(first.stderr)")
+            let again = try await CLIRunner.run(["pull", "acme/tiny"] + hub)
+            #expect(again.status == 0, "\(again.stderr)")
+            let events = try again.stdout.split(separator: "\n").map { try Self.json(String($0)) }
+            let progress = events.filter { $0["event"] as? String == "progress" }
+            #expect(progress.allSatisfy { $0["phase"] as? String != "downloading" }, "\(again.stdout)")
+            let completed = progress.filter { $0["phase"] as? String == "completed" }
+            #expect(completed.count == 1, "\(again.stdout)")
+            #expect(completed.first?["alreadyPresent"] as? Bool == true)
+            #expect(completed.first?["bytesPerSecond"] as? Double == 0)
+            #expect(events.last?["event"] as? String == "completed" && events.last?["filesDownloaded"] as? Int == 0)
+            // A pull that downloads reports completion once too.
+            let fresh = try await CLIRunner.run(["pull", "acme/tiny"] + hub + ["--force-download"])
+            let freshCompleted = fresh.stdout.split(separator: "\n").filter {
+                $0.contains(#""event":"progress""#) && $0.contains(#""phase":"completed""#)
+            }
+            #expect(freshCompleted.count == 1, "\(fresh.stdout)")
+        }
+    }
+
     @Test func dryRunSaysWhatAPullWouldFetchAndWritesNothing() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
             let cache = folder.path("cache").path

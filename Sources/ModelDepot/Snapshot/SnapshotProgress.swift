@@ -33,6 +33,9 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// The server files come from now (`host:port`): the Hub, or the mirror in use when mirrors are set
     /// (`HubMirror`); it changes when one fails and the next takes over.
     public var endpoint: String?
+    /// True when every selected file was in the cache before the pull started: it downloads nothing, and this
+    /// one `completed` event is all it reports (no downloading phase, no speed).
+    public var alreadyCached = false
 
     /// A progress value; the engine makes these, tests and previews may too.
     public init(

@@ -15,6 +15,8 @@ final class SnapshotProgressTracker: Sendable {
         var endpoint: String?
         /// Bytes of finished files.
         var finishedBytes: Int64 = 0
+        /// Bytes that were in the cache before the pull: on disk, but not part of its speed.
+        var cachedBytes: Int64 = 0
         var meter = SpeedMeter()
         var lastEmit: Duration?
         var verified: [String] = []
@@ -60,11 +62,16 @@ final class SnapshotProgressTracker: Sendable {
     func planned(totalBytes: Int64, totalFiles: Int, cachedBytes: Int64, cachedFiles: Int) {
         emit(force: true) { state in
             state.apiWait = nil
-            state.progress.phase = .downloading
+            // Everything cached: one final event says so, rather than a downloading phase with nothing to do.
+            let everythingCached = cachedFiles == totalFiles
+            state.progress.phase = everythingCached ? .completed : .downloading
+            state.progress.alreadyCached = everythingCached
+            if everythingCached { state.progress.estimatedSecondsRemaining = 0 }
             state.progress.totalBytes = totalBytes
             state.progress.totalFiles = totalFiles
             state.progress.filesCompleted = cachedFiles
             state.finishedBytes = cachedBytes
+            state.cachedBytes = cachedBytes
         }
     }
 
@@ -101,6 +108,7 @@ final class SnapshotProgressTracker: Sendable {
     var verifiedBlobs: [String] { state.withLock { $0.verified } }
 
     func completed() {
+        guard state.withLock({ $0.progress.phase != .completed }) else { return }
         emit(force: true) { state in
             state.inFlight.removeAll()
             state.waits.removeAll()
@@ -116,7 +124,7 @@ final class SnapshotProgressTracker: Sendable {
             change(&state)
             let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.done }
             state.progress.bytesCompleted = done
-            state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done)
+            state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done - state.cachedBytes)
             state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
             if let (file, wait) = state.waits.min(by: { $0.key < $1.key }) {
                 state.progress.waiting = wait

@@ -73,13 +73,18 @@ extension Downloader {
 }
 
 /// The progress values carried by a stream of states, ending with the states.
-func forwardProgress<State: Sendable, Progress: Sendable>(
+func forwardProgress<State: Sendable, Progress: Sendable & Equatable>(
     of states: AsyncStream<State>, _ extract: @escaping @Sendable (State) -> Progress?
 ) -> AsyncStream<Progress> {
     AsyncStream { continuation in
         let forwarding = Task {
+            // The final state repeats the last progress when the engine's own last event was already final:
+            // each value is told once.
+            var last: Progress?
             for await state in states {
-                if let progress = extract(state) { continuation.yield(progress) }
+                guard let progress = extract(state), progress != last else { continue }
+                last = progress
+                continuation.yield(progress)
             }
             continuation.finish()
         }
