@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ModelDepotPlatform
 import Synchronization
 
 /// A folder the mirror serves from, and the rule every served path obeys: its real path (all links
@@ -26,6 +27,18 @@ struct ServedFolder: Sendable {
         return String(cString: resolved)
     }
 
+    /// The first component of `path` (an absolute path that does not resolve) that is a link leading nowhere;
+    /// nil when the path fails to resolve only because something in it does not exist.
+    static func danglingLink(on path: String) -> String? {
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if realPath(of: prefix) != nil { continue }
+            return FileStatus(path: prefix, followingLinks: false)?.kind == .link ? prefix : nil
+        }
+        return nil
+    }
+
     /// The components of `realPath` below this folder, or nil when it is not inside it (the folder itself
     /// gives an empty list).
     func componentsBelow(_ realPath: String) -> [Substring]? {
@@ -40,7 +53,9 @@ struct ServedFolder: Sendable {
     /// the entry once, naming `shownAs`, and returns nil.
     func servablePath(_ path: String, minimumDepth: Int, shownAs: String) -> String? {
         guard let real = Self.realPath(of: path) else {
-            skipped.note(shownAs, "it cannot be resolved (a dangling link?)")
+            // Most paths that do not resolve were never there (a request for a repository nobody has); only a
+            // link whose target is gone is worth a warning.
+            if let link = Self.danglingLink(on: path) { skipped.note(shownAs, "\(link) is a link to nothing") }
             return nil
         }
         guard let components = componentsBelow(real) else {

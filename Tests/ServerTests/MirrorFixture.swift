@@ -16,6 +16,7 @@ struct MirrorFixture {
     /// Runs `body` with a mirror over the files `layout` maps (paths relative to the root) and stops it after.
     static func with<T>(
         _ layout: [String: [UInt8]], token: String? = nil, treePageSize: Int = 1000,
+        logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
         _ body: (MirrorFixture) async throws -> T
     ) async throws -> T {
         let root = try TemporaryDirectory(prefix: "modeldepot-mirror")
@@ -26,8 +27,7 @@ struct MirrorFixture {
             try Data(bytes).write(to: url)
         }
         let server = MirrorServer(
-            root: root.url, token: token, treePageSize: treePageSize,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            root: root.url, token: token, treePageSize: treePageSize, logger: logger)
         defer { root.remove() }
         return try await serving(server, root: root, body)
     }

@@ -48,6 +48,25 @@ import Testing
         }
     }
 
+    /// A request for a repository nobody has is a plain 404; only a link whose target is gone is worth a
+    /// warning in the log (every such request once logged "a dangling link?").
+    @Test func onlyRealDanglingLinksAreLogged() async throws {
+        let log = RecordedLog()
+        try await MirrorFixture.with(Self.layout, logger: log.logger) { mirror in
+            try FileManager.default.createSymbolicLink(
+                atPath: mirror.root.path("acme/gone").path, withDestinationPath: "/nonexistent/modeldepot/target")
+            for path in ["/api/models/acme/nope", "/acme/nope/resolve/main/x.bin", "/api/models/nobody/nothing"] {
+                #expect(try await mirror.get(path).status == 404, "\(path)")
+            }
+            #expect(try await mirror.get("/acme/tiny/resolve/main/missing.bin").status == 404)
+            let warnings = { log.messages.filter { $0.hasPrefix("not serving") } }
+            #expect(warnings().isEmpty, "\(warnings())")
+            #expect(try await mirror.get("/api/models/acme/gone").status == 404)
+            #expect(
+                warnings().count == 1 && warnings().first?.contains("is a link to nothing") == true, "\(warnings())")
+        }
+    }
+
     @Test func linksToHiddenFilesOrOutsideARepositoryAreNotServed() async throws {
         try await MirrorFixture.with(Self.layout) { mirror in
             let links = [
