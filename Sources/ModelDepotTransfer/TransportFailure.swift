@@ -72,6 +72,18 @@ package enum TransportFailure {
         return ModelDepotError(.network, message, underlying: underlying)
     }
 
+    /// Whether `error` (or the error it wraps) is a refused connection: the host answered that nothing listens
+    /// at that port.
+    package static func isRefusedConnection(_ error: any Error) -> Bool {
+        switch error {
+        case let error as ModelDepotError: return error.underlying.map(isRefusedConnection) ?? false
+        case let io as IOError: return io.errnoCode == ECONNREFUSED
+        case let connection as NIOConnectionError:
+            return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        default: return false
+        }
+    }
+
     /// `host:port`, as people type it.
     package static func serverName(_ url: URL) -> String {
         let host = url.host ?? "the server"

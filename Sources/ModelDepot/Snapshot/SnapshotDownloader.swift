@@ -78,7 +78,9 @@ public struct SnapshotDownloader: Sendable {
         let tree: RecordedTree
         do {
             // Retries of these API calls show in the progress ("retrying in 2.0 s …"), as the files' do.
-            let observed = hub.observingWaits { tracker.apiWaiting($0) }
+            var observed = hub.observingWaits { tracker.apiWaiting($0) }
+            // With a complete snapshot at hand, a local server that is not running is not worth six attempts.
+            if (try? cachedSnapshot(request)) != nil { observed = observed.givingUpWhenRefused() }
             commit = try await resolveCommit(request, hub: observed)
             tree = try await fileTree(request, commit: commit, repository: repository, hub: observed)
         } catch let error as ModelDepotError where Self.fallsBackToCache(error) {
