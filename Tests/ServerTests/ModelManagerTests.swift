@@ -21,6 +21,31 @@ import Testing
                 downloader: Downloader(configuration: configuration), clock: clock))
     }
 
+    /// What a browse screen and `modeldepot info` show before a download: the commit's files from the Hub, and
+    /// offline the list recorded at pull time; `cachedTypes` says under which types a name is cached.
+    @Test func listingComesFromTheHubOrTheRecordedTree() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let models = manager(hub)
+            let id = try RepoID("acme/chat")
+            let online = try await models.listing(id)
+            #expect(online.files.map(\.path) == ["README.md", "config.json", "model-q4.gguf"])
+            #expect(online.files.last?.size == Int64(Self.weights.count))
+            #expect(online.files.last?.sha256 == SampleData.sha256(Self.weights))
+            #expect(online.source == hub.mirror.baseURL.absoluteString && online.commit.count == 40)
+            #expect(models.cachedTypes(of: id).isEmpty)
+
+            let offline = ModelManager(
+                pull: SnapshotDownloader(
+                    hub: HubClient(endpoint: hub.mirror.baseURL, offline: true), cache: hub.cache))
+            let missing = await #expect(throws: ModelDepotError.self) { try await offline.listing(id) }
+            #expect(missing?.code == .notCached)
+            _ = try await models.download(id, matching: ["*.json"]).result()
+            let recorded = try await offline.listing(id)
+            #expect(recorded.source == "cache" && recorded.commit == online.commit && recorded.files == online.files)
+            #expect(models.cachedTypes(of: id) == [.model])
+        }
+    }
+
     @Test func downloadIsObservableAndTheCacheKnowsTheModel() async throws {
         try await HubFixture.with(Self.layout) { hub in
             let models = manager(hub)
