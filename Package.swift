@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
         .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
         .library(name: "ModelDepotEmbeddings", targets: ["ModelDepotEmbeddings"]),
+        .library(name: "ModelDepotScreens", targets: ["ModelDepotScreens"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
         .executable(name: "modeldepot-bench", targets: ["modeldepot-bench"]),
     ],
@@ -84,6 +85,9 @@ let package = Package(
         // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
         // not link it).
         .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]),
+        // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
+        // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
+        .target(name: "ModelDepotScreens", dependencies: ["ModelDepot"]),
         .target(
             name: "ModelDepotTesting",
             dependencies: [
@@ -133,6 +137,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
+        .testTarget(
+            name: "ScreensTests",
+            dependencies: ["ModelDepotScreens", "ModelDepot", "ModelDepotServer", "ModelDepotTesting"]
+        ),
         .testTarget(
             name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotTesting"]),
         .testTarget(

@@ -256,17 +256,3 @@ struct JSONEvent: Encodable {
         self.message = message
     }
 }
-
-enum ByteFormat {
-    /// Binary units with one decimal: `1.5 GiB`.
-    static func string(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
-    }
-}

@@ -45,7 +45,7 @@ extension SnapshotProgress: MonotonicProgress {
     }
 
     /// The last event shown, as the final one of a pull that produced `snapshot`.
-    static func completed(after last: SnapshotProgress?, snapshot: Snapshot) -> SnapshotProgress {
+    public static func completed(after last: SnapshotProgress?, snapshot: Snapshot) -> SnapshotProgress {
         var final = last ?? SnapshotProgress(phase: .completed)
         final.phase = .completed
         final.totalFiles = max(final.totalFiles, snapshot.files.count)

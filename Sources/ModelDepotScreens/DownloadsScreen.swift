@@ -1,0 +1,126 @@
+import Foundation
+import ModelDepot
+
+/// The Downloads screen: every download started here, live and byte-weighted, with what can be done to each,
+/// an overall bar across the running ones, and the bandwidth limit they share.
+public struct DownloadsScreen: Sendable, Equatable {
+    /// One download.
+    public struct Row: Sendable, Equatable {
+        public var name: String
+        /// `downloading`, `paused`, `completed`, `failed`, `cancelled` or `pending`.
+        public var state: String
+        public var stateText: String
+        public var bytes: Int64
+        public var total: Int64?
+        /// 0...1 by bytes, never lower than an earlier value of the same download.
+        public var fraction: Double?
+        /// "120.0 MiB / 1.2 GiB".
+        public var bytesText: String
+        public var speedText: String?
+        /// "ETA 0:42".
+        public var etaText: String?
+        /// "3 of 7 files".
+        public var filesText: String?
+        public var currentFile: String?
+        /// Why it stands still ("waiting for host:port", "retrying in 2.0 s …").
+        public var waiting: String?
+        /// A failure's message, which says what to do.
+        public var message: String?
+        /// The buttons, in order.
+        public var actions: [ModelAction]
+    }
+
+    public var rows: [Row]
+    /// Across the downloads still running or paused: bytes done of bytes in all.
+    public var overallFraction: Double?
+    public var overallText: String?
+    /// The shared cap, e.g. "20.0 MiB/s", or the strings' "no limit".
+    public var bandwidthText: String
+    public var bandwidthBytesPerSecond: Int64?
+    public var emptyMessage: String?
+
+    public static func load(_ downloads: ModelDownloads, strings: DownloadsScreenStrings = .english) async
+        -> DownloadsScreen
+    {
+        let rows = await downloads.all.map { row(for: $0, strings: strings) }
+        let active = rows.filter { ["downloading", "paused", "pending"].contains($0.state) }
+        let total = active.reduce(Int64(0)) { $0 + ($1.total ?? 0) }
+        let done = active.reduce(Int64(0)) { $0 + $1.bytes }
+        let limit = downloads.bandwidth.bytesPerSecond
+        return DownloadsScreen(
+            rows: rows, overallFraction: total > 0 ? min(1, Double(done) / Double(total)) : nil,
+            overallText: total > 0 ? "\(ByteFormat.string(done)) / \(ByteFormat.string(total))" : nil,
+            bandwidthText: limit.map { ByteFormat.rate(Double($0)) } ?? strings.noLimit,
+            bandwidthBytesPerSecond: limit, emptyMessage: rows.isEmpty ? strings.nothingYet : nil)
+    }
+
+    static func row(for entry: ModelDownloads.Entry, strings: DownloadsScreenStrings) -> Row {
+        let progress = entry.progress
+        var row = Row(
+            name: entry.name, state: "pending", stateText: strings.pending, bytes: progress?.bytesCompleted ?? 0,
+            total: progress?.totalBytes, fraction: progress?.fractionCompleted,
+            bytesText: progress.map(bytesText) ?? "", speedText: nil, etaText: nil,
+            filesText: progress.flatMap {
+                $0.totalFiles > 0 ? strings.files($0.filesCompleted, of: $0.totalFiles) : nil
+            },
+            currentFile: progress?.currentFile, waiting: progress?.waiting?.description, message: nil, actions: [])
+        switch entry.state {
+        case .pending:
+            row.actions = [.pause, .cancel]
+        case .downloading(let progress):
+            row.state = "downloading"
+            row.stateText = progress.phase == .resolving ? strings.resolving : strings.downloading
+            if progress.bytesPerSecond > 0 { row.speedText = ByteFormat.rate(progress.bytesPerSecond) }
+            if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
+                row.etaText = String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+            }
+            row.actions = [.pause, .cancel]
+        case .paused:
+            row.state = "paused"
+            row.stateText = strings.paused
+            row.waiting = nil
+            row.actions = [.resume, .cancel]
+        case .completed:
+            row.state = "completed"
+            row.stateText = progress?.alreadyCached == true ? strings.alreadyHere : strings.completed
+            row.waiting = nil
+            row.currentFile = nil
+            row.actions = [.use]
+        case .failed(let error):
+            row.state = "failed"
+            row.stateText = strings.failed
+            row.waiting = nil
+            row.message = error.message
+            row.actions = [.retry]
+        case .cancelled:
+            row.state = "cancelled"
+            row.stateText = strings.cancelled
+            row.waiting = nil
+            row.actions = [.retry]
+        }
+        return row
+    }
+
+    static func bytesText(_ progress: SnapshotProgress) -> String {
+        ByteFormat.string(progress.bytesCompleted) + (progress.totalBytes.map { " / " + ByteFormat.string($0) } ?? "")
+    }
+}
+
+/// The Downloads screen's words.
+public struct DownloadsScreenStrings: Sendable {
+    public var title = "Downloads"
+    public var pending = "Starting"
+    public var resolving = "Asking the Hub"
+    public var downloading = "Downloading"
+    public var paused = "Paused"
+    public var completed = "Done"
+    public var alreadyHere = "Already here"
+    public var failed = "Failed"
+    public var cancelled = "Cancelled"
+    public var noLimit = "no limit"
+    public var nothingYet = "Nothing downloaded yet. Start a download from the Models page."
+
+    public static let english = DownloadsScreenStrings()
+
+    public func files(_ done: Int, of total: Int) -> String { "\(done) of \(total) file\(total == 1 ? "" : "s")" }
+}

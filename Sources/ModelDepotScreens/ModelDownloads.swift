@@ -1,0 +1,176 @@
+import Foundation
+import ModelDepot
+
+/// The downloads the screens start and show, by catalog name: each one's task, last progress and outcome,
+/// one bandwidth limit for all of them, and a signal each time something changes (the web app's live
+/// updates, a view's refresh).
+///
+/// Pausing, resuming, cancelling and retrying are decided here once; the screens only read.
+public actor ModelDownloads {
+    /// Where one catalog model's download stands, as the screens show it.
+    public struct Entry: Sendable {
+        public var name: String
+        public var state: ModelDownloadTask.State
+        /// The last progress seen, kept through pauses and failures so a bar never jumps back to zero.
+        public var progress: SnapshotProgress?
+        /// When the download started, for ordering.
+        public var started: Date
+
+        public init(name: String, state: ModelDownloadTask.State, progress: SnapshotProgress?, started: Date) {
+            self.name = name
+            self.state = state
+            self.progress = progress
+            self.started = started
+        }
+    }
+
+    public nonisolated let manager: ModelManager
+    public nonisolated let catalog: ModelCatalog
+    /// The cap on bytes per second every download started here shares; nil `bytesPerSecond` is no cap.
+    public nonisolated let bandwidth: BandwidthLimit
+    private var tasks: [String: ModelDownloadTask] = [:]
+    private var entries: [String: Entry] = [:]
+    private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
+
+    /// Downloads for `catalog` through `manager`, which must have been made with `bandwidth` in its
+    /// configuration for the limit to apply (``init(hub:cache:catalog:configuration:)`` does that).
+    public init(manager: ModelManager, catalog: ModelCatalog, bandwidth: BandwidthLimit) {
+        self.manager = manager
+        self.catalog = catalog
+        self.bandwidth = bandwidth
+    }
+
+    /// Downloads from `hub` into `cache`, with a bandwidth limit the person can change while they run.
+    public init(
+        hub: HubClient, cache: HubCache, catalog: ModelCatalog,
+        configuration: DownloadConfiguration = DownloadConfiguration()
+    ) {
+        let limit = configuration.bandwidthLimit ?? BandwidthLimit(bytesPerSecond: nil)
+        var configuration = configuration
+        configuration.bandwidthLimit = limit
+        self.init(
+            manager: ModelManager(hub: hub, cache: cache, configuration: configuration), catalog: catalog,
+            bandwidth: limit)
+    }
+
+    /// Every download started here, newest first.
+    public var all: [Entry] { entries.values.sorted { $0.started > $1.started } }
+
+    /// The download of `name`, if one was started.
+    public func entry(_ name: String) -> Entry? { entries[name] }
+
+    /// A stream that yields each time a download changes (progress, state); it ends when the caller stops
+    /// iterating.
+    public func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        watchers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.stopWatching(id) } }
+        return stream
+    }
+
+    /// Starts downloading the catalog model `name`, or joins the download under way.
+    ///
+    /// - Throws: `invalidArgument` when the catalog has no such model.
+    public func start(_ name: String) async throws {
+        let entry = try catalogEntry(name)
+        if let task = tasks[entry.name], !task.state.isFinal {
+            if case .paused = task.state { task.resume() }
+            return
+        }
+        let task = await manager.download(entry)
+        track(task, name: entry.name)
+    }
+
+    /// Pauses `name`'s download; what arrived stays.
+    public func pause(_ name: String) async throws {
+        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
+        await task.pause()
+    }
+
+    /// Resumes a paused download from the bytes on disk.
+    public func resume(_ name: String) throws {
+        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
+        task.resume()
+    }
+
+    /// Cancels `name`'s download (what arrived stays for a later download; cancelling is not a failure).
+    public func cancel(_ name: String) async throws {
+        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
+        await task.cancel()
+    }
+
+    /// Starts a failed or cancelled download again; it resumes from what arrived.
+    public func retry(_ name: String) async throws {
+        let entry = try catalogEntry(name)
+        if let task = tasks[entry.name], !task.state.isFinal { return }
+        tasks[entry.name] = nil
+        try await start(entry.name)
+    }
+
+    /// Removes the damaged files of `name` and downloads exactly those again.
+    public func repair(_ name: String) async throws {
+        let entry = try catalogEntry(name)
+        let problems = try manager.verify(entry.repo, type: entry.repoType).problems
+        guard !problems.isEmpty else {
+            // Nothing damaged by hash: a header or size problem; a download of the missing parts does it.
+            try await start(entry.name)
+            return
+        }
+        _ = try await manager.repair(entry.repo, type: entry.repoType, problems: problems)
+        signal()
+    }
+
+    /// Sets the cap every running and future download shares; nil or 0 removes it.
+    public func setBandwidthLimit(bytesPerSecond: Int64?) {
+        bandwidth.bytesPerSecond = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
+        signal()
+    }
+
+    /// The catalog entry called `name`.
+    ///
+    /// - Throws: `invalidArgument` naming the model and saying where the known ones are listed.
+    public nonisolated func catalogEntry(_ name: String) throws -> CatalogEntry {
+        guard let entry = catalog.entry(named: name) else {
+            throw ModelDepotError(
+                .invalidArgument, "The catalog has no model called '\(name.prefix(80))'; the Models page lists them.")
+        }
+        return entry
+    }
+
+    private func track(_ task: ModelDownloadTask, name: String) {
+        tasks[name] = task
+        entries[name] = Entry(name: name, state: task.state, progress: nil, started: Date())
+        signal()
+        Task { [weak self] in
+            for await state in task.states {
+                guard let self else { return }
+                await self.record(state, of: task, name: name)
+            }
+        }
+    }
+
+    private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) {
+        // A retried download replaced this task: its late states are not news.
+        guard tasks[name] === task, var entry = entries[name] else { return }
+        entry.state = state
+        switch state {
+        case .downloading(let progress): entry.progress = progress
+        case .paused(let progress): entry.progress = progress ?? entry.progress
+        case .completed(let snapshot): entry.progress = .completed(after: entry.progress, snapshot: snapshot)
+        default: break
+        }
+        entries[name] = entry
+        signal()
+    }
+
+    private func signal() {
+        for watcher in watchers.values { watcher.yield() }
+    }
+
+    private func stopWatching(_ id: UUID) { watchers[id] = nil }
+
+    private static func notStarted(_ name: String) -> ModelDepotError {
+        ModelDepotError(.invalidArgument, "No download of '\(name.prefix(80))' was started here.")
+    }
+}

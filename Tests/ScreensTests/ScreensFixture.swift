@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotScreens
+import ModelDepotServer
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+/// A mirror on 127.0.0.1 serving three small models, a catalog naming them (and one the mirror lacks), and
+/// `ModelDownloads` over a fresh cache.
+struct ScreensFixture {
+    static let weights = SampleData.bytes(count: 1 << 20, seed: 23)
+    static let layout: [String: [UInt8]] = [
+        "acme/chat/weights.bin": weights, "acme/chat/config.json": Array(#"{"a": 1}"#.utf8),
+        "acme/embed/model.safetensors": SampleData.bytes(count: 64 << 10, seed: 24),
+        "acme/embed/vocab.txt": Array("a\nb\n".utf8),
+    ]
+    static let catalog = try! ModelCatalog(
+        models: [
+            CatalogEntry(
+                name: "chat", repo: try! RepoID("acme/chat"), files: ["weights.bin", "config.json"],
+                required: ["weights.bin"], format: .gguf, capabilities: [.textGeneration], contextLength: 2048,
+                sizeBytes: Int64(weights.count + 8), recommended: true, description: "A small chat model"),
+            CatalogEntry(
+                name: "embed", repo: try! RepoID("acme/embed"), files: ["vocab.txt"], required: ["vocab.txt"],
+                format: .safetensors, capabilities: [.embeddings], embeddingDimensions: 384, sizeBytes: 4,
+                description: "Sentence vectors"),
+            CatalogEntry(
+                name: "ghost", repo: try! RepoID("acme/ghost"), files: ["x.gguf"], required: ["x.gguf"],
+                format: .gguf, capabilities: [.textGeneration], sizeBytes: 10, description: "Not on the mirror"),
+        ],
+        presets: ["minimal": ["embed"], "standard": ["embed", "chat"]])
+
+    let folder: TemporaryDirectory
+    let endpoint: URL
+    let downloads: ModelDownloads
+
+    /// Runs `body` with the mirror up; `limit` caps the downloads' bytes per second from the start.
+    static func with(limit: Int64? = nil, _ body: (ScreensFixture) async throws -> Void) async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-screens")
+        defer { folder.remove() }
+        for (path, bytes) in layout {
+            let url = folder.path("repos/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        let server = MirrorServer(
+            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let address = Mutex<URL?>(nil)
+        let task = Task { try await server.run(host: "127.0.0.1", port: 0) { url in address.withLock { $0 = url } } }
+        defer { task.cancel() }
+        try #require(await waitUntil { address.withLock { $0 } != nil }, "the mirror did not start")
+        let endpoint = address.withLock { $0 }!
+        var configuration = DownloadConfiguration()
+        configuration.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        configuration.bandwidthLimit = BandwidthLimit(bytesPerSecond: limit)
+        let downloads = ModelDownloads(
+            hub: HubClient(endpoint: endpoint, retryPolicy: RetryPolicy(maxAttempts: 1)),
+            cache: HubCache(root: folder.path("cache")), catalog: catalog, configuration: configuration)
+        try await body(ScreensFixture(folder: folder, endpoint: endpoint, downloads: downloads))
+    }
+
+    /// Waits until `name`'s download reaches a state `matches` accepts.
+    func waitFor(_ name: String, _ matches: @escaping @Sendable (ModelDownloadTask.State) -> Bool) async -> Bool {
+        await waitUntil(timeout: .seconds(60)) {
+            guard let entry = await downloads.entry(name) else { return false }
+            return matches(entry.state)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import ModelDepot
+import ModelDepotScreens
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+/// The screens over a real mirror and cache: what each one shows, and what its actions do.
+@Suite struct ScreensTests {
+    @Test func modelsListFiltersSearchesAndSaysWhatIsHere() async throws {
+        try await ScreensFixture.with { fixture in
+            let all = await ModelsScreen.load(fixture.downloads)
+            #expect(all.rows.map(\.name) == ["chat", "embed", "ghost"], "recommended first, then by size")
+            #expect(all.rows.allSatisfy { $0.status.badge.kind == .notDownloaded && $0.status.action == .download })
+            #expect(all.presets.map(\.name) == ["minimal", "standard"])
+            #expect(all.presets.first?.summary == "4 B" && all.presets.first?.complete == false)
+
+            let embeddings = await ModelsScreen.load(fixture.downloads, filter: .init(capability: .embeddings))
+            #expect(embeddings.rows.map(\.name) == ["embed"])
+            let searched = await ModelsScreen.load(fixture.downloads, filter: .init(search: "SMALL chat"))
+            #expect(searched.rows.map(\.name) == ["chat"])
+            let none = await ModelsScreen.load(fixture.downloads, filter: .init(format: .coreml))
+            #expect(none.rows.isEmpty && none.emptyMessage?.contains("No model matches") == true)
+            #expect(throws: ModelDepotError.self) {
+                try ModelsScreen.Filter(capability: "telepathy", format: nil, search: nil)
+            }
+
+            try await fixture.downloads.start("embed")
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+            let after = await ModelsScreen.load(fixture.downloads)
+            let embed = try #require(after.rows.first { $0.name == "embed" })
+            #expect(embed.status.badge.kind == .ready && embed.status.action == .use && embed.status.selectable)
+            #expect(after.presets.first?.complete == true && after.presets.first?.summary == "4 B, all here")
+            #expect(after.presets.last?.summary.contains("4 B already here") == true, "\(after.presets)")
+        }
+    }
+
+    @Test func aDownloadPausesResumesAndNeverGoesBack() async throws {
+        try await ScreensFixture.with(limit: 256 << 10) { fixture in
+            let downloads = fixture.downloads
+            try await downloads.start("chat")
+            #expect(await waitUntil { (await DownloadsScreen.load(downloads).rows.first?.bytes ?? 0) > 64 << 10 })
+            try await downloads.pause("chat")
+            #expect(await fixture.waitFor("chat") { if case .paused = $0 { true } else { false } })
+            let paused = await DownloadsScreen.load(downloads)
+            let row = try #require(paused.rows.first)
+            #expect(row.state == "paused" && row.actions == [.resume, .cancel] && (row.fraction ?? 0) > 0)
+            #expect(paused.overallFraction == row.fraction && paused.bandwidthText == "256.0 KiB/s")
+            let models = await ModelsScreen.load(downloads)
+            #expect(models.rows.first { $0.name == "chat" }?.status.action == .resume)
+
+            await downloads.setBandwidthLimit(bytesPerSecond: nil)
+            try await downloads.resume("chat")
+            let seen = Mutex<[Double]>([])
+            let done = await waitUntil {
+                let screen = await DownloadsScreen.load(downloads)
+                if let fraction = screen.rows.first?.fraction { seen.withLock { $0.append(fraction) } }
+                return screen.rows.first?.state == "completed"
+            }
+            #expect(done)
+            let fractions = seen.withLock { $0 }
+            #expect(fractions == fractions.sorted(), "the bar never goes back: \(fractions)")
+            #expect((fractions.first ?? 0) >= (row.fraction ?? 1))
+            let final = await DownloadsScreen.load(downloads)
+            #expect(final.rows.first?.actions == [.use] && final.bandwidthText == "no limit")
+        }
+    }
+
+    @Test func aFailureSaysWhyAndRetryWorks() async throws {
+        try await ScreensFixture.with { fixture in
+            let downloads = fixture.downloads
+            try await downloads.start("ghost")
+            #expect(await fixture.waitFor("ghost") { if case .failed = $0 { true } else { false } })
+            let failed = await DownloadsScreen.load(downloads)
+            #expect(failed.rows.first?.actions == [.retry])
+            #expect(failed.rows.first?.message?.contains("not found") == true, "\(failed.rows)")
+            let models = await ModelsScreen.load(downloads)
+            #expect(models.rows.first { $0.name == "ghost" }?.status.badge.kind == .failed)
+
+            // The repository appears on the mirror; Retry succeeds.
+            let folder = fixture.folder.path("repos/acme/ghost")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("GGUF".utf8).write(to: folder.appendingPathComponent("x.gguf"))
+            try await downloads.retry("ghost")
+            #expect(await fixture.waitFor("ghost") { if case .completed = $0 { true } else { false } })
+
+            // Cancelling is not a failure.
+            try await downloads.start("chat")
+            try await downloads.cancel("chat")
+            #expect(await fixture.waitFor("chat") { if case .cancelled = $0 { true } else { false } })
+            let cancelled = await DownloadsScreen.load(downloads).rows.first { $0.name == "chat" }
+            #expect(cancelled?.state == "cancelled" && cancelled?.message == nil)
+
+            await #expect(throws: ModelDepotError.self) { try await downloads.start("../../etc/passwd") }
+            await #expect(throws: ModelDepotError.self) { try await downloads.pause("embed") }
+        }
+    }
+
+    @Test func aDamagedFileIsShownWithItsReasonAndRepaired() async throws {
+        try await ScreensFixture.with { fixture in
+            let downloads = fixture.downloads
+            try await downloads.start("chat")
+            #expect(await fixture.waitFor("chat") { if case .completed = $0 { true } else { false } })
+            let entry = try downloads.catalogEntry("chat")
+            let snapshot = try #require(try downloads.manager.readiness(of: entry).folder)
+            let blob = try FileManager.default.destinationOfSymbolicLink(
+                atPath: snapshot.appendingPathComponent("weights.bin").path)
+            let blobPath = snapshot.appendingPathComponent(blob).standardizedFileURL.path
+            try Data(repeating: 0, count: 16).write(to: URL(fileURLWithPath: blobPath))
+
+            let detail = try await ModelDetailScreen.load("chat", downloads: downloads)
+            #expect(detail.status.badge.kind == .corrupt && detail.status.action == .repair)
+            #expect(detail.status.badge.reason?.contains("weights.bin") == true, "\(detail.status.badge)")
+            try await downloads.repair("chat")
+            let repaired = try await ModelDetailScreen.load("chat", downloads: downloads)
+            #expect(repaired.status.badge.kind == .ready, "\(repaired.status.badge)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: blobPath)) == Data(ScreensFixture.weights))
+        }
+    }
+
+    @Test func detailShowsFilesFactsAndThePlan() async throws {
+        try await ScreensFixture.with { fixture in
+            let detail = try await ModelDetailScreen.load("chat", downloads: fixture.downloads)
+            #expect(detail.files.map(\.path) == ["config.json", "weights.bin"] && detail.files.allSatisfy { !$0.cached })
+            #expect(detail.planText.hasPrefix("Downloading fetches 1.0 MiB; ") && detail.fits, "\(detail.planText)")
+            #expect(detail.facts.contains(.init(label: "Context length", value: "2048 tokens")))
+            #expect(detail.facts.contains(.init(label: "Storage", value: "small (under 500 MB)")))
+            await #expect(throws: ModelDepotError.self) {
+                _ = try await ModelDetailScreen.load("nope", downloads: fixture.downloads)
+            }
+        }
+        // Offline: the plan cannot be known and the page says why.
+        let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
+        defer { folder.remove() }
+        let offline = ModelDownloads(
+            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!, offline: true),
+            cache: HubCache(root: folder.url), catalog: ScreensFixture.catalog)
+        let detail = try await ModelDetailScreen.load("chat", downloads: offline)
+        #expect(detail.planText.contains("cannot be asked") && detail.status.action == .download, "\(detail.planText)")
+    }
+
+    @Test func onboardingGoesFromOfferToContinue() async throws {
+        try await ScreensFixture.with { fixture in
+            let downloads = fixture.downloads
+            let offer = try await OnboardingScreen.load("embed", downloads: downloads)
+            #expect(offer.step == .offer && offer.action == .download && offer.message.contains("4 B"))
+            try await downloads.start("embed")
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+            let ready = try await OnboardingScreen.load("embed", downloads: downloads)
+            #expect(ready.step == .ready && ready.action == .use && ready.actionLabel == "Continue")
+            await #expect(throws: ModelDepotError.self) {
+                _ = try await OnboardingScreen.load("nope", downloads: downloads)
+            }
+        }
+    }
+}
