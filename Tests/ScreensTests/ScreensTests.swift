@@ -121,7 +121,8 @@ import Testing
     @Test func detailShowsFilesFactsAndThePlan() async throws {
         try await ScreensFixture.with { fixture in
             let detail = try await ModelDetailScreen.load("chat", downloads: fixture.downloads)
-            #expect(detail.files.map(\.path) == ["config.json", "weights.bin"] && detail.files.allSatisfy { !$0.cached })
+            #expect(detail.files.map(\.path) == ["config.json", "weights.bin"])
+            #expect(detail.files.allSatisfy { !$0.cached })
             #expect(detail.planText.hasPrefix("Downloading fetches 1.0 MiB; ") && detail.fits, "\(detail.planText)")
             #expect(detail.facts.contains(.init(label: "Context length", value: "2048 tokens")))
             #expect(detail.facts.contains(.init(label: "Storage", value: "small (under 500 MB)")))
