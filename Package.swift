@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Only for `swift package generate-documentation` (the DocC catalogue); nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -88,6 +89,21 @@ let package = Package(
         // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
         // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
         .target(name: "ModelDepotScreens", dependencies: ["ModelDepot"]),
+        // The web app over the screens (`modeldepot ui`): Hummingbird routes, Mustache templates, assets, live
+        // events. Templates, script and stylesheet are package resources: no CDN, no build chain.
+        .target(
+            name: "ModelDepotWeb",
+            dependencies: [
+                "ModelDepotScreens",
+                "ModelDepot",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources")]
+        ),
         .target(
             name: "ModelDepotTesting",
             dependencies: [
@@ -123,6 +139,8 @@ let package = Package(
                 "ModelDepotServer",
                 "ModelDepotInference",
                 "ModelDepotPlatform",
+                "ModelDepotScreens",
+                "ModelDepotWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -139,7 +157,11 @@ let package = Package(
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
         .testTarget(
             name: "ScreensTests",
-            dependencies: ["ModelDepotScreens", "ModelDepot", "ModelDepotServer", "ModelDepotTesting"]
+            dependencies: [
+                "ModelDepotScreens", "ModelDepotWeb", "ModelDepot", "ModelDepotServer", "ModelDepotTesting",
+                "ModelDepotPlatform",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotTesting"]),

@@ -3,9 +3,9 @@ import ModelDepot
 
 /// The Downloads screen: every download started here, live and byte-weighted, with what can be done to each,
 /// an overall bar across the running ones, and the bandwidth limit they share.
-public struct DownloadsScreen: Sendable, Equatable {
+public struct DownloadsScreen: Sendable, Equatable, Encodable {
     /// One download.
-    public struct Row: Sendable, Equatable {
+    public struct Row: Sendable, Equatable, Encodable {
         public var name: String
         /// `downloading`, `paused`, `completed`, `failed`, `cancelled` or `pending`.
         public var state: String
@@ -27,7 +27,13 @@ public struct DownloadsScreen: Sendable, Equatable {
         /// A failure's message, which says what to do.
         public var message: String?
         /// The buttons, in order.
-        public var actions: [ModelAction]
+        public var actions: [Button]
+    }
+
+    /// A button: what it does and what it says.
+    public struct Button: Sendable, Equatable, Encodable {
+        public var action: ModelAction
+        public var label: String
     }
 
     public var rows: [Row]
@@ -66,7 +72,7 @@ public struct DownloadsScreen: Sendable, Equatable {
             currentFile: progress?.currentFile, waiting: progress?.waiting?.description, message: nil, actions: [])
         switch entry.state {
         case .pending:
-            row.actions = [.pause, .cancel]
+            row.actions = strings.buttons([.pause, .cancel])
         case .downloading(let progress):
             row.state = "downloading"
             row.stateText = progress.phase == .resolving ? strings.resolving : strings.downloading
@@ -74,29 +80,29 @@ public struct DownloadsScreen: Sendable, Equatable {
             if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
                 row.etaText = String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
             }
-            row.actions = [.pause, .cancel]
+            row.actions = strings.buttons([.pause, .cancel])
         case .paused:
             row.state = "paused"
             row.stateText = strings.paused
             row.waiting = nil
-            row.actions = [.resume, .cancel]
+            row.actions = strings.buttons([.resume, .cancel])
         case .completed:
             row.state = "completed"
             row.stateText = progress?.alreadyCached == true ? strings.alreadyHere : strings.completed
             row.waiting = nil
             row.currentFile = nil
-            row.actions = [.use]
+            row.actions = strings.buttons([.use])
         case .failed(let error):
             row.state = "failed"
             row.stateText = strings.failed
             row.waiting = nil
             row.message = error.message
-            row.actions = [.retry]
+            row.actions = strings.buttons([.retry])
         case .cancelled:
             row.state = "cancelled"
             row.stateText = strings.cancelled
             row.waiting = nil
-            row.actions = [.retry]
+            row.actions = strings.buttons([.retry])
         }
         return row
     }
@@ -121,6 +127,12 @@ public struct DownloadsScreenStrings: Sendable {
     public var nothingYet = "Nothing downloaded yet. Start a download from the Models page."
 
     public static let english = DownloadsScreenStrings()
+
+    public var status = ModelStatusStrings.english
+
+    func buttons(_ actions: [ModelAction]) -> [DownloadsScreen.Button] {
+        actions.map { DownloadsScreen.Button(action: $0, label: status.label($0)) }
+    }
 
     public func files(_ done: Int, of total: Int) -> String { "\(done) of \(total) file\(total == 1 ? "" : "s")" }
 }

@@ -3,9 +3,9 @@ import ModelDepot
 
 /// A model's page: what it is (format, capabilities, header facts), its files with sizes and whether each is
 /// here, where it lives on disk, and what a download would fetch with the free space after it.
-public struct ModelDetailScreen: Sendable {
+public struct ModelDetailScreen: Sendable, Encodable {
     /// One file of the model.
-    public struct File: Sendable, Equatable {
+    public struct File: Sendable, Equatable, Encodable {
         public var path: String
         public var sizeText: String
         public var cached: Bool
@@ -14,7 +14,7 @@ public struct ModelDetailScreen: Sendable {
     }
 
     /// A label and its value, for the facts table.
-    public struct Fact: Sendable, Equatable {
+    public struct Fact: Sendable, Equatable, Encodable {
         public var label: String
         public var value: String
 

@@ -121,6 +121,16 @@ public actor ModelDownloads {
         signal()
     }
 
+    /// Cancels every download still running or paused and returns once each has stopped (an app that quits,
+    /// a server that shuts down). What arrived stays for later.
+    public func stopAll() async {
+        let running = tasks.values.filter { !$0.state.isFinal }
+        for task in running { await task.cancel() }
+        for task in running {
+            for await state in task.states where state.isFinal { break }
+        }
+    }
+
     /// Sets the cap every running and future download shares; nil or 0 removes it.
     public func setBandwidthLimit(bytesPerSecond: Int64?) {
         bandwidth.bytesPerSecond = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }

@@ -20,7 +20,7 @@ public struct ReadinessBadge: Sendable, Equatable, Codable {
 
 /// The one place that decides, from a model's readiness on disk and its download here, which badge it wears,
 /// which action its button offers, and whether it can be selected for use.
-public struct ModelStatus: Sendable, Equatable {
+public struct ModelStatus: Sendable, Equatable, Encodable {
     public var badge: ReadinessBadge
     /// The button the row shows; nil when there is nothing to do (never, today: every state has one).
     public var action: ModelAction?

@@ -3,9 +3,9 @@ import ModelDepot
 
 /// The Models screen: the catalog with filters and search, recommended models first, the presets with their
 /// size and how much of them is already here, and per model its size, readiness badge and one action.
-public struct ModelsScreen: Sendable {
+public struct ModelsScreen: Sendable, Encodable {
     /// What the person narrowed the list to.
-    public struct Filter: Sendable, Equatable {
+    public struct Filter: Sendable, Equatable, Encodable {
         public var capability: ModelCapability?
         public var format: ModelFormat?
         /// Words that must all appear in the name, description or repository (case-insensitive).
@@ -49,7 +49,7 @@ public struct ModelsScreen: Sendable {
     }
 
     /// One catalog model.
-    public struct Row: Sendable, Equatable {
+    public struct Row: Sendable, Equatable, Encodable {
         public var name: String
         public var description: String
         public var repo: String
@@ -63,7 +63,7 @@ public struct ModelsScreen: Sendable {
     }
 
     /// A named set of models, with what it takes and what is already here.
-    public struct Preset: Sendable, Equatable {
+    public struct Preset: Sendable, Equatable, Encodable {
         public var name: String
         public var models: [String]
         public var totalBytes: Int64
@@ -79,6 +79,8 @@ public struct ModelsScreen: Sendable {
     /// Said when the filter leaves nothing.
     public var emptyMessage: String?
     public var strings: ModelsScreenStrings
+
+    private enum CodingKeys: String, CodingKey { case filter, rows, presets, emptyMessage }
 
     /// The screen as it stands now: readiness from the cache, download states from `downloads`.
     public static func load(

@@ -3,9 +3,9 @@ import ModelDepot
 
 /// The onboarding download, a step an app puts before its first use of a model: check the disk, offer the
 /// download with its size, show progress, and let the person continue once the model is ready.
-public struct OnboardingScreen: Sendable, Equatable {
+public struct OnboardingScreen: Sendable, Equatable, Encodable {
     /// Where the flow is.
-    public enum Step: String, Sendable, Equatable {
+    public enum Step: String, Sendable, Equatable, Encodable {
         /// The model is here: continue.
         case ready
         /// Not here, and it fits: offer the download.

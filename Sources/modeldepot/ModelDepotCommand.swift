@@ -12,7 +12,7 @@ struct ModelDepotCommand: AsyncParsableCommand {
             PullCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self, InfoCommand.self,
             PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
             RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
-            DemoCommand.self,
+            DemoCommand.self, UICommand.self,
         ]
     )
 

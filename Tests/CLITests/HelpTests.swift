@@ -9,7 +9,7 @@ import Testing
     /// command is covered as soon as it exists.
     static let commands = [
         "pull", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "rm", "prune", "pin",
-        "search", "serve", "demo",
+        "search", "serve", "demo", "ui",
     ]
 
     @Test func overviewListsEveryCommandAndExitsZero() async throws {

@@ -44,7 +44,8 @@ import Testing
             #expect(await fixture.waitFor("chat") { if case .paused = $0 { true } else { false } })
             let paused = await DownloadsScreen.load(downloads)
             let row = try #require(paused.rows.first)
-            #expect(row.state == "paused" && row.actions == [.resume, .cancel] && (row.fraction ?? 0) > 0)
+            #expect(
+                row.state == "paused" && row.actions.map(\.action) == [.resume, .cancel] && (row.fraction ?? 0) > 0)
             #expect(paused.overallFraction == row.fraction && paused.bandwidthText == "256.0 KiB/s")
             let models = await ModelsScreen.load(downloads)
             #expect(models.rows.first { $0.name == "chat" }?.status.action == .resume)
@@ -62,7 +63,7 @@ import Testing
             #expect(fractions == fractions.sorted(), "the bar never goes back: \(fractions)")
             #expect((fractions.first ?? 0) >= (row.fraction ?? 1))
             let final = await DownloadsScreen.load(downloads)
-            #expect(final.rows.first?.actions == [.use] && final.bandwidthText == "no limit")
+            #expect(final.rows.first?.actions.map(\.action) == [.use] && final.bandwidthText == "no limit")
         }
     }
 
@@ -72,7 +73,7 @@ import Testing
             try await downloads.start("ghost")
             #expect(await fixture.waitFor("ghost") { if case .failed = $0 { true } else { false } })
             let failed = await DownloadsScreen.load(downloads)
-            #expect(failed.rows.first?.actions == [.retry])
+            #expect(failed.rows.first?.actions.map(\.action) == [.retry])
             #expect(failed.rows.first?.message?.contains("not found") == true, "\(failed.rows)")
             let models = await ModelsScreen.load(downloads)
             #expect(models.rows.first { $0.name == "ghost" }?.status.badge.kind == .failed)

@@ -1,0 +1,182 @@
+// ModelDepot's web app: buttons call the JSON API, and live state arrives as server-sent events. Every value
+// is written with textContent; nothing from the server becomes HTML.
+"use strict";
+
+function showMessage(text) {
+  const box = document.getElementById("message");
+  if (!box) return;
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function call(method, path, body) {
+  const answer = await fetch(path, {
+    method, credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
+  });
+  if (!answer.ok) {
+    let text = answer.status + " " + answer.statusText;
+    try { text = (await answer.json()).error || text; } catch (ignored) { /* not JSON */ }
+    throw new Error(text);
+  }
+  return answer.json();
+}
+
+async function act(button) {
+  const name = button.dataset.name;
+  const action = button.dataset.action;
+  if (action === "use") {
+    if (document.body.dataset.page === "onboarding") { window.location.href = "/models/" + encodeURIComponent(name); }
+    else { window.location.href = "/models/" + encodeURIComponent(name); }
+    return;
+  }
+  button.disabled = true;
+  try {
+    await call("POST", "/api/ui/models/" + encodeURIComponent(name) + "/" + action);
+    showMessage("");
+  } catch (error) {
+    showMessage(error.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (button) act(button);
+});
+
+function setStatus(row, model) {
+  const badge = row.querySelector("[data-badge]");
+  if (badge) {
+    badge.textContent = model.status.badge.label;
+    badge.className = "badge badge-" + model.status.badge.kind;
+  }
+  const reason = row.querySelector("[data-reason]");
+  if (reason) reason.textContent = model.status.badge.reason || "";
+  const bar = row.querySelector("[data-progress]");
+  if (bar) {
+    const fraction = model.status.fraction;
+    bar.hidden = fraction === undefined || fraction === null;
+    if (!bar.hidden && fraction >= Number(bar.value)) bar.value = fraction;
+  }
+  const button = row.querySelector("button[data-action]");
+  if (button && model.status.action) {
+    button.dataset.action = model.status.action;
+    button.textContent = model.status.actionLabel;
+  }
+}
+
+function renderDownloads(screen) {
+  const list = document.getElementById("downloads");
+  if (!list) return;
+  const empty = document.getElementById("empty");
+  if (empty) empty.hidden = screen.rows.length > 0;
+  const overall = document.getElementById("overall");
+  if (overall) {
+    overall.hidden = screen.overallFraction === undefined;
+    if (!overall.hidden) overall.value = screen.overallFraction;
+  }
+  const overallText = document.getElementById("overall-text");
+  if (overallText) overallText.textContent = screen.overallText || "";
+  const bandwidth = document.getElementById("bandwidth-text");
+  if (bandwidth) bandwidth.textContent = "Now: " + screen.bandwidthText;
+  const seen = new Set();
+  for (const row of screen.rows) {
+    seen.add(row.name);
+    let item = list.querySelector('li[data-download="' + CSS.escape(row.name) + '"]');
+    if (!item) {
+      item = document.createElement("li");
+      item.dataset.download = row.name;
+      for (const part of ["line", "bar", "numbers", "waiting", "failure", "actions"]) {
+        const element = document.createElement(part === "bar" ? "progress" : "div");
+        element.className = part;
+        if (part === "bar") { element.max = 1; element.value = 0; element.setAttribute("aria-label", row.name); }
+        item.appendChild(element);
+      }
+      list.prepend(item);
+    }
+    item.dataset.state = row.state;
+    const line = item.querySelector(".line");
+    line.replaceChildren();
+    const link = document.createElement("a");
+    link.href = "/models/" + encodeURIComponent(row.name);
+    link.textContent = row.name;
+    const state = document.createElement("span");
+    state.className = "state";
+    state.textContent = " " + row.stateText;
+    line.append(link, state);
+    const bar = item.querySelector("progress");
+    if (row.fraction !== undefined && row.fraction >= Number(bar.value)) bar.value = row.fraction;
+    item.querySelector(".numbers").textContent =
+      [row.bytesText, row.speedText, row.etaText, row.filesText].filter(Boolean).join("  ·  ");
+    item.querySelector(".waiting").textContent = row.waiting || "";
+    item.querySelector(".failure").textContent = row.message || "";
+    const actions = item.querySelector(".actions");
+    actions.replaceChildren(...row.actions.map((action) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.action = action.action;
+      button.dataset.name = row.name;
+      button.textContent = action.label;
+      return button;
+    }));
+  }
+  for (const item of list.querySelectorAll("li[data-download]")) {
+    if (!seen.has(item.dataset.download)) item.remove();
+  }
+}
+
+async function refreshOnboarding(name) {
+  const screen = await (await fetch("/api/ui/onboarding/" + encodeURIComponent(name))).json();
+  const section = document.querySelector(".onboarding");
+  if (!section) return;
+  section.dataset.step = screen.step;
+  document.getElementById("onboarding-message").textContent = screen.message;
+  const bar = document.getElementById("onboarding-progress");
+  bar.hidden = screen.fraction === undefined;
+  if (!bar.hidden && screen.fraction >= Number(bar.value)) bar.value = screen.fraction;
+  const actions = section.querySelector(".actions");
+  actions.replaceChildren();
+  if (screen.action) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "onboarding-action";
+    button.dataset.action = screen.action;
+    button.dataset.name = screen.name;
+    button.textContent = screen.actionLabel;
+    actions.appendChild(button);
+  }
+}
+
+function listen() {
+  const page = document.body.dataset.page;
+  if (!["models", "model", "downloads", "onboarding"].includes(page)) return;
+  const events = new EventSource("/api/ui/events");
+  events.addEventListener("update", (event) => {
+    const update = JSON.parse(event.data);
+    for (const model of update.models) {
+      for (const row of document.querySelectorAll('[data-row="' + CSS.escape(model.name) + '"]')) setStatus(row, model);
+    }
+    renderDownloads(update.downloads);
+    if (page === "onboarding") refreshOnboarding(document.body.dataset.model).catch((e) => showMessage(e.message));
+  });
+}
+
+function bandwidthForm() {
+  const form = document.getElementById("bandwidth");
+  if (!form) return;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = form.elements.megabytes.value.trim();
+    const bytes = text === "" ? null : Math.round(Number(text) * 1e6);
+    try {
+      await call("PUT", "/api/ui/bandwidth", { bytesPerSecond: bytes });
+      showMessage("");
+    } catch (error) {
+      showMessage(error.message);
+    }
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => { listen(); bandwidthForm(); });

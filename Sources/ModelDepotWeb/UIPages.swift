@@ -1,0 +1,136 @@
+import Foundation
+import ModelDepot
+import ModelDepotScreens
+import Mustache
+
+/// Renders the screens as HTML with the Mustache templates in `Resources/templates`: each page's context is
+/// the screen's values as they are; the templates hold no rules (those are the screens').
+struct UIPages: Sendable {
+    let library: MustacheLibrary
+
+    /// Loads the templates shipped with the package.
+    static func load() async throws -> UIPages {
+        guard let folder = Bundle.module.url(forResource: "templates", withExtension: nil, subdirectory: "Resources")
+        else {
+            throw ModelDepotError(.invalidArgument, "The web app's templates are missing from the package's resources.")
+        }
+        return UIPages(library: try await MustacheLibrary(directory: folder.path))
+    }
+
+    func render(_ template: String, _ context: [String: Any]) -> String {
+        library.render(context, withTemplate: template)
+            ?? "<!doctype html><title>ModelDepot</title><p>The page \(template) is missing."
+    }
+
+    /// The header's values: title, which page, whether the app is offline.
+    static func frame(_ title: String, page: String, model: String = "", offline: Bool) -> [String: Any] {
+        [
+            "title": title, "page": page, "pageModel": model, "onModels": page == "models" || page == "model",
+            "onDownloads": page == "downloads", "offline": offline,
+        ]
+    }
+
+    static func status(_ status: ModelStatus) -> [String: Any] {
+        [
+            "badgeKind": status.badge.kind.rawValue, "badgeLabel": status.badge.label,
+            "badgeReason": status.badge.reason ?? "", "fraction": status.fraction ?? 0,
+            "hasFraction": status.fraction != nil, "action": status.action?.rawValue as Any,
+            "actionLabel": status.actionLabel ?? "",
+        ]
+    }
+
+    func models(_ screen: ModelsScreen, offline: Bool) -> String {
+        var context = Self.frame(screen.strings.title, page: "models", offline: offline)
+        context["search"] = screen.filter.search
+        context["capabilities"] = ModelCapability.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == screen.filter.capability] as [String: Any]
+        }
+        context["formats"] = ModelFormat.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == screen.filter.format] as [String: Any]
+        }
+        context["presets"] = screen.presets.map {
+            ["name": $0.name, "members": $0.models.joined(separator: ", "), "summary": $0.summary] as [String: Any]
+        }
+        context["emptyMessage"] = screen.emptyMessage as Any
+        context["rows"] = screen.rows.map { row -> [String: Any] in
+            var values = Self.status(row.status)
+            values["name"] = row.name
+            values["description"] = row.description
+            values["recommended"] = row.recommended
+            values["format"] = row.format.rawValue
+            values["sizeText"] = row.sizeText
+            values["capabilities"] = row.capabilities.map(\.rawValue).joined(separator: ", ")
+            return values
+        }
+        return render("models", context)
+    }
+
+    func model(_ screen: ModelDetailScreen, offline: Bool) -> String {
+        var context = Self.frame(screen.name, page: "model", model: screen.name, offline: offline)
+        context.merge(Self.status(screen.status)) { $1 }
+        context["name"] = screen.name
+        context["description"] = screen.description
+        context["planText"] = screen.planText
+        context["fits"] = screen.fits
+        context["location"] = screen.location as Any
+        context["facts"] = screen.facts.map { ["label": $0.label, "value": $0.value] }
+        context["files"] = screen.files.map {
+            ["path": $0.path, "sizeText": $0.sizeText, "cached": $0.cached, "facts": $0.facts ?? ""] as [String: Any]
+        }
+        return render("model", context)
+    }
+
+    func downloads(_ screen: DownloadsScreen, title: String, offline: Bool) -> String {
+        var context = Self.frame(title, page: "downloads", offline: offline)
+        context["overallFraction"] = screen.overallFraction ?? 0
+        context["hasOverall"] = screen.overallFraction != nil
+        context["overallText"] = screen.overallText ?? ""
+        context["bandwidthText"] = screen.bandwidthText
+        context["bandwidthMegabytes"] =
+            screen.bandwidthBytesPerSecond.map { String(format: "%g", Double($0) / 1e6) } ?? ""
+        context["emptyMessage"] = screen.emptyMessage as Any
+        context["rows"] = screen.rows.map { row -> [String: Any] in
+            [
+                "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
+                "bytesText": row.bytesText, "speedText": row.speedText ?? "", "etaText": row.etaText ?? "",
+                "filesText": row.filesText ?? "", "waiting": row.waiting ?? "", "message": row.message ?? "",
+                "actions": row.actions.map { ["action": $0.action.rawValue, "label": $0.label] },
+            ]
+        }
+        return render("downloads", context)
+    }
+
+    func onboarding(_ screen: OnboardingScreen, offline: Bool) -> String {
+        var context = Self.frame(screen.title, page: "onboarding", model: screen.name, offline: offline)
+        context["name"] = screen.name
+        context["title"] = screen.title
+        context["step"] = screen.step.rawValue
+        context["message"] = screen.message
+        context["sizeText"] = screen.sizeText
+        context["freeText"] = screen.freeText as Any
+        context["fraction"] = screen.fraction ?? 0
+        context["hasFraction"] = screen.fraction != nil
+        context["action"] = screen.action?.rawValue as Any
+        context["actionLabel"] = screen.actionLabel ?? ""
+        return render("onboarding", context)
+    }
+
+    func notice(_ title: String, _ text: String) -> String {
+        var context = Self.frame(title, page: "notice", offline: false)
+        context["text"] = text
+        return render("notice", context)
+    }
+}
+
+/// The stylesheet and the script, served from the package's resources.
+enum UIAssets {
+    static let known: Set<String> = ["app.css", "app.js"]
+
+    static func load(_ name: String) -> (Data, String)? {
+        guard known.contains(name),
+            let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/assets"),
+            let data = try? Data(contentsOf: url)
+        else { return nil }
+        return (data, name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8")
+    }
+}

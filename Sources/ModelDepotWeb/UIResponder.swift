@@ -1,0 +1,227 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ModelDepot
+import ModelDepotScreens
+import NIOCore
+import Synchronization
+
+/// Answers the web app's requests: the guard first (host, session, cross-site), then the route.
+struct UIResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let downloads: ModelDownloads
+    let session: UISession
+    let pages: UIPages
+    let guardian: RequestGuard
+    let logger: Logger
+    /// True when the Hub cannot be asked (HF_HUB_OFFLINE, `--offline`): pages say so.
+    let offline: Bool
+
+    /// Headers every answer carries: no inline script, no framing, no referrer, no sniffing, no caching.
+    static let securityHeaders: HTTPFields = [
+        HTTPField.Name("Content-Security-Policy")!:
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("Referrer-Policy")!: "no-referrer",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        .cacheControl: "no-store",
+    ]
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        var response = await answer(request)
+        for field in Self.securityHeaders where response.headers[field.name] == nil { response.headers.append(field) }
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code)")
+        return response
+    }
+
+    private func answer(_ request: Request) async -> Response {
+        // The body is read before anything is answered: a request answered with its body unread leaves the
+        // connection in a state a closing server trips over. A change is a small JSON object.
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 64 << 10)
+        } catch {
+            return Self.error(413, "A request to this app may carry at most 64 KiB.")
+        }
+        let refusal = guardian.check(
+            method: request.method.rawValue, path: request.uri.path, host: request.head.authority,
+            origin: request.headers[.origin], fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!],
+            contentType: request.headers[.contentType],
+            sessionOpen: session.admits(cookieHeader: request.headers[.cookie]))
+        if let refusal { return refused(refusal, path: request.uri.path) }
+        let route: UIRoute
+        do {
+            route = try UIRoute.parse(method: request.method.rawValue, path: request.uri.path)
+        } catch .methodNotAllowed(let allowed) {
+            var response = Self.error(405, "\(request.method) is not allowed here; use \(allowed).")
+            response.headers[.allow] = allowed
+            return response
+        } catch {
+            return request.uri.path.hasPrefix("/api/")
+                ? Self.error(404, "No such API route: \(request.uri.path.prefix(200)).")
+                : html(404, pages.notice("Not found", "There is no page here. The Models page lists every model."))
+        }
+        do {
+            return try await serve(route, request, body: body)
+        } catch let error as ModelDepotError {
+            let status = error.code == .invalidArgument ? 400 : 409
+            if request.uri.path.hasPrefix("/api/") { return Self.error(status, error.message) }
+            return html(status == 400 ? 404 : 409, pages.notice("Cannot show this", error.message))
+        } catch {
+            return Self.error(500, "\(error)")
+        }
+    }
+
+    private func serve(_ route: UIRoute, _ request: Request, body: ByteBuffer) async throws -> Response {
+        let query = request.uri.queryParameters
+        switch route {
+        case .home:
+            return Self.redirect("/models")
+        case .session:
+            guard let cookie = session.exchange(query["token"].map(String.init) ?? "") else {
+                return html(
+                    403,
+                    pages.notice(
+                        "This link does not open ModelDepot",
+                        "The link was already used or is wrong. Run `modeldepot ui` again and open the new link it prints."
+                    ))
+            }
+            var response = Self.redirect("/models")
+            response.headers[.setCookie] = "\(UISession.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Strict"
+            return response
+        case .modelsPage:
+            let filter = try ModelsScreen.Filter(
+                capability: query["capability"].map(String.init), format: query["format"].map(String.init),
+                search: query["q"].map(String.init))
+            return html(200, pages.models(await ModelsScreen.load(downloads, filter: filter), offline: offline))
+        case .modelPage(let name):
+            return html(
+                200, pages.model(try await ModelDetailScreen.load(name, downloads: downloads), offline: offline))
+        case .downloadsPage:
+            return html(
+                200,
+                pages.downloads(
+                    await DownloadsScreen.load(downloads), title: DownloadsScreenStrings.english.title, offline: offline
+                ))
+        case .onboardingPage(let name):
+            return html(
+                200, pages.onboarding(try await OnboardingScreen.load(name, downloads: downloads), offline: offline))
+        case .asset(let name):
+            guard let (data, type) = UIAssets.load(name) else { return Self.error(404, "No such asset.") }
+            return Response(
+                status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        case .apiModels:
+            let filter = try ModelsScreen.Filter(
+                capability: query["capability"].map(String.init), format: query["format"].map(String.init),
+                search: query["q"].map(String.init))
+            return try Self.json(await ModelsScreen.load(downloads, filter: filter))
+        case .apiModel(let name):
+            return try Self.json(try await ModelDetailScreen.load(name, downloads: downloads))
+        case .apiDownloads:
+            return try Self.json(await DownloadsScreen.load(downloads))
+        case .apiOnboarding(let name):
+            return try Self.json(try await OnboardingScreen.load(name, downloads: downloads))
+        case .apiEvents:
+            return UIEvents.response(downloads)
+        case .apiAction(let name, let action):
+            try await perform(action, on: name)
+            return try Self.json(await DownloadsScreen.load(downloads))
+        case .apiBandwidth:
+            let limit = try BandwidthForm.parse(Data(buffer: body))
+            await downloads.setBandwidthLimit(bytesPerSecond: limit)
+            return try Self.json(await DownloadsScreen.load(downloads))
+        case .apiDocument:
+            guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json", subdirectory: "Resources"),
+                let data = try? Data(contentsOf: url)
+            else { return Self.error(500, "The OpenAPI document is missing from the package's resources.") }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
+    }
+
+    private func perform(_ action: ModelAction, on name: String) async throws {
+        switch action {
+        case .download: try await downloads.start(name)
+        case .pause: try await downloads.pause(name)
+        case .resume: try await downloads.resume(name)
+        case .cancel: try await downloads.cancel(name)
+        case .retry: try await downloads.retry(name)
+        case .repair: try await downloads.repair(name)
+        case .use: throw ModelDepotError(.invalidArgument, "Using a model is up to the app; nothing to do here.")
+        }
+    }
+
+    private func refused(_ refusal: RequestGuard.Refusal, path: String) -> Response {
+        switch refusal {
+        case .foreignHost(let host):
+            return Self.error(421, "This server does not answer for the host '\(host.prefix(100))'.")
+        case .noSession:
+            if path.hasPrefix("/api/") {
+                return Self.error(401, "Open the link `modeldepot ui` printed first; it starts a session.")
+            }
+            return html(
+                401,
+                pages.notice(
+                    "Open the link modeldepot printed",
+                    "This page needs the one-time link `modeldepot ui` printed when it started (or --token-file's token)."
+                ))
+        case .crossSite(let what):
+            return Self.error(403, "Refused a change requested from another site (\(what)).")
+        case .notJSON:
+            return Self.error(415, "Send changes as JSON (Content-Type: application/json).")
+        }
+    }
+
+    private func html(_ status: Int, _ body: String) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "text/html; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    static func error(_ status: Int, _ message: String) -> Response {
+        let data = (try? JSONEncoder().encode(["error": message])) ?? Data()
+        return Response(
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// The body of `PUT /api/ui/bandwidth`: `{"bytesPerSecond": 20000000}`, or null / 0 for no limit.
+enum BandwidthForm {
+    static func parse(_ body: Data) throws -> Int64? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            object.keys.contains("bytesPerSecond")
+        else {
+            throw ModelDepotError(
+                .invalidArgument, #"Send {"bytesPerSecond": N} (bytes per second; null or 0 for no limit)."#)
+        }
+        switch object["bytesPerSecond"] {
+        case is NSNull: return nil
+        case let number as NSNumber:
+            let value = number.doubleValue
+            guard value.isFinite, value >= 0, value <= 1e13, value == value.rounded() else {
+                throw ModelDepotError(
+                    .invalidArgument, "bytesPerSecond must be a whole number from 0 to 10000000000000, or null.")
+            }
+            return value == 0 ? nil : Int64(value)
+        default:
+            throw ModelDepotError(.invalidArgument, "bytesPerSecond must be a number or null.")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotPlatform
+import ModelDepotScreens
+import ModelDepotWeb
+
+struct UICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ui",
+        abstract: "Open ModelDepot's screens in a browser: models, a model's page, downloads, onboarding.",
+        discussion: """
+            Prints a URL with a one-time token: opening it starts a session (a cookie) and the token stops \
+            working, so the link in your history opens nothing. Only this machine can connect unless --host says \
+            otherwise, and then --token-file is required: its token opens the app as often as needed.
+            """)
+
+    @Option(help: "The address to listen on (default 127.0.0.1; anything else needs --token-file).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port (default 0: any free port).")
+    var port = 0
+
+    @Flag(help: "Open the URL in the default browser.")
+    var open = false
+
+    @Option(help: "A file holding the token that opens the app (required with a --host beyond this machine).")
+    var tokenFile: String?
+
+    @OptionGroup var hub: HubOptions
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "localhost", "::1"]
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard Self.loopbackHosts.contains(host) || tokenFile != nil else {
+            throw ValidationError(
+                "--host \(host) lets other machines connect: give --token-file FILE with a secret token too.")
+        }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let token = try tokenFile.map(ServeCommand.readToken)
+        let client = try hub.hubClient()
+        let downloads = ModelDownloads(hub: client, cache: hub.cache, catalog: try catalogOptions.load())
+        let app = WebApp(downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline)
+        try await app.run(host: host, port: port) { url in
+            let once = token == nil ? "the link works once; " : ""
+            StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))
+            if open { Self.openInBrowser(url) }
+        }
+    }
+
+    /// `xdg-open` on Linux, `open` on macOS; a failure to start one is said, not fatal.
+    static func openInBrowser(_ url: URL) {
+        #if os(macOS)
+            let opener = "/usr/bin/open"
+        #else
+            let opener = "/usr/bin/xdg-open"
+        #endif
+        do {
+            _ = try ChildProcess(executable: opener, arguments: [url.absoluteString], output: "/dev/null")
+        } catch {
+            StandardStreams.error(Data("cannot open a browser (\(opener)): open the URL above by hand\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import ModelDepot
+import ModelDepotPlatform
+import ModelDepotScreens
+import ModelDepotTesting
+import Synchronization
+import Testing
+
+@testable import ModelDepotWeb
+
+/// The web app over HTTP, without a browser: the session link, the guard (cookie, cross-site, Host), pages,
+/// the JSON API and its OpenAPI document, live events.
+@Suite struct WebAppTests {
+    struct Reply {
+        let status: Int
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var json: Any? { try? JSONSerialization.jsonObject(with: Data(body)) }
+        func header(_ name: String) -> String? {
+            headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+    }
+
+    /// The app running over `fixture`'s downloads; `launch` is the one-time link.
+    struct Running {
+        let launch: URL
+        var base: String { "http://127.0.0.1:\(launch.port!)" }
+
+        func send(
+            _ method: String = "GET", _ path: String, cookie: String? = nil, json: String? = nil,
+            headers: [(name: String, value: String)] = []
+        ) async throws -> Reply {
+            var all = headers
+            if let cookie { all.append(("Cookie", cookie)) }
+            if json != nil { all.append(("Content-Type", "application/json")) }
+            let response = try await AsyncHTTPTransport.shared.send(
+                TransportRequest(
+                    method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
+            var body: [UInt8] = []
+            for try await buffer in response.body { body += buffer.readableBytesView }
+            return Reply(status: response.status, headers: response.headers, body: body)
+        }
+
+        /// Opens the session and returns the cookie (`name=value`).
+        func openSession() async throws -> String {
+            let reply = try await send("GET", "/session?" + (launch.query ?? ""))
+            #expect(reply.status == 303 && reply.header("Location") == "/models")
+            let cookie = try #require(reply.header("Set-Cookie"))
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+            return String(cookie.split(separator: ";")[0])
+        }
+    }
+
+    static func with(_ body: (ScreensFixture, Running) async throws -> Void) async throws {
+        try await ScreensFixture.with { fixture in
+            let launch = Mutex<URL?>(nil)
+            let app = WebApp(downloads: fixture.downloads)
+            let task = Task { try await app.run(host: "127.0.0.1", port: 0) { url in launch.withLock { $0 = url } } }
+            defer { task.cancel() }
+            try #require(await waitUntil { launch.withLock { $0 } != nil }, "the web app did not start")
+            try await body(fixture, Running(launch: launch.withLock { $0 }!))
+        }
+    }
+
+    @Test func theLinkOpensOneSessionAndPagesNeedIt() async throws {
+        try await Self.with { _, app in
+            let before = try await app.send("GET", "/models")
+            #expect(before.status == 401 && before.text.contains("Open the link"))
+            let cookie = try await app.openSession()
+            let again = try await app.send("GET", "/session?" + (app.launch.query ?? ""))
+            #expect(again.status == 403, "the link works once")
+            let page = try await app.send("GET", "/models", cookie: cookie)
+            #expect(page.status == 200 && page.text.contains(#"data-row="chat""#))
+            for header in ["Content-Security-Policy", "Referrer-Policy", "X-Content-Type-Options", "X-Frame-Options"] {
+                #expect(page.header(header) != nil, "\(header)")
+            }
+            #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+            #expect(!page.text.contains("<script>"), "no inline script")
+            let wrongCookie = try await app.send("GET", "/models", cookie: "modeldepot_ui=0000")
+            #expect(wrongCookie.status == 401)
+            let api = try await app.send("GET", "/api/ui/models")
+            #expect(api.status == 401 && (api.json as? [String: String])?["error"] != nil)
+        }
+    }
+
+    @Test func changesFromOtherSitesAndForeignHostsAreRefused() async throws {
+        try await Self.with { fixture, app in
+            let cookie = try await app.openSession()
+            let crossOrigin = try await app.send(
+                "POST", "/api/ui/models/embed/download", cookie: cookie, json: "{}",
+                headers: [("Origin", "http://evil.example")])
+            #expect(crossOrigin.status == 403)
+            let crossSite = try await app.send(
+                "POST", "/api/ui/models/embed/download", cookie: cookie, json: "{}",
+                headers: [("Sec-Fetch-Site", "cross-site")])
+            #expect(crossSite.status == 403)
+            let form = try await app.send(
+                "POST", "/api/ui/models/embed/download", cookie: cookie,
+                headers: [("Content-Type", "application/x-www-form-urlencoded")])
+            #expect(form.status == 415)
+            let noCookie = try await app.send("POST", "/api/ui/models/embed/download", json: "{}")
+            #expect(noCookie.status == 401)
+            let rebound = try await app.send(
+                "GET", "/models", cookie: cookie, headers: [("Host", "attacker.example:\(app.launch.port!)")])
+            #expect(rebound.status == 421)
+            #expect(await fixture.downloads.entry("embed") == nil, "nothing refused started a download")
+            let sameSite = try await app.send(
+                "POST", "/api/ui/models/embed/download", cookie: cookie, json: "{}",
+                headers: [("Origin", app.base), ("Sec-Fetch-Site", "same-origin")])
+            #expect(sameSite.status == 200, "\(sameSite.text)")
+            // The download runs to its end before the mirror closes (a server closing while the client pool
+            // opens a connection trips over it).
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+        }
+    }
+
+    @Test func actionsRunAndBadInputChangesNothing() async throws {
+        try await Self.with { fixture, app in
+            let cookie = try await app.openSession()
+            let unknown = try await app.send(
+                "POST", "/api/ui/models/..%2F..%2Fetc/download", cookie: cookie, json: "{}")
+            #expect(unknown.status == 400 && unknown.text.contains("no model called"), "\(unknown.text)")
+            let verb = try await app.send("POST", "/api/ui/models/embed/explode", cookie: cookie, json: "{}")
+            #expect(verb.status == 404)
+            let method = try await app.send("GET", "/api/ui/models/embed/download", cookie: cookie)
+            #expect(method.status == 405 && method.header("Allow") == "POST")
+            let huge = try await app.send(
+                "PUT", "/api/ui/bandwidth", cookie: cookie, json: #"{"bytesPerSecond": 1e300}"#)
+            #expect(huge.status == 400)
+            let negative = try await app.send(
+                "PUT", "/api/ui/bandwidth", cookie: cookie, json: #"{"bytesPerSecond": -5}"#)
+            #expect(negative.status == 400 && fixture.downloads.bandwidth.bytesPerSecond == nil)
+            let filter = try await app.send("GET", "/models?capability=telepathy", cookie: cookie)
+            #expect(filter.status == 404 && filter.text.contains("is not a capability"))
+
+            let limit = try await app.send(
+                "PUT", "/api/ui/bandwidth", cookie: cookie, json: #"{"bytesPerSecond": 2000000}"#)
+            #expect(limit.status == 200 && fixture.downloads.bandwidth.bytesPerSecond == 2_000_000)
+            #expect((limit.json as? [String: Any])?["bandwidthText"] as? String == "1.9 MiB/s")
+            let start = try await app.send("POST", "/api/ui/models/embed/download", cookie: cookie, json: "{}")
+            #expect(start.status == 200)
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+            let models = try await app.send("GET", "/api/ui/models", cookie: cookie)
+            let rows = try #require((models.json as? [String: Any])?["rows"] as? [[String: Any]])
+            let embed = try #require(rows.first { $0["name"] as? String == "embed" })
+            #expect(((embed["status"] as? [String: Any])?["badge"] as? [String: Any])?["kind"] as? String == "ready")
+            for page in ["/models/chat", "/downloads", "/onboarding/embed", "/models?capability=embeddings&q=vectors"] {
+                let reply = try await app.send("GET", page, cookie: cookie)
+                #expect(reply.status == 200, "\(page): \(reply.text.prefix(300))")
+            }
+            let missing = try await app.send("GET", "/models/nope", cookie: cookie)
+            #expect(missing.status == 404 && missing.text.contains("no model called"))
+        }
+    }
+
+    @Test func liveEventsCarryStatusAndDownloads() async throws {
+        try await Self.with { fixture, app in
+            let cookie = try await app.openSession()
+            let response = try await AsyncHTTPTransport.shared.send(
+                TransportRequest(
+                    url: URL(string: app.base + "/api/ui/events")!, headers: [("Cookie", cookie)],
+                    callerDetectsStalls: true))
+            #expect(response.status == 200 && response.header("Content-Type") == "text/event-stream")
+            var text = ""
+            for try await buffer in response.body {
+                text += String(decoding: buffer.readableBytesView, as: UTF8.self)
+                if text.contains("\n\n") { break }
+            }
+            #expect(text.hasPrefix("event: update\ndata: {"), "\(text.prefix(200))")
+            let data = try #require(text.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst(6))
+            let update = try #require(try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])
+            #expect((update["models"] as? [Any])?.count == 3 && update["downloads"] is [String: Any])
+        }
+    }
+
+    /// Every `/api/ui` route the router knows is in the OpenAPI document, and the document has no other; each
+    /// parses to a route.
+    @Test func theDocumentListsEveryRoute() throws {
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: WebAppTests.documentURL)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0) \(path)" } })
+        let routed = Set(UIRoute.apiOperations.map { "\($0.method) \($0.path)" })
+        #expect(
+            documented == routed,
+            "only documented: \(documented.subtracting(routed)); only routed: \(routed.subtracting(documented))")
+        for (method, path) in UIRoute.apiOperations {
+            let concrete = path.replacingOccurrences(of: "{name}", with: "embed")
+            #expect(throws: Never.self) { _ = try UIRoute.parse(method: method.uppercased(), path: concrete) }
+        }
+    }
+
+    /// The document is valid OpenAPI 3.1 (openapi-spec-validator), and real answers match its schemas.
+    @Test func realAnswersMatchTheDocument() async throws {
+        let python = Self.packageRoot.appendingPathComponent(".venv/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python.path), "the venv is missing (scripts/test)")
+        try await Self.with { fixture, app in
+            let cookie = try await app.openSession()
+            try await fixture.downloads.start("embed")
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+            let folder = try TemporaryDirectory(prefix: "modeldepot-openapi")
+            defer { folder.remove() }
+            var arguments = [
+                Self.packageRoot.appendingPathComponent("Tests/PythonPeers/openapi_check.py").path,
+                Self.documentURL.path,
+            ]
+            let answers = [
+                ("ModelsScreen", "/api/ui/models"), ("ModelDetailScreen", "/api/ui/models/chat"),
+                ("DownloadsScreen", "/api/ui/downloads"), ("OnboardingScreen", "/api/ui/onboarding/embed"),
+                ("DownloadsScreen", "/api/ui/models/embed/download"), ("Error", "/api/ui/models/nope"),
+            ]
+            for (index, (schema, path)) in answers.enumerated() {
+                let post = path.hasSuffix("/download")
+                let reply = try await app.send(post ? "POST" : "GET", path, cookie: cookie, json: post ? "{}" : nil)
+                let file = folder.path("answer-\(index).json")
+                try Data(reply.body).write(to: file)
+                arguments += [schema, file.path]
+            }
+            let output = folder.path("check.out")
+            let check = try ChildProcess(executable: python.path, arguments: arguments, output: output.path)
+            await check.waitForExit()
+            let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            #expect(check.succeeded, "\(said)")
+            let result = try #require(
+                try JSONSerialization.jsonObject(with: Data(said.utf8)) as? [String: Any], "\(said)")
+            #expect(result["document"] as? String == "valid")
+            let verdicts = try #require(result["answers"] as? [String: String])
+            #expect(verdicts.count == answers.count && verdicts.values.allSatisfy { $0 == "valid" }, "\(verdicts)")
+        }
+    }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let documentURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/ModelDepotWeb/Resources/openapi.json")
+}
