@@ -86,8 +86,7 @@ public struct OnboardingStrings: Sendable {
     public func title(_ entry: CatalogEntry) -> String { "Get \(entry.name)" }
 
     public func offer(size: Int64, free: Int64?) -> String {
-        let room = free.map { " (\(ByteFormat.string($0)) free on this disk)" } ?? ""
-        return "This app needs \(ByteFormat.string(size)) of model files\(room)."
+        "This app needs \(ByteFormat.string(size)) of model files on this device before it can continue."
     }
 
     public func noRoom(size: Int64, free: Int64) -> String {

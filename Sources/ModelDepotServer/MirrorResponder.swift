@@ -27,6 +27,8 @@ struct MirrorResponder: HTTPResponder {
     /// How long HTTP caches may keep an answer about a branch (answers at a commit id never change).
     var branchMaxAge: Duration = .seconds(60)
 
+    static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
+
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         let response: Response
@@ -80,7 +82,7 @@ struct MirrorResponder: HTTPResponder {
         case .health:
             return Self.json(["status": "ok"])
         case .metrics:
-            var response = Self.text(metrics.render())
+            var response = Self.text(metrics.render() + (faults.map(Self.renderFaults) ?? ""))
             response.headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headers[.cacheControl] = "no-store"
             return response

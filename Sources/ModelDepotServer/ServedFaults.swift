@@ -93,6 +93,20 @@ public final class ServedFaults: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The injected faults as Prometheus lines, for `/metrics`: whoever watches a demo or a test can tell a
+    /// recovered fault happened.
+    var metricLines: String {
+        let used = injected
+        var lines = [
+            "# HELP modeldepot_faults_injected_total Faults injected on purpose (serve --faults), by kind.",
+            "# TYPE modeldepot_faults_injected_total counter",
+        ]
+        for kind in Kind.allCases {
+            lines.append("modeldepot_faults_injected_total{kind=\"\(kind.rawValue)\"} \(used[kind, default: 0])")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// How many of each fault were injected so far.
     public var injected: [Kind: Int] { state.withLock { $0.used } }
 

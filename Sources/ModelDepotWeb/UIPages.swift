@@ -31,12 +31,14 @@ struct UIPages: Sendable {
     }
 
     static func status(_ status: ModelStatus) -> [String: Any] {
-        [
+        var values: [String: Any] = [
             "badgeKind": status.badge.kind.rawValue, "badgeLabel": status.badge.label,
             "badgeReason": status.badge.reason ?? "", "fraction": status.fraction ?? 0,
-            "hasFraction": status.fraction != nil, "action": status.action?.rawValue as Any,
-            "actionLabel": status.actionLabel ?? "",
+            "hasFraction": status.fraction != nil, "actionLabel": status.actionLabel ?? "",
         ]
+        // An absent value is left out: Mustache would print a nil it is handed as "nil".
+        values["action"] = status.action?.rawValue
+        return values
     }
 
     func models(_ screen: ModelsScreen, offline: Bool) -> String {
@@ -51,7 +53,7 @@ struct UIPages: Sendable {
         context["presets"] = screen.presets.map {
             ["name": $0.name, "members": $0.models.joined(separator: ", "), "summary": $0.summary] as [String: Any]
         }
-        context["emptyMessage"] = screen.emptyMessage as Any
+        context["emptyMessage"] = screen.emptyMessage
         context["rows"] = screen.rows.map { row -> [String: Any] in
             var values = Self.status(row.status)
             values["name"] = row.name
@@ -72,7 +74,7 @@ struct UIPages: Sendable {
         context["description"] = screen.description
         context["planText"] = screen.planText
         context["fits"] = screen.fits
-        context["location"] = screen.location as Any
+        context["location"] = screen.location
         context["facts"] = screen.facts.map { ["label": $0.label, "value": $0.value] }
         context["files"] = screen.files.map {
             ["path": $0.path, "sizeText": $0.sizeText, "cached": $0.cached, "facts": $0.facts ?? ""] as [String: Any]
@@ -88,7 +90,7 @@ struct UIPages: Sendable {
         context["bandwidthText"] = screen.bandwidthText
         context["bandwidthMegabytes"] =
             screen.bandwidthBytesPerSecond.map { String(format: "%g", Double($0) / 1e6) } ?? ""
-        context["emptyMessage"] = screen.emptyMessage as Any
+        context["emptyMessage"] = screen.emptyMessage
         context["rows"] = screen.rows.map { row -> [String: Any] in
             [
                 "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
@@ -107,10 +109,10 @@ struct UIPages: Sendable {
         context["step"] = screen.step.rawValue
         context["message"] = screen.message
         context["sizeText"] = screen.sizeText
-        context["freeText"] = screen.freeText as Any
+        context["freeText"] = screen.freeText
         context["fraction"] = screen.fraction ?? 0
         context["hasFraction"] = screen.fraction != nil
-        context["action"] = screen.action?.rawValue as Any
+        context["action"] = screen.action?.rawValue
         context["actionLabel"] = screen.actionLabel ?? ""
         return render("onboarding", context)
     }

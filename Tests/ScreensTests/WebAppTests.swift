@@ -148,6 +148,8 @@ import Testing
             for page in ["/models/chat", "/downloads", "/onboarding/embed", "/models?capability=embeddings&q=vectors"] {
                 let reply = try await app.send("GET", page, cookie: cookie)
                 #expect(reply.status == 200, "\(page): \(reply.text.prefix(300))")
+                // An absent value renders as nothing (the first screenshots showed a stray "nil").
+                #expect(!reply.text.contains(">nil<") && !reply.text.contains("\nnil\n"), "\(page)")
             }
             let missing = try await app.send("GET", "/models/nope", cookie: cookie)
             #expect(missing.status == 404 && missing.text.contains("no model called"))

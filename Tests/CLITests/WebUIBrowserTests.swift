@@ -1,0 +1,135 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+/// `modeldepot ui` in a real headless Chromium driven by Selenium (Tests/PythonPeers/ui_driver.py): browse and
+/// filter, a model's page, a rate-capped download from `serve --faults` that recovers a reset and pauses and
+/// resumes with a bar that never goes back, cancel, a failure and Retry, a damaged model and Repair, the
+/// onboarding flow, and the refusals (another site, no cookie, a used link, a foreign Host). Screenshots of
+/// every screen go to `.build/ui-screenshots/`.
+@Suite struct WebUIBrowserTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let python = packageRoot.appendingPathComponent(".venv-browser/bin/python")
+
+    static let repos: [String: [UInt8]] = [
+        "acme/big/weights.bin": SampleData.bytes(count: 6 << 20, seed: 41),
+        "acme/big/config.json": Array(#"{"a": 1}"#.utf8),
+        "acme/cancel/weights.bin": SampleData.bytes(count: 6 << 20, seed: 42),
+        "acme/small/small.txt": Array("small model\n".utf8),
+        "acme/broken/weights.bin": SampleData.bytes(count: 256 << 10, seed: 43),
+    ]
+
+    static func entry(
+        _ name: String, _ repo: String, _ files: [String], size: Int, capability: String, description: String
+    ) -> [String: Any] {
+        [
+            "name": name, "repo": repo, "files": files, "required": [files[0]], "format": "pytorch",
+            "capabilities": [capability], "sizeBytes": size, "description": description,
+        ]
+    }
+
+    static var catalog: [String: Any] {
+        [
+            "version": 1,
+            "models": [
+                entry(
+                    "ui-big", "acme/big", ["weights.bin", "config.json"], size: (6 << 20) + 8,
+                    capability: "textGeneration",
+                    description: "A rate-capped model"),
+                entry(
+                    "ui-cancel", "acme/cancel", ["weights.bin"], size: 6 << 20, capability: "textGeneration",
+                    description: "Cancel me"),
+                entry(
+                    "ui-small", "acme/small", ["small.txt"], size: 12, capability: "transcription",
+                    description: "For onboarding"),
+                entry(
+                    "ui-broken", "acme/broken", ["weights.bin"], size: 256 << 10, capability: "embeddings",
+                    description: "Damaged on disk"),
+                entry(
+                    "ui-ghost", "acme/ghost", ["ghost.txt"], size: 4, capability: "embeddings",
+                    description: "Not on the mirror at first"),
+            ],
+            "presets": ["ui-set": ["ui-small", "ui-big"]],
+        ]
+    }
+
+    @Test func theScreensWorkInChromium() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.python.path)
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            "needs chromium, chromium-driver and .venv-browser (scripts/test installs them)")
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ui-browser")
+        defer { folder.remove() }
+        for (path, bytes) in Self.repos {
+            let url = folder.path("repos/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        let catalogFile = folder.path("catalog.json")
+        try JSONSerialization.data(withJSONObject: Self.catalog).write(to: catalogFile)
+        let environment = ["HF_HOME": folder.path("home").path, "MODELDEPOT_MIRRORS": ""]
+
+        // The Hub: our mirror, each file body capped at 3 MB/s, the first one reset mid-way.
+        let port = try unusedLoopbackPort()
+        try await PeerProcess.with(
+            CLIRunner.executable,
+            ["serve", "--root", folder.path("repos").path, "--port", "\(port)", "--faults", "rate=3MB,reset=1x"],
+            in: folder.url, environment: environment, log: folder.path("serve.log")
+        ) { mirror in
+            let endpoint = "http://127.0.0.1:\(port)"
+            let listening = await waitUntil(timeout: .seconds(30)) { mirror.output.contains("listening on") }
+            try #require(listening, "serve did not start: \(mirror.output)")
+            let hub = ["--endpoint", endpoint, "--cache-dir", folder.path("cache").path, "--catalog", catalogFile.path]
+
+            // A model already here, then damaged: its blob loses its second half.
+            let pulled = try await CLIRunner.run(["pull", "ui-broken", "--quiet"] + hub, environment: environment)
+            try #require(pulled.status == 0, "\(pulled.stderr)")
+            let blobs = folder.path("cache/models--acme--broken/blobs")
+            let blob = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs.path).first)
+            let handle = try FileHandle(forWritingTo: blobs.appendingPathComponent(blob))
+            try handle.truncate(atOffset: 128 << 10)
+            try handle.close()
+
+            try await PeerProcess.with(
+                CLIRunner.executable, ["ui", "--port", "0"] + hub, in: folder.url, environment: environment,
+                log: folder.path("ui.log")
+            ) { ui in
+                let line = await ui.firstLine()
+                let launch = try #require(
+                    line?.split(separator: " ").last.map(String.init).flatMap(URL.init(string:)),
+                    "ui did not start: \(ui.output)")
+                let screenshots = Self.packageRoot.appendingPathComponent(".build/ui-screenshots")
+                try await PeerProcess.with(
+                    Self.python,
+                    [
+                        Self.packageRoot.appendingPathComponent("Tests/PythonPeers/ui_driver.py").path,
+                        launch.absoluteString, folder.path("repos").path, screenshots.path,
+                    ], in: folder.url, environment: ["MIRROR_URL": endpoint], log: folder.path("driver.log")
+                ) { driver in
+                    let passed = await driver.waitForExit()
+                    let said = driver.output
+                    #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
+                    let result = said.split(separator: "\n").last.flatMap {
+                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                    }
+                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+                    #expect(flows.count == 8, "\(flows.keys.sorted())")
+                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+                        #expect(outcome == "ok", "\(name): \(outcome)")
+                    }
+                    // The download went through a connection reset on purpose, and recovered.
+                    let answer = try await AsyncHTTPTransport.shared.send(
+                        TransportRequest(url: URL(string: endpoint + "/metrics")!))
+                    var metrics = ""
+                    for try await part in answer.body {
+                        metrics += String(decoding: part.readableBytesView, as: UTF8.self)
+                    }
+                    #expect(metrics.contains(#"modeldepot_faults_injected_total{kind="reset"} 1"#), "\(metrics)")
+                }
+            }
+        }
+    }
+}

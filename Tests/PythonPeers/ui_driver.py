@@ -1,0 +1,225 @@
+"""Drives `modeldepot ui` in a real headless Chromium (Debian's chromium and chromedriver, selenium 4.51).
+
+Usage: MIRROR_URL=… python ui_driver.py LAUNCH_URL MIRROR_ROOT SCREENSHOTS_DIR
+Runs each flow with explicit waits (never sleeps), saves a screenshot of every screen, and prints one JSON
+object: {"flows": {name: "ok" or what failed}, "values": {...}}. Exit status 0 when every flow passed.
+Run by Tests/CLITests/WebUIBrowserTests.swift, which prepares the mirror, the catalog and the cache.
+"""
+import json, os, shutil, sys, traceback, urllib.error, urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+launch, mirror_root, shots = sys.argv[1], sys.argv[2], sys.argv[3]
+mirror_url = os.environ["MIRROR_URL"]
+base = launch.split("/session")[0]
+shutil.rmtree(shots, ignore_errors=True)  # only this run's screens
+os.makedirs(shots)
+results = {"flows": {}, "values": {}}
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+driver = browser()
+wait = WebDriverWait(driver, 60, poll_frequency=0.05)
+
+
+def shot(name):
+    driver.save_screenshot(os.path.join(shots, name + ".png"))
+
+
+def row(name):
+    return driver.find_element(By.CSS_SELECTOR, f'tr[data-row="{name}"]')
+
+
+def badge(name):
+    return row(name).find_element(By.CSS_SELECTOR, "[data-badge]").text
+
+
+def press(name, label=None):
+    button = row(name).find_element(By.CSS_SELECTOR, "button[data-action]")
+    if label is not None:
+        wait.until(lambda _: button.text == label)
+    button.click()
+
+
+def flow(name):
+    def run(body):
+        try:
+            body()
+            results["flows"][name] = "ok"
+        except Exception as error:  # the flow's failure is reported, the others still run
+            shot("failed-" + name)
+            results["flows"][name] = f"{type(error).__name__}: {error} at {traceback.format_exc(limit=3)}"
+        return body
+    return run
+
+
+@flow("session")
+def _():
+    driver.get(launch)
+    wait.until(lambda d: d.current_url == base + "/models")
+    assert "token=" not in driver.current_url
+    cookies = driver.get_cookies()
+    assert any(c["name"] == "modeldepot_ui" and c["httpOnly"] and c.get("sameSite") == "Strict" for c in cookies), cookies
+    shot("models")
+
+
+@flow("browse")
+def _():
+    driver.get(base + "/models")
+    Select(driver.find_element(By.NAME, "capability")).select_by_value("transcription")
+    driver.find_element(By.CSS_SELECTOR, ".filters button").click()
+    wait.until(lambda d: "capability=transcription" in d.current_url)
+    names = [r.get_attribute("data-row") for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-row]")]
+    assert names and "ui-big" not in names and "ui-small" in names, names
+    search = driver.find_element(By.NAME, "q")
+    search.send_keys("cancel me")
+    driver.find_element(By.CSS_SELECTOR, ".filters button").click()
+    wait.until(lambda d: "q=cancel" in d.current_url)
+    assert driver.find_elements(By.CSS_SELECTOR, "p.empty"), "an empty filter says so"
+    shot("models-filtered")
+    driver.get(base + "/models?q=ui-")
+    driver.find_element(By.LINK_TEXT, "ui-big").click()
+    wait.until(lambda d: d.current_url.endswith("/models/ui-big"))
+    facts = driver.find_element(By.CSS_SELECTOR, "dl.facts").text
+    assert "acme/big" in facts, facts
+    files = driver.find_element(By.CSS_SELECTOR, "table.files").text
+    assert "weights.bin" in files and "6.0 MiB" in files, files
+    assert "Downloading fetches 6.0 MiB" in driver.find_element(By.CSS_SELECTOR, ".plan").text
+    shot("model-detail")
+
+
+@flow("download")
+def _():
+    driver.get(base + "/models?q=ui-")
+    assert badge("ui-big") == "Not downloaded"
+    press("ui-big", "Download")
+    wait.until(lambda d: badge("ui-big").startswith("Downloading"))
+    driver.get(base + "/downloads")
+    item = lambda: driver.find_element(By.CSS_SELECTOR, 'li[data-download="ui-big"]')
+    values = []
+
+    def rising(_):
+        value = float(item().find_element(By.TAG_NAME, "progress").get_attribute("value") or 0)
+        if not values or value != values[-1]:
+            values.append(value)
+        return value >= 0.3
+
+    wait.until(rising)
+    shot("downloads")
+    item().find_element(By.CSS_SELECTOR, 'button[data-action="pause"]').click()
+    wait.until(lambda _: item().get_attribute("data-state") == "paused")
+    paused_at = float(item().find_element(By.TAG_NAME, "progress").get_attribute("value"))
+    shot("downloads-paused")
+    item().find_element(By.CSS_SELECTOR, 'button[data-action="resume"]').click()
+
+    def finished(_):
+        rising(_)
+        return item().get_attribute("data-state") == "completed"
+
+    wait.until(finished)
+    rising(None)  # the last value, written with the state that ended the wait
+    assert values == sorted(values), f"the bar went back: {values}"
+    assert values[-1] == 1.0 and paused_at <= values[-1], values
+    results["values"]["progress"] = values
+    driver.get(base + "/models?q=ui-")
+    assert badge("ui-big") == "Ready", badge("ui-big")
+
+
+@flow("cancel")
+def _():
+    driver.get(base + "/models?q=ui-")
+    press("ui-cancel", "Download")
+    driver.get(base + "/downloads")
+    item = lambda: driver.find_element(By.CSS_SELECTOR, 'li[data-download="ui-cancel"]')
+    wait.until(lambda _: item().get_attribute("data-state") in ("downloading", "pending"))
+    item().find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').click()
+    wait.until(lambda _: item().get_attribute("data-state") == "cancelled")
+    assert item().find_element(By.CSS_SELECTOR, ".failure").text == "", "cancelling is not an error"
+    shot("downloads-cancelled")
+
+
+@flow("retry")
+def _():
+    driver.get(base + "/models?q=ui-")
+    press("ui-ghost", "Download")
+    wait.until(lambda _: badge("ui-ghost") == "Download failed")
+    reason = row("ui-ghost").find_element(By.CSS_SELECTOR, "[data-reason]").text
+    assert "not found" in reason, reason
+    shot("models-failed")
+    folder = os.path.join(mirror_root, "acme", "ghost")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "ghost.txt"), "w") as file:
+        file.write("boo\n")
+    press("ui-ghost", "Retry")
+    wait.until(lambda _: badge("ui-ghost") == "Ready")
+
+
+@flow("repair")
+def _():
+    driver.get(base + "/models?q=ui-")
+    assert badge("ui-broken") == "Damaged", badge("ui-broken")
+    reason = row("ui-broken").find_element(By.CSS_SELECTOR, "[data-reason]").text
+    assert "weights.bin" in reason and "expected" in reason, reason
+    shot("models-damaged")
+    press("ui-broken", "Repair")
+    wait.until(lambda _: badge("ui-broken") == "Ready")
+
+
+@flow("onboarding")
+def _():
+    driver.get(base + "/onboarding/ui-small")
+    section = lambda: driver.find_element(By.CSS_SELECTOR, ".onboarding")
+    assert section().get_attribute("data-step") == "offer"
+    assert "needs" in driver.find_element(By.ID, "onboarding-message").text
+    shot("onboarding-offer")
+    driver.find_element(By.ID, "onboarding-action").click()
+    wait.until(lambda _: section().get_attribute("data-step") == "ready")
+    button = driver.find_element(By.ID, "onboarding-action")
+    assert button.text == "Continue", button.text
+    shot("onboarding-ready")
+    button.click()
+    wait.until(lambda d: d.current_url.endswith("/models/ui-small"))
+
+
+@flow("refusals")
+def _():
+    # Another site's page cannot start a download: the cookie is SameSite=Strict and Origin is checked.
+    driver.get(mirror_url + "/api/models")
+    status = driver.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        fetch(arguments[0] + '/api/ui/models/ui-cancel/download', {method: 'POST', credentials: 'include',
+              headers: {'Content-Type': 'application/json'}, body: '{}'})
+          .then(r => done(r.status)).catch(e => done('blocked: ' + e));""", base)
+    assert status != 200, status
+    results["values"]["crossSiteStatus"] = status
+    # Without the cookie (a fresh browser), pages say to open the link.
+    fresh = browser()
+    try:
+        fresh.get(base + "/models")
+        assert "Open the link" in fresh.find_element(By.TAG_NAME, "h1").text
+        fresh.get(launch)  # the one-time link was used already
+        assert "does not open" in fresh.find_element(By.TAG_NAME, "h1").text
+    finally:
+        fresh.quit()
+    # A foreign Host header (DNS rebinding) is refused.
+    request = urllib.request.Request(base + "/models", headers={"Host": "rebound.example:80"})
+    try:
+        urllib.request.urlopen(request)
+        raise AssertionError("a foreign Host was answered")
+    except urllib.error.HTTPError as error:
+        assert error.code == 421, error.code
+
+
+driver.quit()
+print(json.dumps(results))
+sys.exit(0 if all(v == "ok" for v in results["flows"].values()) else 1)
