@@ -48,6 +48,13 @@ import ModelDepotPlatform
             return child.succeeded
         }
 
+        /// Asks the peer to stop (SIGTERM) and waits until it has; true when it then exited with status 0.
+        public func terminate() async -> Bool {
+            child.signal(SIGTERM)
+            await child.waitForExit()
+            return child.succeeded
+        }
+
         /// Stops the peer and reaps it.
         public func stop() async {
             child.signal(SIGKILL)

@@ -28,6 +28,14 @@ struct UICommand: AsyncParsableCommand {
     @Option(help: "A file holding the token that opens the app (required with a --host beyond this machine).")
     var tokenFile: String?
 
+    @Flag(
+        help: """
+            Serve generated models from an embedded Hub instead (no network needed): one to download, one already \
+            here, one damaged, one for the onboarding page. The cache is a new temporary folder unless \
+            --cache-dir says otherwise.
+            """)
+    var demo = false
+
     @OptionGroup var hub: HubOptions
 
     @OptionGroup var catalogOptions: CatalogOptions
@@ -49,8 +57,30 @@ struct UICommand: AsyncParsableCommand {
             return handler
         }
         let token = try tokenFile.map(ServeCommand.readToken)
-        let client = try hub.hubClient()
-        let downloads = ModelDownloads(hub: client, cache: hub.cache, catalog: try catalogOptions.load())
+        let client: HubClient
+        let cache: HubCache
+        let catalog: ModelCatalog
+        var demoHub: UIDemo?
+        if demo {
+            let workspace = FileManager.default.temporaryDirectory
+                .appendingPathComponent("modeldepot-ui-demo-\(UUID().uuidString.prefix(8))")
+            cache =
+                hub.cacheOptions.cacheDir == nil ? HubCache(root: workspace.appendingPathComponent("cache")) : hub.cache
+            let started = try await UIDemo.start(workspace: workspace, cache: cache)
+            demoHub = started
+            client = HubClient(endpoint: started.endpoint)
+            catalog = started.catalog
+            StandardStreams.error(
+                Data(
+                    "demo Hub at \(started.endpoint.absoluteString): demo-chat to download, demo-embed here, demo-damaged damaged, demo-voice for /onboarding/demo-voice; cache \(cache.root.path)\n"
+                        .utf8))
+        } else {
+            client = try hub.hubClient()
+            cache = hub.cache
+            catalog = try catalogOptions.load()
+        }
+        defer { demoHub?.stop() }
+        let downloads = ModelDownloads(hub: client, cache: cache, catalog: catalog)
         let app = WebApp(downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline)
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""

@@ -55,6 +55,50 @@ import Testing
         ]
     }
 
+    /// `ui --demo` needs no network: its embedded Hub serves a model in each state the screens show, and
+    /// stopping it removes what it generated.
+    @Test func theDemoHasAModelInEveryState() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ui-demo-test")
+        defer { folder.remove() }
+        let ui = try PeerProcess(
+            CLIRunner.executable, ["ui", "--demo"], in: folder.url,
+            environment: ["HF_HOME": folder.path("home").path, "HF_HUB_OFFLINE": "0"], log: folder.path("ui.log"))
+        let started = await waitUntil(timeout: .seconds(60)) { ui.output.contains("ModelDepot is at") }
+        let output = ui.output
+        try #require(started, "\(output)")
+        let launch = try #require(
+            output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ").last
+                .flatMap { URL(string: String($0)) })
+        let base = "http://127.0.0.1:\(launch.port!)"
+        let session = try await AsyncHTTPTransport.shared.send(TransportRequest(url: launch))
+        for try await _ in session.body {}
+        let cookie = try #require(session.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let answer = try await AsyncHTTPTransport.shared.send(
+            TransportRequest(url: URL(string: base + "/api/ui/models")!, headers: [("Cookie", cookie)]))
+        var body: [UInt8] = []
+        for try await part in answer.body { body += part.readableBytesView }
+        let rows = try #require(
+            (try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["rows"] as? [[String: Any]])
+        let kinds = Dictionary(
+            uniqueKeysWithValues: rows.compactMap { row -> (String, String)? in
+                guard let name = row["name"] as? String,
+                    let kind = ((row["status"] as? [String: Any])?["badge"] as? [String: Any])?["kind"] as? String
+                else { return nil }
+                return (name, kind)
+            })
+        #expect(
+            kinds == [
+                "demo-chat": "notDownloaded", "demo-embed": "ready", "demo-damaged": "corrupt",
+                "demo-voice": "notDownloaded",
+            ])
+        let demoLine = try #require(output.split(separator: "\n").first { $0.hasPrefix("demo Hub at") }, "\(output)")
+        let cachePath = try #require(demoLine.components(separatedBy: "; cache ").last)
+        let workspace = URL(fileURLWithPath: cachePath).deletingLastPathComponent()
+        #expect(FileManager.default.fileExists(atPath: workspace.path))
+        #expect(await ui.terminate(), "\(ui.output)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.path), "the demo cleans up after itself")
+    }
+
     @Test func theScreensWorkInChromium() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.python.path)
