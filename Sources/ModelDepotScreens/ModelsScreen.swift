@@ -10,17 +10,22 @@ public struct ModelsScreen: Sendable, Encodable {
         public var format: ModelFormat?
         /// Words that must all appear in the name, description or repository (case-insensitive).
         public var search: String
+        /// What to search the Hub for; empty: no Hub search.
+        public var hub: String
 
-        public init(capability: ModelCapability? = nil, format: ModelFormat? = nil, search: String = "") {
+        public init(
+            capability: ModelCapability? = nil, format: ModelFormat? = nil, search: String = "", hub: String = ""
+        ) {
             self.capability = capability
             self.format = format
             self.search = search
+            self.hub = hub
         }
 
         /// A filter from a page's query fields; unknown values are refused with a message that lists the known
         /// ones, so a typo in a link is not silently an unfiltered list.
-        public init(capability: String?, format: String?, search: String?) throws {
-            self.init(search: String((search ?? "").prefix(200)))
+        public init(capability: String?, format: String?, search: String?, hub: String? = nil) throws {
+            self.init(search: String((search ?? "").prefix(200)), hub: String((hub ?? "").prefix(200)))
             if let capability, !capability.isEmpty {
                 guard let known = ModelCapability(rawValue: capability) else {
                     throw Self.unknown("capability", capability, ModelCapability.allCases.map(\.rawValue))
@@ -62,6 +67,26 @@ public struct ModelsScreen: Sendable, Encodable {
         public var status: ModelStatus
     }
 
+    /// A repository the Hub's search found.
+    public struct HubResult: Sendable, Equatable, Encodable {
+        public var id: String
+        public var author: String
+        public var downloads: Int?
+        public var likes: Int?
+        /// From the Hub's `license:` tag.
+        public var license: String?
+        public var task: String?
+        /// Whether the cache holds some of it.
+        public var cached: Bool
+    }
+
+    /// A repository on this device that no catalog entry names (pulled with the CLI, or by Python).
+    public struct CachedRow: Sendable, Equatable, Encodable {
+        public var id: String
+        public var type: String
+        public var sizeText: String
+    }
+
     /// A named set of models, with what it takes and what is already here.
     public struct Preset: Sendable, Equatable, Encodable {
         public var name: String
@@ -78,9 +103,17 @@ public struct ModelsScreen: Sendable, Encodable {
     public var presets: [Preset]
     /// Said when the filter leaves nothing.
     public var emptyMessage: String?
+    /// What the Hub's search found, when one was asked for.
+    public var hubResults: [HubResult]
+    /// Why the Hub gave nothing: offline, unreachable, or no match.
+    public var hubMessage: String?
+    /// What is on this device besides the catalog's models.
+    public var otherCached: [CachedRow]
     public var strings: ModelsScreenStrings
 
-    private enum CodingKeys: String, CodingKey { case filter, rows, presets, emptyMessage }
+    private enum CodingKeys: String, CodingKey {
+        case filter, rows, presets, emptyMessage, hubResults, hubMessage, otherCached
+    }
 
     /// The screen as it stands now: readiness from the cache, download states from `downloads`.
     public static func load(
@@ -115,9 +148,40 @@ public struct ModelsScreen: Sendable, Encodable {
                 summary: strings.presetSummary(total: total, present: presentBytes),
                 complete: present.count == members.count)
         }
-        return ModelsScreen(
+        let catalogRepos = Set(catalog.models.map { "\($0.repoType.rawValue)/\($0.repo)" })
+        let cached = (try? downloads.manager.cachedModels()) ?? []
+        let otherCached = cached.filter { !catalogRepos.contains("\($0.type)/\($0.id)") }.map {
+            CachedRow(id: $0.id, type: $0.type, sizeText: ByteFormat.string($0.sizeOnDisk))
+        }
+        var screen = ModelsScreen(
             filter: filter, rows: rows, presets: presets, emptyMessage: rows.isEmpty ? strings.nothingMatches : nil,
-            strings: strings)
+            hubResults: [], hubMessage: nil, otherCached: otherCached, strings: strings)
+        if !filter.hub.isEmpty {
+            (screen.hubResults, screen.hubMessage) = await searchHub(
+                filter.hub, downloads: downloads, cached: Set(cached.map(\.id)), strings: strings)
+        }
+        return screen
+    }
+
+    /// The Hub's answer to `query`, or why there is none.
+    static func searchHub(
+        _ query: String, downloads: ModelDownloads, cached: Set<String>, strings: ModelsScreenStrings
+    ) async -> ([HubResult], String?) {
+        let hub = downloads.manager.pull.hub
+        guard !hub.isOffline else { return ([], strings.hubOffline) }
+        do {
+            let found = try await hub.search(query, limit: 20)
+            let results = found.map { info in
+                HubResult(
+                    id: info.id, author: String(info.id.split(separator: "/").first ?? ""), downloads: info.downloads,
+                    likes: info.likes,
+                    license: info.tags.first { $0.hasPrefix("license:") }.map { String($0.dropFirst(8)) },
+                    task: info.pipelineTag, cached: cached.contains(info.id))
+            }
+            return (results, results.isEmpty ? strings.hubNothing(query) : nil)
+        } catch {
+            return ([], strings.hubUnreachable((error as? ModelDepotError)?.message ?? "\(error)"))
+        }
     }
 
     /// minimal, standard, full, maximum first, in that order; others after, by name.
@@ -134,7 +198,16 @@ public struct ModelsScreenStrings: Sendable {
     public var presets = "Presets"
     public var status = ModelStatusStrings.english
 
+    public var hubOffline = "Offline: the Hub cannot be searched. The models on this device are listed below."
+    public var otherCachedTitle = "Also on this device"
+
     public static let english = ModelsScreenStrings()
+
+    public func hubNothing(_ query: String) -> String { "The Hub has no model matching '\(query)'." }
+
+    public func hubUnreachable(_ reason: String) -> String {
+        "The Hub cannot be searched right now; the models on this device are listed below. (\(reason))"
+    }
 
     public func presetSummary(total: Int64, present: Int64) -> String {
         present == 0

@@ -54,6 +54,19 @@ struct UIPages: Sendable {
             ["name": $0.name, "members": $0.models.joined(separator: ", "), "summary": $0.summary] as [String: Any]
         }
         context["emptyMessage"] = screen.emptyMessage
+        context["hub"] = screen.filter.hub
+        context["hubMessage"] = screen.hubMessage
+        context["hubResults"] = screen.hubResults.map { result -> [String: Any] in
+            [
+                "id": result.id, "author": result.author, "downloads": result.downloads.map(String.init) ?? "",
+                "likes": result.likes.map(String.init) ?? "", "license": result.license ?? "",
+                "task": result.task ?? "", "cached": result.cached,
+            ]
+        }
+        context["hasHubResults"] = !screen.hubResults.isEmpty
+        context["otherCached"] = screen.otherCached.map { ["id": $0.id, "type": $0.type, "sizeText": $0.sizeText] }
+        context["hasOtherCached"] = !screen.otherCached.isEmpty
+        context["otherCachedTitle"] = screen.strings.otherCachedTitle
         context["rows"] = screen.rows.map { row -> [String: Any] in
             var values = Self.status(row.status)
             values["name"] = row.name

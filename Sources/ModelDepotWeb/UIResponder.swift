@@ -95,7 +95,7 @@ struct UIResponder: HTTPResponder {
         case .modelsPage:
             let filter = try ModelsScreen.Filter(
                 capability: query["capability"].map(String.init), format: query["format"].map(String.init),
-                search: query["q"].map(String.init))
+                search: query["q"].map(String.init), hub: query["hub"].map(String.init))
             return html(200, pages.models(await ModelsScreen.load(downloads, filter: filter), offline: offline))
         case .modelPage(let name):
             return html(
@@ -116,7 +116,7 @@ struct UIResponder: HTTPResponder {
         case .apiModels:
             let filter = try ModelsScreen.Filter(
                 capability: query["capability"].map(String.init), format: query["format"].map(String.init),
-                search: query["q"].map(String.init))
+                search: query["q"].map(String.init), hub: query["hub"].map(String.init))
             return try Self.json(await ModelsScreen.load(downloads, filter: filter))
         case .apiModel(let name):
             return try Self.json(try await ModelDetailScreen.load(name, downloads: downloads))

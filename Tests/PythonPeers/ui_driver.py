@@ -9,6 +9,7 @@ import json, os, shutil, sys, traceback, urllib.error, urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -29,7 +30,8 @@ def browser():
 
 
 driver = browser()
-wait = WebDriverWait(driver, 60, poll_frequency=0.05)
+# Live updates replace elements: a condition that meets a replaced one is asked again, not failed.
+wait = WebDriverWait(driver, 60, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException])
 
 
 def shot(name):
@@ -45,10 +47,21 @@ def badge(name):
 
 
 def press(name, label=None):
-    button = row(name).find_element(By.CSS_SELECTOR, "button[data-action]")
+    find = lambda: row(name).find_element(By.CSS_SELECTOR, "button[data-action]")
     if label is not None:
-        wait.until(lambda _: button.text == label)
-    button.click()
+        wait.until(lambda _: find().text == label)
+    click(find)
+
+
+def click(find):
+    """Clicks what `find` returns once it is there, again if the page replaced it in between."""
+    def attempt(_):
+        try:
+            find().click()
+            return True
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
+    wait.until(attempt)
 
 
 def flow(name):
@@ -87,6 +100,12 @@ def _():
     wait.until(lambda d: "q=cancel" in d.current_url)
     assert driver.find_elements(By.CSS_SELECTOR, "p.empty"), "an empty filter says so"
     shot("models-filtered")
+    hub = driver.find_element(By.NAME, "hub")
+    hub.send_keys("big")
+    hub.submit()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.hub-results"))
+    assert "acme/big" in driver.find_element(By.CSS_SELECTOR, "table.hub-results").text
+    shot("models-hub-search")
     driver.get(base + "/models?q=ui-")
     driver.find_element(By.LINK_TEXT, "ui-big").click()
     wait.until(lambda d: d.current_url.endswith("/models/ui-big"))
@@ -116,11 +135,11 @@ def _():
 
     wait.until(rising)
     shot("downloads")
-    item().find_element(By.CSS_SELECTOR, 'button[data-action="pause"]').click()
+    click(lambda: item().find_element(By.CSS_SELECTOR, 'button[data-action="pause"]'))
     wait.until(lambda _: item().get_attribute("data-state") == "paused")
     paused_at = float(item().find_element(By.TAG_NAME, "progress").get_attribute("value"))
     shot("downloads-paused")
-    item().find_element(By.CSS_SELECTOR, 'button[data-action="resume"]').click()
+    click(lambda: item().find_element(By.CSS_SELECTOR, 'button[data-action="resume"]'))
 
     def finished(_):
         rising(_)
@@ -142,7 +161,7 @@ def _():
     driver.get(base + "/downloads")
     item = lambda: driver.find_element(By.CSS_SELECTOR, 'li[data-download="ui-cancel"]')
     wait.until(lambda _: item().get_attribute("data-state") in ("downloading", "pending"))
-    item().find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').click()
+    click(lambda: item().find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]'))
     wait.until(lambda _: item().get_attribute("data-state") == "cancelled")
     assert item().find_element(By.CSS_SELECTOR, ".failure").text == "", "cancelling is not an error"
     shot("downloads-cancelled")
@@ -182,12 +201,11 @@ def _():
     assert section().get_attribute("data-step") == "offer"
     assert "needs" in driver.find_element(By.ID, "onboarding-message").text
     shot("onboarding-offer")
-    driver.find_element(By.ID, "onboarding-action").click()
+    click(lambda: driver.find_element(By.ID, "onboarding-action"))
     wait.until(lambda _: section().get_attribute("data-step") == "ready")
-    button = driver.find_element(By.ID, "onboarding-action")
-    assert button.text == "Continue", button.text
+    wait.until(lambda d: d.find_element(By.ID, "onboarding-action").text == "Continue")
     shot("onboarding-ready")
-    button.click()
+    click(lambda: driver.find_element(By.ID, "onboarding-action"))
     wait.until(lambda d: d.current_url.endswith("/models/ui-small"))
 
 

@@ -15,6 +15,7 @@ struct ScreensFixture {
         "acme/chat/weights.bin": weights, "acme/chat/config.json": Array(#"{"a": 1}"#.utf8),
         "acme/embed/model.safetensors": SampleData.bytes(count: 64 << 10, seed: 24),
         "acme/embed/vocab.txt": Array("a\nb\n".utf8),
+        "acme/extra/notes.txt": Array("not in the catalog\n".utf8),
     ]
     static let catalog = try! ModelCatalog(
         models: [

@@ -35,6 +35,30 @@ import Testing
         }
     }
 
+    /// The Hub's search beside the catalog, and what is on the device that no entry names; offline, the page
+    /// says why nothing was searched.
+    @Test func hubSearchAndWhatElseIsHere() async throws {
+        try await ScreensFixture.with { fixture in
+            let downloads = fixture.downloads
+            _ = try await downloads.manager.download(try RepoID("acme/extra")).result()
+            let screen = await ModelsScreen.load(downloads, filter: .init(hub: "chat"))
+            let chat = try #require(screen.hubResults.first { $0.id == "acme/chat" }, "\(screen.hubResults)")
+            #expect(chat.author == "acme" && !chat.cached && screen.hubMessage == nil)
+            #expect(screen.otherCached.map(\.id) == ["acme/extra"])
+            let extra = await ModelsScreen.load(downloads, filter: .init(hub: "extra"))
+            #expect(extra.hubResults.first { $0.id == "acme/extra" }?.cached == true, "\(extra.hubResults)")
+            let none = await ModelsScreen.load(downloads, filter: .init(hub: "zebra-unicorn"))
+            #expect(none.hubResults.isEmpty && none.hubMessage?.contains("no model matching") == true)
+        }
+        let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
+        defer { folder.remove() }
+        let offline = ModelDownloads(
+            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!, offline: true),
+            cache: HubCache(root: folder.url), catalog: ScreensFixture.catalog)
+        let screen = await ModelsScreen.load(offline, filter: .init(hub: "chat"))
+        #expect(screen.hubMessage?.hasPrefix("Offline") == true && screen.rows.count == 3)
+    }
+
     @Test func aDownloadPausesResumesAndNeverGoesBack() async throws {
         try await ScreensFixture.with(limit: 256 << 10) { fixture in
             let downloads = fixture.downloads

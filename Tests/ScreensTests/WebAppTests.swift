@@ -208,7 +208,8 @@ import Testing
                 Self.documentURL.path,
             ]
             let answers = [
-                ("ModelsScreen", "/api/ui/models"), ("ModelDetailScreen", "/api/ui/models/chat"),
+                ("ModelsScreen", "/api/ui/models"), ("ModelsScreen", "/api/ui/models?hub=acme"),
+                ("ModelDetailScreen", "/api/ui/models/chat"),
                 ("DownloadsScreen", "/api/ui/downloads"), ("OnboardingScreen", "/api/ui/onboarding/embed"),
                 ("DownloadsScreen", "/api/ui/models/embed/download"), ("Error", "/api/ui/models/nope"),
             ]

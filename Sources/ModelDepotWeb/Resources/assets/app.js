@@ -113,6 +113,10 @@ function renderDownloads(screen) {
     item.querySelector(".waiting").textContent = row.waiting || "";
     item.querySelector(".failure").textContent = row.message || "";
     const actions = item.querySelector(".actions");
+    // Buttons are rebuilt only when they change: one under the pointer must not be replaced four times a second.
+    const wanted = row.actions.map((action) => action.action).join(",");
+    if (actions.dataset.actions === wanted) continue;
+    actions.dataset.actions = wanted;
     actions.replaceChildren(...row.actions.map((action) => {
       const button = document.createElement("button");
       button.type = "button";
