@@ -22,6 +22,8 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
         /// "3 of 7 files".
         public var filesText: String?
         public var currentFile: String?
+        /// "4 connections" while bytes flow.
+        public var connectionsText: String?
         /// Why it stands still ("waiting for host:port", "retrying in 2.0 s …").
         public var waiting: String?
         /// A failure's message, which says what to do.
@@ -69,7 +71,8 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
             filesText: progress.flatMap {
                 $0.totalFiles > 0 ? strings.files($0.filesCompleted, of: $0.totalFiles) : nil
             },
-            currentFile: progress?.currentFile, waiting: progress?.waiting?.description, message: nil, actions: [])
+            currentFile: progress?.currentFile, connectionsText: nil, waiting: progress?.waiting?.description,
+            message: nil, actions: [])
         switch entry.state {
         case .pending:
             row.actions = strings.buttons([.pause, .cancel])
@@ -77,6 +80,7 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
             row.state = "downloading"
             row.stateText = progress.phase == .resolving ? strings.resolving : strings.downloading
             if progress.bytesPerSecond > 0 { row.speedText = ByteFormat.rate(progress.bytesPerSecond) }
+            if progress.activeConnections > 0 { row.connectionsText = strings.connections(progress.activeConnections) }
             if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
                 row.etaText = String(format: "ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
             }
@@ -85,6 +89,7 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
             row.state = "paused"
             row.stateText = strings.paused
             row.waiting = nil
+            row.currentFile = nil
             row.actions = strings.buttons([.resume, .cancel])
         case .completed:
             row.state = "completed"
@@ -133,6 +138,8 @@ public struct DownloadsScreenStrings: Sendable {
     func buttons(_ actions: [ModelAction]) -> [DownloadsScreen.Button] {
         actions.map { DownloadsScreen.Button(action: $0, label: status.label($0)) }
     }
+
+    public func connections(_ count: Int) -> String { count == 1 ? "1 connection" : "\(count) connections" }
 
     public func files(_ done: Int, of total: Int) -> String { "\(done) of \(total) file\(total == 1 ? "" : "s")" }
 }

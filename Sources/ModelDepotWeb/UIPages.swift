@@ -109,6 +109,7 @@ struct UIPages: Sendable {
                 "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
                 "bytesText": row.bytesText, "speedText": row.speedText ?? "", "etaText": row.etaText ?? "",
                 "filesText": row.filesText ?? "", "waiting": row.waiting ?? "", "message": row.message ?? "",
+                "currentFile": row.currentFile ?? "", "connectionsText": row.connectionsText ?? "",
                 "actions": row.actions.map { ["action": $0.action.rawValue, "label": $0.label] },
             ]
         }

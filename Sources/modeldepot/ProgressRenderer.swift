@@ -55,6 +55,7 @@ final class ProgressRenderer: Sendable {
                     event: "progress", phase: progress.phase.rawValue, bytes: progress.bytesCompleted,
                     total: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond.rounded(),
                     etaSeconds: progress.estimatedSecondsRemaining.map { ($0 * 10).rounded() / 10 },
+                    connections: progress.activeConnections > 0 ? progress.activeConnections : nil,
                     alreadyPresent: progress.alreadyCached ? true : nil, files: progress.filesCompleted,
                     totalFiles: progress.totalFiles, currentFile: progress.currentFile,
                     waiting: Self.waitText(progress), endpoint: progress.endpoint))

@@ -63,7 +63,12 @@ import Testing
         try await ScreensFixture.with(limit: 256 << 10) { fixture in
             let downloads = fixture.downloads
             try await downloads.start("chat")
-            #expect(await waitUntil { (await DownloadsScreen.load(downloads).rows.first?.bytes ?? 0) > 64 << 10 })
+            // While bytes flow the row says how many connections carry them.
+            #expect(
+                await waitUntil {
+                    let row = await DownloadsScreen.load(downloads).rows.first
+                    return (row?.bytes ?? 0) > 64 << 10 && row?.connectionsText?.contains("connection") == true
+                })
             try await downloads.pause("chat")
             #expect(await fixture.waitFor("chat") { if case .paused = $0 { true } else { false } })
             let paused = await DownloadsScreen.load(downloads)

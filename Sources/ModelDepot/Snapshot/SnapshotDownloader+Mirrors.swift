@@ -36,7 +36,8 @@ extension SnapshotDownloader {
                     attempt,
                     progress: { progress in
                         tracker.fileProgress(
-                            path.value, done: progress.bytesCompleted, size: size, waiting: progress.waiting)
+                            path.value, done: progress.bytesCompleted, size: size,
+                            connections: progress.activeConnections, waiting: progress.waiting)
                     }, onDisk: onDisk)
             } catch let error as ModelDepotError
                 where !isLast && error.code != .cancelled && error.code != .insufficientDiskSpace

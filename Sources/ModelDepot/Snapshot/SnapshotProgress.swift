@@ -24,6 +24,8 @@ public struct SnapshotProgress: Sendable, Equatable {
     public var currentFile: String?
     /// Bytes per second over the last few seconds, over all files.
     public var bytesPerSecond: Double
+    /// Connections open across the files in flight.
+    public var activeConnections = 0
     /// Seconds left at the current speed; nil while unknown.
     public var estimatedSecondsRemaining: Double?
     /// Set while the pull waits for a server's answer or for its next attempt; nil while bytes flow.

@@ -8,6 +8,8 @@ final class SnapshotProgressTracker: Sendable {
         var progress: SnapshotProgress
         /// Bytes on disk per file in flight.
         var inFlight: [String: (done: Int64, size: Int64)] = [:]
+        /// Connections each file in flight holds.
+        var connections: [String: Int] = [:]
         /// Files in flight that wait for a server or a retry.
         var waits: [String: TransferWait] = [:]
         /// What the Hub's API calls wait for, while the revision is resolved and the files listed.
@@ -75,10 +77,11 @@ final class SnapshotProgressTracker: Sendable {
         }
     }
 
-    func fileProgress(_ path: String, done: Int64, size: Int64, waiting: TransferWait? = nil) {
+    func fileProgress(_ path: String, done: Int64, size: Int64, connections: Int = 0, waiting: TransferWait? = nil) {
         let changedWait = state.withLock { $0.waits[path] != waiting }
         emit(force: changedWait) { state in
             state.inFlight[path] = (done, size)
+            state.connections[path] = connections
             state.waits[path] = waiting
         }
     }
@@ -86,6 +89,7 @@ final class SnapshotProgressTracker: Sendable {
     func fileFinished(_ path: String, size: Int64) {
         emit(force: true) { state in
             state.inFlight.removeValue(forKey: path)
+            state.connections.removeValue(forKey: path)
             state.waits.removeValue(forKey: path)
             state.finishedBytes += size
             state.progress.filesCompleted += 1
@@ -96,6 +100,7 @@ final class SnapshotProgressTracker: Sendable {
     func fileAbandoned(_ path: String) {
         state.withLock { state in
             state.inFlight.removeValue(forKey: path)
+            state.connections.removeValue(forKey: path)
             state.waits.removeValue(forKey: path)
         }
     }
@@ -111,6 +116,7 @@ final class SnapshotProgressTracker: Sendable {
         guard state.withLock({ $0.progress.phase != .completed }) else { return }
         emit(force: true) { state in
             state.inFlight.removeAll()
+            state.connections.removeAll()
             state.waits.removeAll()
             state.progress.phase = .completed
             state.progress.currentFile = nil
@@ -126,6 +132,7 @@ final class SnapshotProgressTracker: Sendable {
             state.progress.bytesCompleted = done
             state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done - state.cachedBytes)
             state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
+            state.progress.activeConnections = state.connections.values.reduce(0, +)
             if let (file, wait) = state.waits.min(by: { $0.key < $1.key }) {
                 state.progress.waiting = wait
                 state.progress.waitingFile = file

@@ -88,7 +88,7 @@ function renderDownloads(screen) {
     if (!item) {
       item = document.createElement("li");
       item.dataset.download = row.name;
-      for (const part of ["line", "bar", "numbers", "waiting", "failure", "actions"]) {
+      for (const part of ["line", "bar", "numbers", "current", "waiting", "failure", "actions"]) {
         const element = document.createElement(part === "bar" ? "progress" : "div");
         element.className = part;
         if (part === "bar") { element.max = 1; element.value = 0; element.setAttribute("aria-label", row.name); }
@@ -109,7 +109,8 @@ function renderDownloads(screen) {
     const bar = item.querySelector("progress");
     if (row.fraction !== undefined && row.fraction >= Number(bar.value)) bar.value = row.fraction;
     item.querySelector(".numbers").textContent =
-      [row.bytesText, row.speedText, row.etaText, row.filesText].filter(Boolean).join("  ·  ");
+      [row.bytesText, row.speedText, row.etaText, row.filesText, row.connectionsText].filter(Boolean).join("  ·  ");
+    item.querySelector(".current").textContent = row.currentFile || "";
     item.querySelector(".waiting").textContent = row.waiting || "";
     item.querySelector(".failure").textContent = row.message || "";
     const actions = item.querySelector(".actions");
