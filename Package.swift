@@ -30,7 +30,9 @@ let package = Package(
     targets: [
         // The only code that touches the OS in non-portable ways (Linux and Darwin branches side by side); it
         // depends on nothing of ours. .ci/run refuses platform-specific calls anywhere else in Sources/.
-        .target(name: "ModelDepotPlatform"),
+        // PrivacyInfo.xcprivacy: the required-reason APIs a target calls, for App Store Connect (scripts/check-privacy
+        // holds each manifest to its code).
+        .target(name: "ModelDepotPlatform", resources: [.copy("PrivacyInfo.xcprivacy")]),
         // Portable values every layer speaks: repository ids and paths, file patterns, wire encodings, the error
         // type, clocks. No I/O beyond Foundation.
         .target(
@@ -52,7 +54,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // Decodes API answers a proxy compressed although they were asked for as they are.
                 .product(name: "CompressNIO", package: "compress-nio"),
-            ]
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The Hub's HTTP API (resolve, tree, repository info) over the engine's exchange.
         .target(
@@ -62,7 +65,8 @@ let package = Package(
         // The cache on disk, byte-for-byte huggingface_hub's layout: where it lives, one walk, refs, trees, reports.
         .target(
             name: "ModelDepotCache",
-            dependencies: ["ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer", "ModelDepotHub"]
+            dependencies: ["ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer", "ModelDepotHub"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
         // tasks. It re-exports the layers below, so `import ModelDepot` is enough.

@@ -16,25 +16,41 @@ package enum FileStorage {
     ///
     /// - Linux: `posix_fallocate(3)`.
     /// - Apple platforms: `fcntl(2)` with `F_PREALLOCATE` and an `fstore_t` (`<sys/fcntl.h>`): contiguous
-    ///   first (`F_ALLOCATECONTIG`), else anywhere (`F_ALLOCATEALL`), from the physical end of file
-    ///   (`F_PEOFPOSMODE`).
+    ///   and all at once first (`F_ALLOCATECONTIG | F_ALLOCATEALL`), else all at once anywhere
+    ///   (`F_ALLOCATEALL`), for what lies past the physical end of file (`F_PEOFPOSMODE`); `fst_bytesalloc`
+    ///   short of the request is a full volume. Never compiled here (no Apple SDK on the build machine).
     package static func reserve(descriptor: Int32, size: Int64) -> Int32 {
         guard size > 0 else { return 0 }
         #if os(Linux)
             let result = posix_fallocate(descriptor, 0, off_t(size))
             return result == ENOSPC || result == EDQUOT ? result : 0
         #elseif canImport(Darwin)
+            // F_PEOFPOSMODE counts fst_length from the physical end of file, so only what the file does not
+            // hold yet is asked for (a resumed file already has blocks); `st_blocks` is in 512-byte units
+            // (`<sys/stat.h>`).
+            var info = stat()
+            let allocated = fstat(descriptor, &info) == 0 ? Int64(info.st_blocks) * 512 : 0
+            let needed = size - allocated
+            guard needed > 0 else { return 0 }
+            // Contiguous and all-or-nothing first, then all-or-nothing anywhere (`<sys/fcntl.h>`: F_ALLOCATECONTIG,
+            // F_ALLOCATEALL).
             var store = fstore_t(
-                fst_flags: UInt32(F_ALLOCATECONTIG), fst_posmode: F_PEOFPOSMODE, fst_offset: 0,
-                fst_length: off_t(size), fst_bytesalloc: 0)
-            if fcntl(descriptor, F_PREALLOCATE, &store) == -1 {
+                fst_flags: UInt32(F_ALLOCATECONTIG | F_ALLOCATEALL), fst_posmode: F_PEOFPOSMODE, fst_offset: 0,
+                fst_length: off_t(needed), fst_bytesalloc: 0)
+            var result = fcntl(descriptor, F_PREALLOCATE, &store)
+            if result == -1 {
                 store.fst_flags = UInt32(F_ALLOCATEALL)
-                if fcntl(descriptor, F_PREALLOCATE, &store) == -1 {
-                    let code = errno
-                    return code == ENOSPC || code == EDQUOT ? code : 0
-                }
+                store.fst_bytesalloc = 0
+                result = fcntl(descriptor, F_PREALLOCATE, &store)
             }
-            return 0
+            guard result != -1 else {
+                let code = errno
+                // Volumes that cannot preallocate (exFAT, SMB, NFS answer ENOTSUP) download without a
+                // reservation; any other failure (EINVAL included) is reported, not taken for success.
+                return code == ENOTSUP || code == EOPNOTSUPP ? 0 : code
+            }
+            // The kernel says how much it allocated: less than asked is a volume that is full.
+            return Int64(store.fst_bytesalloc) < needed ? ENOSPC : 0
         #else
             return 0
         #endif

@@ -14,12 +14,15 @@ package enum VolumeSpace {
     /// - Apple platforms: `URLResourceValues.volumeAvailableCapacityForImportantUsage`
     ///   (`NSURLVolumeAvailableCapacityForImportantUsageKey`, iOS 11 / macOS 10.13), which counts purgeable space
     ///   the system frees for an app's important work, as Apple advises for user-requested downloads; when a
-    ///   volume does not report it, `statfs(2)`'s `f_bavail × f_bsize`.
+    ///   volume does not report it or reports 0 (not APFS, or no user logged in), `statfs(2)`'s
+    ///   `f_bavail × f_bsize`.
     package static func availableBytes(atPath path: String) throws -> Int64 {
         #if canImport(Darwin)
             let url = URL(fileURLWithPath: path)
+            // The key answers 0 on volumes that are not APFS (an exFAT or HFS+ drive) and when no user is logged
+            // in; 0 is then "unknown", not "full", or every pull to such a drive would fail for lack of space.
             if let values = try? url.resourceValues(forKeys: [.volumeAvailableCapacityForImportantUsageKey]),
-                let important = values.volumeAvailableCapacityForImportantUsage
+                let important = values.volumeAvailableCapacityForImportantUsage, important > 0
             {
                 return important
             }

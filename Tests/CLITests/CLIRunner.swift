@@ -10,10 +10,16 @@ struct CLIRunner {
         var lastLine: String? { stdout.split(separator: "\n").last.map(String.init) }
     }
 
-    /// The binary next to the test bundle in the build folder.
+    /// The binary in the build folder: beside the test bundle on Linux (argv[0] is the bundle); on macOS argv[0]
+    /// is Xcode's or SwiftPM's test runner, so the package's own `.build/debug` (or `.build/release`) is looked at.
     static var executable: URL {
         let bundleFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for folder in [bundleFolder, bundleFolder.deletingLastPathComponent()] {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates =
+            [bundleFolder, bundleFolder.deletingLastPathComponent()]
+            + ["debug", "release"].map { packageRoot.appendingPathComponent(".build/\($0)") }
+        for folder in candidates {
             let candidate = folder.appendingPathComponent("modeldepot")
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }

@@ -102,7 +102,12 @@ final class NginxServer: Sendable {
     }
 
     private static func accepts(port: Int) -> Bool {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // glibc declares SOCK_STREAM as an enum case, Darwin's `<sys/socket.h>` as an Int32 macro.
+        #if canImport(Glibc)
+            let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let socketFD = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         defer { close(socketFD) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
