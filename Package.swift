@@ -60,7 +60,10 @@ let package = Package(
         // The Hub's HTTP API (resolve, tree, repository info) over the engine's exchange.
         .target(
             name: "ModelDepotHub",
-            dependencies: ["ModelDepotCore", "ModelDepotTransfer", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The cache on disk, byte-for-byte huggingface_hub's layout: where it lives, one walk, refs, trees, reports.
         .target(
@@ -113,6 +116,7 @@ let package = Package(
             dependencies: [
                 "ModelDepotCore",
                 "ModelDepotTransfer",
+                "ModelDepotHub",
                 "ModelDepotPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

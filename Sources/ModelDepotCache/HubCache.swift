@@ -49,6 +49,8 @@ public struct HubCache: Sendable, Hashable {
         // The same promise to Apple's backup (iCloud, Time Machine's exclusion list): the models come back by
         // downloading them again.
         BackupExclusion.exclude(root)
+        // Files a background relaunch writes on a locked device must be writable then.
+        FileProtection.untilFirstUnlock(root)
     }
 
     package static func createFolder(_ url: URL) throws {
