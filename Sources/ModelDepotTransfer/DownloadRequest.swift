@@ -120,6 +120,10 @@ public struct DownloadConfiguration: Sendable {
     public var syncBeforeRename: Bool = false
     /// How often the engine restarts from zero when the file changes on the server mid-download.
     public var maxSourceChanges: Int = 2
+    /// Which networks downloads may use; enforced before each file when ``networkConditions`` is set.
+    public var networkPolicy: NetworkPolicy = .any
+    /// What the network is like; nil counts it as usable and unmetered (all Linux can tell).
+    public var networkConditions: (any NetworkConditions)?
     /// Shared with other downloads running at the same time: connections beyond a download's first one each
     /// need a permit from it. Nil: only ``maxConnections`` limits this download.
     package var connectionBudget: ConnectionBudget?

@@ -105,6 +105,10 @@ public struct Downloader: Sendable {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }
+        // A Wi-Fi-only download on cellular waits, and says so, rather than failing.
+        try await configuration.networkPolicy.waitUntilAllowed(by: configuration.networkConditions) { wait in
+            progress(DownloadProgress(phase: .resolving, waiting: wait))
+        }
         var restarts = 0
         while true {
             let run = DownloadRun(

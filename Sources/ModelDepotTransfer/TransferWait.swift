@@ -8,6 +8,8 @@ public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
     case server(String)
     /// A request failed; attempt `attempt + 1` of at most `maxAttempts` starts after `delay`.
     case retry(attempt: Int, maxAttempts: Int, delay: Duration, reason: String)
+    /// The network the device is on is not one the ``NetworkPolicy`` allows (cellular, Low Data Mode, none).
+    case network(String)
 
     /// Whether this is a wait for a server's answer rather than a retry's pause.
     public var isServerWait: Bool {
@@ -23,6 +25,8 @@ public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
             let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
             let shown = seconds < 10 ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
             return "retrying in \(shown) (attempt \(attempt + 1) of \(maxAttempts)): \(reason)"
+        case .network(let reason):
+            return "waiting for a network: \(reason)"
         }
     }
 }
