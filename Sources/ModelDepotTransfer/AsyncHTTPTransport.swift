@@ -48,6 +48,10 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // The engine retries with its own (clock-driven, observable) backoff; AHC's silent reconnect loop
         // would hide a refused connection for the whole connect timeout.
         config.connectionPool.retryConnectionEstablishment = false
+        // On Apple platforms AHC runs on Network.framework, which by default sits in `.waiting` until the
+        // connect timeout when nothing listens: a refused mirror would hand over only after it. Waiting for a
+        // network is the engine's NetworkPolicy's job, visibly; here a refusal fails at once. (No effect on Linux.)
+        config.networkFrameworkWaitForConnectivity = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
         config.timeout.read = nil
         unwatchedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import ModelDepotCore
+import ModelDepotPlatform
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -57,6 +58,9 @@ package enum TransportFailure {
         if let io = error as? IOError {
             return socketError(io.errnoCode, server: server, underlying: error)
         }
+        if let code = NetworkFrameworkError.posixCode(of: error) {
+            return socketError(code, server: server, underlying: error)
+        }
         return ModelDepotError(.network, "The connection to \(server) failed: \(error).", underlying: error)
     }
 
@@ -80,6 +84,8 @@ package enum TransportFailure {
         case let io as IOError: return io.errnoCode == ECONNREFUSED
         case let connection as NIOConnectionError:
             return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        case let other where NetworkFrameworkError.posixCode(of: other) == ECONNREFUSED:
+            return true
         default: return false
         }
     }
