@@ -78,7 +78,11 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
             row.actions = strings.buttons([.pause, .cancel])
         case .downloading(let progress):
             row.state = "downloading"
-            row.stateText = progress.phase == .resolving ? strings.resolving : strings.downloading
+            switch progress.phase {
+            case .resolving: row.stateText = strings.resolving
+            case .compiling: row.stateText = strings.compiling(progress.modelsCompiled, of: progress.modelsToCompile)
+            default: row.stateText = strings.downloading
+            }
             if progress.bytesPerSecond > 0 { row.speedText = ByteFormat.rate(progress.bytesPerSecond) }
             if progress.activeConnections > 0 { row.connectionsText = strings.connections(progress.activeConnections) }
             if let eta = progress.estimatedSecondsRemaining, eta.isFinite, progress.phase == .downloading {
@@ -138,6 +142,8 @@ public struct DownloadsScreenStrings: Sendable {
     func buttons(_ actions: [ModelAction]) -> [DownloadsScreen.Button] {
         actions.map { DownloadsScreen.Button(action: $0, label: status.label($0)) }
     }
+
+    public func compiling(_ done: Int, of total: Int) -> String { "Compiling for this device (\(done) of \(total))" }
 
     public func connections(_ count: Int) -> String { count == 1 ? "1 connection" : "\(count) connections" }
 

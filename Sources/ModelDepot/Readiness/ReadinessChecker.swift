@@ -35,6 +35,18 @@ public struct ReadinessChecker: Sendable {
             verifying: verifying)
     }
 
+    /// The Core ML models (`.mlmodel`, `.mlpackage`) of a checked model that are downloaded but have no compiled
+    /// `.mlmodelc` for `platformKey` (``ModelCompiler/platformKey``) yet: "downloaded" is not "compiled".
+    public func uncompiledModels(in report: ReadinessReport, type: RepoType = .model, platformKey: String) -> [String] {
+        guard let commit = report.commit else { return [] }
+        let repository = cache.repository(report.repo, type: type)
+        let files = report.files.compactMap { try? RepoFilePath($0) }
+        return CompiledModels.sources(in: files).filter {
+            !FileManager.default.fileExists(
+                atPath: CompiledModels.location(of: $0, in: repository, commit: commit, platform: platformKey).path)
+        }
+    }
+
     private func check(
         name: String, repo: RepoID, type: RepoType, revision: String, selection: FileSelection, required: [String],
         verifying: Bool

@@ -21,6 +21,9 @@ public struct Snapshot: Sendable, Hashable {
     /// Why the Hub was not asked (offline mode, or the error that made the cache answer instead); nil when
     /// the snapshot was checked against the Hub.
     public var answeredFromCacheBecause: String?
+    /// Each Core ML model's compiled `.mlmodelc`, by its path in the snapshot, when the pull had a
+    /// ``ModelCompiler``.
+    public var compiledModels: [String: URL] = [:]
 
     /// A snapshot value; pulls make these, tests and previews may too.
     public init(

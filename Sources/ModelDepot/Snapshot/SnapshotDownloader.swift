@@ -36,6 +36,9 @@ public struct SnapshotDownloader: Sendable {
     public static let smallFileSize: Int64 = 1 << 20
     let clock: any Clock<Duration>
     let logger: Logger
+    /// Compiles downloaded Core ML models (`.mlmodel`, `.mlpackage`) once per model and OS version, as a
+    /// `compiling` phase; nil (the default, and all Linux has) skips that.
+    public var modelCompiler: (any ModelCompiler)?
 
     /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` large files
     /// and `maxConcurrentSmallFiles` files in all at once.
@@ -132,10 +135,22 @@ public struct SnapshotDownloader: Sendable {
         let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
             try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
         }
+        var compiled: [String: URL] = [:]
+        if let modelCompiler {
+            let models = CompiledModels.sources(in: selected)
+            if !models.isEmpty {
+                compiled = try await CompiledModels.compile(
+                    models, snapshot: repository.snapshotFolder(commit), repository: repository, commit: commit,
+                    compiler: modelCompiler
+                ) { done, total, current in tracker.compiling(done: done, total: total, current: current) }
+            }
+        }
         tracker.completed()
-        return Snapshot(
+        var snapshot = Snapshot(
             repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
             files: selected, filesDownloaded: missing.count, bytesDownloaded: received)
+        snapshot.compiledModels = compiled
+        return snapshot
     }
 
     /// ``download(_:progress:)`` into a plain folder: the same resolution, listing, selection and verified,

@@ -7,6 +7,8 @@ public struct SnapshotProgress: Sendable, Equatable {
         /// Resolving the revision and listing files.
         case resolving
         case downloading
+        /// Compiling downloaded Core ML models for this device (``ModelCompiler``).
+        case compiling
         case completed
     }
 
@@ -38,6 +40,9 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// True when every selected file was in the cache before the pull started: it downloads nothing, and this
     /// one `completed` event is all it reports (no downloading phase, no speed).
     public var alreadyCached = false
+    /// In the `compiling` phase: models compiled so far, and in all.
+    public var modelsCompiled = 0
+    public var modelsToCompile = 0
 
     /// A progress value; the engine makes these, tests and previews may too.
     public init(

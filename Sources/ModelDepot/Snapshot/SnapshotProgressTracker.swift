@@ -112,6 +112,16 @@ final class SnapshotProgressTracker: Sendable {
 
     var verifiedBlobs: [String] { state.withLock { $0.verified } }
 
+    /// Compiling Core ML models: `done` of `total`, `current` in the works.
+    func compiling(done: Int, total: Int, current: String?) {
+        emit(force: true) { state in
+            state.progress.phase = .compiling
+            state.progress.modelsCompiled = done
+            state.progress.modelsToCompile = total
+            state.progress.currentFile = current
+        }
+    }
+
     func completed() {
         guard state.withLock({ $0.progress.phase != .completed }) else { return }
         emit(force: true) { state in
