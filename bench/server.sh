@@ -3,8 +3,10 @@
 #
 #   bench/server.sh [--size-mib 64] [--clients 32]
 #
-# N concurrent curl clients each download the whole file; prints aggregate throughput for nginx and for our
-# mirror, the ratio (target >= 0.8), and checks every copy's SHA-256.
+# N concurrent curl clients each download the whole file, measured two ways: discarding the bytes, and writing
+# each copy to disk as real clients do. Prints, for nginx, `serve` (files by sendfile) and `serve --no-sendfile`
+# (files read through the server, as before sendfile), the time, throughput, ratio to nginx and the server's own
+# CPU time, and checks every copy's SHA-256.
 set -euo pipefail
 size_mib=64
 clients=32
@@ -34,23 +36,45 @@ nginx_port=$(free_port)
 start_nginx "$work" "$nginx_port" "access_log off;" "root $work/root;"
 pids+=("$nginx_pid")
 
-"$bin" serve --root "$work/root" --port 0 > "$work/serve.out" 2>/dev/null & pids+=($!)
-for _ in $(seq 100); do grep -q listening "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
-ours=$(sed -n 's/^listening on //p' "$work/serve.out")
+"$bin" serve --root "$work/root" --port 0 > "$work/serve.out" 2>/dev/null & ours_pid=$!; pids+=("$ours_pid")
+"$bin" serve --root "$work/root" --port 0 --no-sendfile > "$work/streamed.out" 2>/dev/null & streamed_pid=$!
+pids+=("$streamed_pid")
+for _ in $(seq 100); do
+    grep -q listening "$work/serve.out" 2>/dev/null && grep -q listening "$work/streamed.out" 2>/dev/null && break
+    sleep 0.1
+done
+ours=$(sed -n 's/^listening on //p' "$work/serve.out")/acme/bench/resolve/main/model.gguf
+streamed=$(sed -n 's/^listening on //p' "$work/streamed.out")/acme/bench/resolve/main/model.gguf
+nginx_url="http://127.0.0.1:$nginx_port/acme/bench/model.gguf"
 # Warm the hash index (the first request hashes the file once) and the page cache.
-curl -s -o /dev/null "$ours/acme/bench/resolve/main/model.gguf"
-curl -s -o /dev/null "http://127.0.0.1:$nginx_port/acme/bench/model.gguf"
+for url in "$ours" "$streamed" "$nginx_url"; do curl -s -o /dev/null "$url"; done
 
-run_clients() {  # run_clients URL → seconds for all clients to receive the whole file (bodies discarded)
-    local start end client_pids=()
-    start=$(date +%s.%N)
-    for _ in $(seq "$clients"); do curl -s -o /dev/null "$1" & client_pids+=($!); done
+# cpu_seconds PID…: user + system CPU time the processes (and, for nginx, its workers) have used so far.
+cpu_seconds() {
+    local ticks=0 pid
+    for pid in "$@" $(pgrep -P "$1" || true); do
+        ticks=$((ticks + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    python3 -c "print($ticks / $(getconf CLK_TCK))"
+}
+# run_clients URL MODE PID → "seconds cpu": all clients receive the whole file at once; MODE discard sends the
+# bodies to /dev/null (the old measure), disk writes each copy to a file as a real client does.
+run_clients() {
+    local url=$1 mode=$2 pid=$3 start end cpu0 cpu1 client_pids=() i
+    cpu0=$(cpu_seconds "$pid")
+    start=$(now)
+    for i in $(seq "$clients"); do
+        if [ "$mode" = disk ]; then curl -s -o "$work/out/$i" "$url" & else curl -s -o /dev/null "$url" & fi
+        client_pids+=($!)
+    done
     wait "${client_pids[@]}"
-    end=$(date +%s.%N)
-    python3 -c "print($end - $start)"
+    end=$(now)
+    cpu1=$(cpu_seconds "$pid")
+    rm -f "$work/out"/*
+    python3 -c "print($end - $start, $cpu1 - $cpu0)"
 }
 verify_clients() {  # verify_clients URL: every concurrent client gets exactly the file
-    local client_pids=()
+    local client_pids=() i
     for i in $(seq "$clients"); do curl -s -o "$work/out/$i" "$1" & client_pids+=($!); done
     wait "${client_pids[@]}"
     for i in $(seq "$clients"); do
@@ -58,21 +82,46 @@ verify_clients() {  # verify_clients URL: every concurrent client gets exactly t
     done
     rm -f "$work/out"/*
 }
-best() { python3 -c "import sys; print(min(float(x) for x in sys.argv[1:]))" "$@"; }
-verify_clients "$ours/acme/bench/resolve/main/model.gguf"
-# Alternate the servers and keep each one's best of two, so neither pays for the other's warm-up.
-n1=$(run_clients "http://127.0.0.1:$nginx_port/acme/bench/model.gguf")
-o1=$(run_clients "$ours/acme/bench/resolve/main/model.gguf")
-n2=$(run_clients "http://127.0.0.1:$nginx_port/acme/bench/model.gguf")
-o2=$(run_clients "$ours/acme/bench/resolve/main/model.gguf")
-nginx_t=$(best "$n1" "$n2")
-ours_t=$(best "$o1" "$o2")
-total=$((size_mib * clients))
-echo "== $clients concurrent clients × ${size_mib} MiB (our copies verified by SHA-256; best of 2)"
-python3 - "$nginx_t" "$ours_t" "$total" <<PY
+verify_clients "$ours"
+verify_clients "$streamed"
+
+# Alternate the servers and keep each one's best of two, so none pays for another's warm-up.
+declare -A result
+for mode in discard disk; do
+    for round in 1 2; do
+        for server in nginx sendfile streamed; do
+            case $server in
+                nginx) r=$(run_clients "$nginx_url" "$mode" "$nginx_pid") ;;
+                sendfile) r=$(run_clients "$ours" "$mode" "$ours_pid") ;;
+                streamed) r=$(run_clients "$streamed" "$mode" "$streamed_pid") ;;
+            esac
+            result[$mode,$server,$round]=$r
+        done
+    done
+done
+echo "== $clients concurrent clients × ${size_mib} MiB, $(nproc) cores (copies verified by SHA-256; best of 2)"
+args=()
+for mode in discard disk; do for server in nginx sendfile streamed; do
+    args+=("$mode" "$server" "${result[$mode,$server,1]}" "${result[$mode,$server,2]}")
+done; done
+python3 - "$((size_mib * clients))" "${args[@]}" <<'PY'
 import sys
-nginx, ours, total = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-print(f"  nginx          {nginx:6.2f} s  {total/nginx:8.0f} MiB/s")
-print(f"  modeldepot     {ours:6.2f} s  {total/ours:8.0f} MiB/s")
-print(f"  ratio: our throughput / nginx = {nginx/ours:.2f}   (target >= 0.80)")
+total = int(sys.argv[1])
+rows = {}
+rest = sys.argv[2:]
+while rest:
+    mode, server, first, second, rest = rest[0], rest[1], rest[2], rest[3], rest[4:]
+    runs = [tuple(float(x) for x in run.split()) for run in (first, second)]
+    rows[(mode, server)] = min(runs)
+names = {"nginx": "nginx (sendfile)", "sendfile": "modeldepot serve", "streamed": "  --no-sendfile"}
+titles = {"discard": "clients discard the bytes (the old measure)",
+          "disk": "clients write their copies to disk (what clients do)"}
+for mode in ("discard", "disk"):
+    print(f"-- {titles[mode]}")
+    nginx = rows[(mode, "nginx")][0]
+    for server in ("nginx", "sendfile", "streamed"):
+        seconds, cpu = rows[(mode, server)]
+        print(f"  {names[server]:18} {seconds:6.2f} s {total / seconds:7.0f} MiB/s   ratio {nginx / seconds:4.2f}"
+              f"   server CPU {cpu:5.2f} s")
+print("target: modeldepot serve / nginx >= 1.00 in both measures")
 PY

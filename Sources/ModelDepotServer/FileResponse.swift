@@ -11,7 +11,7 @@ import NIOCore
 enum FileResponse {
     static func make(
         for file: ServedFile, commit: String, request: Request, context: some RequestContext,
-        faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil
+        faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil, sendfile: Bool = true
     ) async throws -> Response {
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Repo-Commit")!] = commit
@@ -71,6 +71,14 @@ enum FileResponse {
                     status: status, headers: headers,
                     body: FaultyFileBody.make(path: file.diskPath, range: range, fault: fault, faults: faults))
             }
+        }
+        if sendfile, let channel = (context as? MirrorRequestContext)?.channel,
+            let token = await FileRegionStaging.stage(path: file.diskPath, range: range, size: size, on: channel)
+        {
+            // The connection's FileRegionHandler sends the bytes with sendfile.
+            headers[HTTPField.Name(FileRegionHandler.markerField)!] = "\(token)"
+            metrics?.count(.sendfileResponses)
+            return Response(status: status, headers: headers, body: ResponseBody())
         }
         let body = try await FileIO().loadFile(
             path: file.diskPath, range: range.lowerBound...(range.upperBound - 1), context: context,

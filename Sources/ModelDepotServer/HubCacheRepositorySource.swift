@@ -25,13 +25,16 @@ struct HubCacheRepositorySource: RepositorySource {
         self.index = index
     }
 
-    func repositories() throws -> [(RepoType, RepoID)] {
+    func repositories() throws -> [(RepoType, RepoID)] { repositories(holding: "snapshots") }
+
+    /// The cache's repositories that have `entry` (`snapshots` for files, `refs` for resolved revisions).
+    func repositories(holding entry: String) -> [(RepoType, RepoID)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
         return names.compactMap { name -> (RepoType, RepoID)? in
             guard let parsed = RepoID.fromCacheFolderName(name),
                 root.servablePath(cache.appendingPathComponent(name).path, minimumDepth: 1, shownAs: name) != nil,
                 FileManager.default.fileExists(
-                    atPath: cache.appendingPathComponent(name).appendingPathComponent("snapshots").path)
+                    atPath: cache.appendingPathComponent(name).appendingPathComponent(entry).path)
             else { return nil }
             return parsed
         }.sorted { ($0.0.rawValue, $0.1) < ($1.0.rawValue, $1.1) }

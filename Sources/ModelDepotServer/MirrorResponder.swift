@@ -10,7 +10,7 @@ import NIOCore
 
 /// Answers Hub API requests from a ``RepositorySource``. One access-log line per request.
 struct MirrorResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = MirrorRequestContext
 
     let source: any RepositorySource
     let logger: Logger
@@ -26,6 +26,8 @@ struct MirrorResponder: HTTPResponder {
     var metrics = MirrorMetrics()
     /// How long HTTP caches may keep an answer about a branch (answers at a commit id never change).
     var branchMaxAge: Duration = .seconds(60)
+    /// Files at rest go out by sendfile (``FileRegionHandler``) rather than through the server's memory.
+    var sendsFilesWithSendfile = true
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 
@@ -39,11 +41,27 @@ struct MirrorResponder: HTTPResponder {
         } catch let error as ModelDepotError {
             response = Self.errorResponse(.badRequest(error.message))
         }
-        metrics.countRequest(status: response.status.code)
+        metrics.countRequest(
+            status: response.status.code, route: Self.routeClass(request.uri.path),
+            duration: ContinuousClock.now - started)
         logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",
             metadata: ["ms": "\(Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded()))"])
         return response
+    }
+
+    /// The histogram's grouping for a path (cheap: no full parse, and the same answer for refused requests).
+    static func routeClass(_ path: String) -> MirrorMetrics.RouteClass {
+        switch path {
+        case "/metrics": return .metrics
+        case "/healthz": return .health
+        default:
+            if path.hasPrefix("/api/") { return .api }
+            if path.contains("/resolve/") { return .file }
+            let name = path.dropFirst()
+            if name.count == 64, name.allSatisfy(\.isHexDigit) { return .file }
+            return .other
+        }
     }
 
     private func route(_ request: Request, context: Context) async throws -> Response {
@@ -124,17 +142,22 @@ struct MirrorResponder: HTTPResponder {
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
-                arriving: arriving, metrics: metrics)
+                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile)
             if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
             return arriving == nil ? marked(response, snapshot, revision: revision) : response
         case .blob(let sha256):
-            guard let (file, commit) = try await lfsFile(sha256: sha256) else {
+            guard let (file, snapshot) = try await lfsFile(sha256: sha256) else {
                 return Self.errorResponse(
                     HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
             }
+            // The same as a resolve: a listed blob the pull-through cache lacks is pulled (a GET only).
+            let arriving = request.method == .get ? snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
-                for: file, commit: commit, request: request, context: context, faults: faults, metrics: metrics)
-            response.headers[.cacheControl] = cacheControl(revision: commit)
+                for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
+                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile)
+            if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
+            if arriving == nil { response.headers[.cacheControl] = cacheControl(revision: snapshot.commit) }
             return response
         }
     }
@@ -162,11 +185,11 @@ struct MirrorResponder: HTTPResponder {
         return "\(scope), max-age=\((maxAge ?? branchMaxAge).components.seconds)"
     }
 
-    /// The first served LFS file with this content, and its repository's commit.
-    private func lfsFile(sha256: String) async throws -> (ServedFile, String)? {
+    /// The first served LFS file with this content, and the snapshot that lists it.
+    private func lfsFile(sha256: String) async throws -> (ServedFile, RepoSnapshot)? {
         for (type, id) in try source.repositories() {
             guard let snapshot = try? await source.snapshot(type: type, id: id, revision: nil) else { continue }
-            if let file = snapshot.files.first(where: { $0.sha256 == sha256 }) { return (file, snapshot.commit) }
+            if let file = snapshot.files.first(where: { $0.sha256 == sha256 }) { return (file, snapshot) }
         }
         return nil
     }

@@ -8,6 +8,7 @@ import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
 import NIOCore
+import ServiceLifecycle
 
 /// A Hub-compatible mirror: any Hub client (ours, Python's `huggingface_hub` with `HF_ENDPOINT`) can list and
 /// pull the repositories it serves.
@@ -32,6 +33,12 @@ public struct MirrorServer: Sendable {
     /// queue) and logs it. Always kept under the process's descriptor limit, so `accept` never fails with
     /// EMFILE.
     public var maxConnections: Int = 1024
+    /// Whether complete files go out by `sendfile` (NIO's `FileRegion`) rather than through the server's memory.
+    /// On by default; off only to compare the two.
+    public var sendsFilesWithSendfile = true
+    /// How long a drain (SIGTERM, SIGINT, or the running task's cancellation) may wait for responses in flight
+    /// before it cancels them.
+    public var drainTimeout: Duration = .seconds(30)
     /// Faults to inject into file bodies on purpose (off by default): see ``ServedFaults``.
     public var faults: ServedFaults?
     /// How long HTTP caches in front of the mirror may keep an answer about a branch (`Cache-Control: max-age`);
@@ -120,7 +127,13 @@ public struct MirrorServer: Sendable {
             + datasetRoots.map { FolderRepositorySource(root: $0, index: index, type: .dataset, logger: logger) }
     }
 
-    /// Runs until the task is cancelled or the process gets SIGINT/SIGTERM.
+    /// Runs until the task is cancelled or the process gets SIGINT/SIGTERM; either way it drains: the listening
+    /// socket closes at once (new connections are refused), idle keep-alive connections close, responses in
+    /// flight are written to their end, and then it returns. A drain that takes longer than ``drainTimeout``
+    /// cancels what is left.
+    ///
+    /// Cancellation drains too, rather than tearing connections down: a server stopped by its task's
+    /// cancellation while NIO was handing it a new connection used to trap in NIO's async writer.
     ///
     /// - Parameter onListening: called once with the base URL (the real port when `port` is 0).
     public func run(
@@ -130,11 +143,12 @@ public struct MirrorServer: Sendable {
     {
         let responder = MirrorResponder(
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
-            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge)
+            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge, sendsFilesWithSendfile: sendsFilesWithSendfile
+        )
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))),
+            server: .fileServingHTTP1(configuration: .init(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modeldepot", availableConnectionsDelegate: cap),
             onServerRunning: { channel in
@@ -143,6 +157,21 @@ public struct MirrorServer: Sendable {
             },
             logger: logger
         )
-        try await app.runService()
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: app), .init(service: DrainAnnouncer(logger: logger))],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        let group = ServiceGroup(configuration: configuration)
+        // The group runs in a task of its own: a child task would be cancelled with this one, and cancelled
+        // services stop at once instead of draining.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
     }
+
+    /// What this mirror has done since it was made (bytes served and pulled, hits, pulls, requests by status).
+    public var counters: MirrorCounters { metrics.snapshot }
 }

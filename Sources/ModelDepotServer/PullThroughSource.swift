@@ -54,7 +54,9 @@ final class PullThroughSource: RepositorySource {
         self.metrics = metrics
     }
 
-    func repositories() throws -> [(RepoType, RepoID)] { try local.repositories() }
+    /// Every repository the mirror has resolved a revision of, files pulled or not: the blob route finds a
+    /// SHA-256 in their listings and pulls it like a resolve.
+    func repositories() throws -> [(RepoType, RepoID)] { local.repositories(holding: "refs") }
 
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
         let repository = cache.repository(id, type: type)
@@ -158,9 +160,19 @@ final class PullThroughSource: RepositorySource {
             partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
         ) { pull in
             defer { self.keepWithinBudget() }
+            // Counted as bytes land, so the counter moves during a long pull (a pull resumed after a restart
+            // counts the bytes the earlier process received, which that process never counted).
+            let landed = Mutex<Int64>(0)
             return try await self.puller.pullFile(
                 file.path, of: snapshot.id, type: snapshot.type, commit: snapshot.commit, file: listed,
-                onDisk: { pull.wrote($0) })
+                onDisk: { ranges in
+                    pull.wrote(ranges)
+                    let arrived = landed.withLock { landed in
+                        defer { landed = max(landed, ranges.count) }
+                        return max(0, ranges.count - landed)
+                    }
+                    if arrived > 0 { self.metrics.count(.upstreamBytes, by: Int(arrived)) }
+                })
         }
     }
 
@@ -271,18 +283,23 @@ final class BlobPulls: Sendable {
     /// Repositories (cache folder names) with a pull under way: the budget never evicts them.
     var repositories: Set<String> { running.withLock { Set($0.values.map(\.repository)) } }
 
-    /// The running pull of `etag`, or a new one running `work` (which returns the bytes it received upstream).
-    /// The pull belongs to no request: a client that hangs up does not stop it for the others.
+    /// The running pull of `etag`, or a new one running `work` (which returns the bytes it received upstream);
+    /// nil when the blob is complete at `blobPath` after all. The pull belongs to no request: a client that hangs
+    /// up does not stop it for the others.
     func follow(
         etag: String, repository: String, size: Int64, partialPath: String, blobPath: String,
         work: @escaping @Sendable (BlobPull) async throws -> Int64
-    ) -> BlobPull {
-        let (pull, isNew) = running.withLock { running -> (BlobPull, Bool) in
+    ) -> BlobPull? {
+        let (pull, isNew) = running.withLock { running -> (BlobPull?, Bool) in
             if let known = running[etag] { return (known.pull, false) }
+            // A pull renames its blob into place before it leaves `running`: a request that looked for the blob
+            // just before a pull finished, and comes here just after, finds it now instead of pulling it again.
+            if CacheScanner.regularFileSize(blobPath) == size { return (nil, false) }
             let pull = BlobPull(etag: etag, size: size, partialPath: partialPath, blobPath: blobPath)
             running[etag] = (pull, repository)
             return (pull, true)
         }
+        guard let pull else { return nil }
         guard isNew else {
             metrics.count(.pullsJoined)
             return pull
@@ -292,8 +309,7 @@ final class BlobPulls: Sendable {
         Task {
             let outcome: BlobPull.Outcome
             do {
-                let received = try await work(pull)
-                metrics.count(.upstreamBytes, by: Int(received))
+                _ = try await work(pull)
                 outcome = .verified
             } catch {
                 let message = (error as? ModelDepotError)?.message ?? "\(error)"

@@ -55,6 +55,9 @@ import ModelDepotPlatform
             return child.succeeded
         }
 
+        /// Sends `number` (SIGTERM, SIGINT…) without waiting for anything.
+        public func send(_ number: Int32) { child.signal(number) }
+
         /// Stops the peer and reaps it.
         public func stop() async {
             child.signal(SIGKILL)

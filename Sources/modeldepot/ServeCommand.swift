@@ -71,6 +71,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection may sit without sending a complete request before it is closed.")
     var idleTimeout: Double = 30
 
+    @Flag(
+        help: """
+            Diagnostic: read files at rest through the server instead of sending them with sendfile (bench/server.sh \
+            compares the two).
+            """)
+    var noSendfile = false
+
     func validate() throws {
         guard root != nil || datasetRoot != nil || cache || upstream != nil else {
             throw ValidationError("Give --root DIR, --dataset-root DIR, --cache, --upstream URL, or several of them.")
@@ -141,6 +148,7 @@ struct ServeCommand: AsyncParsableCommand {
                 roots: roots, datasetRoots: datasetRoots, caches: cache ? [cacheFolder] : [], token: token)
         }
         server.maxConnections = maxConnections
+        server.sendsFilesWithSendfile = !noSendfile
         if let faults {
             do {
                 server.faults = try ServedFaults(faults)

@@ -43,7 +43,7 @@ import Testing
             let line = String(decoding: body, as: UTF8.self).split(separator: "\n").first {
                 $0.hasPrefix("modeldepot_served_bytes_total ")
             }
-            return Int(line?.split(separator: " ").last ?? "") ?? -1
+            return Double(line?.split(separator: " ").last ?? "").map { Int($0) } ?? -1
         }
     }
 

@@ -97,7 +97,7 @@ import Testing
         let line = String(decoding: reply.body, as: UTF8.self).split(separator: "\n").first {
             $0.hasPrefix(name + " ")
         }
-        return Int(line?.split(separator: " ").last ?? "") ?? -1
+        return Double(line?.split(separator: " ").last ?? "").map { Int($0) } ?? -1
     }
 
     static func commit(of mirror: Running) async throws -> String {

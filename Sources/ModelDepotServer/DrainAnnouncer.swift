@@ -1,0 +1,13 @@
+import Logging
+import ServiceLifecycle
+
+/// Says in the log when the mirror starts draining (a signal or a cancellation), so an operator watching it stop
+/// knows why it has not exited yet: it waits for the responses in flight.
+struct DrainAnnouncer: Service {
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.notice("draining: no new connections; finishing the responses in flight, then exiting")
+    }
+}
