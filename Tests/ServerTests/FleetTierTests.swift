@@ -127,12 +127,12 @@ import Testing
             }
             let log = (try? String(contentsOf: folder.path("nginx/error.log"), encoding: .utf8)) ?? ""
             let said = "\(fromUpstream) upstream bytes for a \(model)-byte model, \(pullCount) pulls, \(failed) failed"
-            // Usually exactly one copy and two pulls (one per file, each by its home node). Under the whole suite's
-            // load on two cores, a fresh-clone run once saw 3.4 copies: nginx reported a node closing connections
-            // before the response head, and clients retried (see the issue notes). The bound below is what the
-            // design guarantees either way: far fewer than one copy per client.
-            #expect(fromUpstream >= model && fromUpstream < model * 4, "\(said); nginx said: \(log)")
-            #expect(pullCount >= 2 && pullCount <= 4, "\(said); nginx said: \(log)")
+            print("fleet round 1: \(said)")
+            // One copy and two pulls: one per file, each by its home node. (A request that looked for a blob just
+            // before its pull finished used to start a second pull; BlobPullsRaceTests holds that shut.)
+            // Less than two copies: within one pull the engine may fetch a stolen range twice, never a whole file.
+            #expect(fromUpstream >= model && fromUpstream < model * 2, "\(said); nginx said: \(log)")
+            #expect(pullCount == 2, "\(said); nginx said: \(log)")
 
             // Once verified, slices are cacheable: the next round fetches each from a node at most once more, and
             // every round after that is nginx's alone.
