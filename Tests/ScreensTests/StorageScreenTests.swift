@@ -1,0 +1,59 @@
+import Foundation
+import ModelDepot
+import ModelDepotScreens
+import ModelDepotTesting
+import Testing
+
+/// The Storage screen over a real cache: what it lists, what each action previews and then does.
+@Suite struct StorageScreenTests {
+    @Test func listsPinsPreviewsPrunesDeletesAndVerifies() async throws {
+        try await ScreensFixture.with { fixture in
+            let manager = fixture.downloads.manager
+            let empty = await StorageScreen.load(manager)
+            #expect(empty.rows.isEmpty && empty.emptyMessage != nil && empty.totalText == "0 repositories, 0 B")
+            #expect(empty.cacheFolder == manager.cache.root.path)
+
+            _ = try await manager.download(try RepoID("acme/chat")).result()
+            _ = try await manager.download(try RepoID("acme/embed")).result()
+            let now = Date().addingTimeInterval(3 * 86_400)
+            let screen = await StorageScreen.load(manager, now: now)
+            #expect(Set(screen.rows.map(\.id)) == ["acme/chat", "acme/embed"])
+            let chat = try #require(screen.rows.first { $0.id == "acme/chat" })
+            #expect(chat.sizeOnDisk == Int64(ScreensFixture.weights.count + 8) && chat.sizeText == "1.0 MiB")
+            #expect(chat.lastUsedText == "3 days ago" && chat.revisionsText == "1 revision" && !chat.pinned)
+            #expect(chat.deleteConfirmation == "Delete acme/chat? This frees 1.0 MiB. It can be downloaded again.")
+            #expect(chat.actions.map(\.action) == [.delete, .pin, .verify])
+            #expect(screen.totalBytes == screen.rows.reduce(0) { $0 + $1.sizeOnDisk })
+            #expect(screen.freeSpaceText?.hasSuffix("free on this disk") == true)
+            #expect(screen.detached.removes.isEmpty && screen.detached.summary == "Nothing to remove.")
+
+            // Pinned: pruning to nothing previews removing only the other one, and removes nothing yet.
+            #expect(try await StorageScreen.perform(.pin, on: "acme/chat", manager).contains("pinned"))
+            let pinned = await StorageScreen.load(manager)
+            #expect(pinned.rows.first { $0.id == "acme/chat" }?.actions.map(\.action) == [.delete, .unpin, .verify])
+            let preview = try await StorageScreen.prunePreview(manager, maxSize: 0)
+            #expect(preview.removes == ["acme/embed"] && preview.pinnedKept == ["acme/chat"])
+            #expect(preview.summary.hasPrefix("Removes acme/embed: frees "))
+            #expect(preview.summary.contains("still over the limit"))
+            #expect(await StorageScreen.load(manager).rows.count == 2, "a preview removes nothing")
+
+            // Verify tells a damaged blob apart; delete frees what the confirmation said.
+            let blobs = manager.cache.root.appendingPathComponent("models--acme--chat/blobs")
+            let blob = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: blobs.path).first {
+                    try FileManager.default.attributesOfItem(atPath: blobs.appendingPathComponent($0).path)[.size]
+                        as? Int == ScreensFixture.weights.count
+                })
+            try Data(count: ScreensFixture.weights.count).write(to: blobs.appendingPathComponent(blob))
+            #expect(try await StorageScreen.perform(.verify, on: "acme/chat", manager).contains("1 file is damaged"))
+            #expect(try await StorageScreen.perform(.verify, on: "acme/embed", manager).contains("every file matches"))
+            let deleted = try await StorageScreen.perform(.delete, on: "acme/embed", manager)
+            let embedRow = try #require(screen.rows.first { $0.id == "acme/embed" })
+            #expect(deleted == "Deleted acme/embed: \(ByteFormat.string(embedRow.freedByDelete)) freed.")
+            #expect(await StorageScreen.load(manager).rows.map(\.id) == ["acme/chat"])
+            await #expect(throws: ModelDepotError.self) {
+                try await StorageScreen.perform(.pin, on: "acme/chat", type: "space", manager)
+            }
+        }
+    }
+}
