@@ -91,7 +91,7 @@ public struct HubClient: Sendable {
         url("/api/\(type.apiSegment)/\(repo)\(rest)")
     }
 
-    private func url(_ path: String) -> URL {
+    func url(_ path: String) -> URL {
         URL(string: endpoint.absoluteString + path)!
     }
 

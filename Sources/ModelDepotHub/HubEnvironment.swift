@@ -58,6 +58,29 @@ public struct HubEnvironment: Sendable {
         return Self.cleanToken(String(decoding: data, as: UTF8.self))
     }
 
+    /// Where ``token`` comes from, to say so without showing it.
+    public enum TokenOrigin: Sendable, Equatable {
+        /// An environment variable (`HF_TOKEN` or `HUGGING_FACE_HUB_TOKEN`).
+        case variable(String)
+        /// The token file.
+        case file(URL)
+        /// `HF_HUB_DISABLE_IMPLICIT_TOKEN` turns the token off.
+        case disabled
+        case none
+    }
+
+    /// Where the token Python would send comes from; the same order as ``token``.
+    public var tokenOrigin: TokenOrigin {
+        if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return .disabled }
+        for name in ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"] {
+            if let candidate = variables[name] { return Self.cleanToken(candidate) == nil ? .none : .variable(name) }
+        }
+        guard let data = FileManager.default.contents(atPath: tokenFile.path),
+            Self.cleanToken(String(decoding: data, as: UTF8.self)) != nil
+        else { return .none }
+        return .file(tokenFile)
+    }
+
     /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
     /// Mirrors to ask before the endpoint: `MODELDEPOT_MIRRORS` (comma-separated URLs, in order), each sent
     /// `MODELDEPOT_MIRROR_TOKEN` when set (never the Hub's token).

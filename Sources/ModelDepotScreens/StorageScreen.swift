@@ -29,7 +29,13 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
 
     /// What the Storage screen's buttons do.
     public enum Action: String, Sendable, Equatable, Encodable, CaseIterable {
-        case delete, pin, unpin, verify
+        case delete, pin, unpin, verify, repair
+    }
+
+    /// What an action did, in a sentence, and the action to offer next (Repair after a verify found damage).
+    public struct Outcome: Sendable, Equatable, Encodable {
+        public var message: String
+        public var next: Button?
     }
 
     public struct Button: Sendable, Equatable, Encodable {
@@ -126,31 +132,59 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
     public static func perform(
         _ action: Action, on id: String, type: String = "model", _ manager: ModelManager,
         strings: StorageScreenStrings = .english
-    ) async throws -> String {
+    ) async throws -> Outcome {
         let repo = try RepoID(id)
         guard let repoType = RepoType(rawValue: type) else {
             throw ModelDepotError(.invalidArgument, "Unknown repository type \(type): use model or dataset.")
         }
         switch action {
         case .delete:
-            return strings.deleted(id, try await manager.delete(repo, type: repoType))
+            return Outcome(message: strings.deleted(id, try await manager.delete(repo, type: repoType)))
         case .pin:
             try manager.pin(repo, type: repoType)
-            return strings.pinnedNow(id)
+            return Outcome(message: strings.pinnedNow(id))
         case .unpin:
             manager.unpin(repo, type: repoType)
-            return strings.unpinnedNow(id)
+            return Outcome(message: strings.unpinnedNow(id))
         case .verify:
             let problems = try manager.verify(repo, type: repoType).problems
-            return problems.isEmpty ? strings.verified(id) : strings.damaged(id, problems.count)
+            if problems.isEmpty { return Outcome(message: strings.verified(id)) }
+            return Outcome(
+                message: strings.damaged(id, problems.count),
+                next: Button(action: .repair, label: strings.label(.repair)))
+        case .repair:
+            let problems = try manager.verify(repo, type: repoType).problems
+            guard !problems.isEmpty else { return Outcome(message: strings.verified(id)) }
+            let left = try await manager.repair(repo, type: repoType, problems: problems)
+            return Outcome(
+                message: left.isEmpty ? strings.repaired(id, problems.count) : strings.damaged(id, left.count))
         }
+    }
+
+    /// Prunes to `maxSize` bytes (least recently used, unpinned repositories first) and says what it freed.
+    public static func prune(
+        _ manager: ModelManager, maxSize: Int64, strings: StorageScreenStrings = .english
+    ) async throws -> Outcome {
+        let plan = try await manager.prune(maxSize: maxSize)
+        return Outcome(message: strings.pruned(plan.evicted.map(\.id), plan.freedBytes))
+    }
+
+    /// Removes the revisions no branch points to and old partial downloads, and says what it freed.
+    public static func pruneDetached(
+        _ manager: ModelManager, now: Date = Date(), strings: StorageScreenStrings = .english
+    ) async throws -> Outcome {
+        let pruned = try await manager.pruneDetached(dryRun: false, now: now)
+        let removed =
+            pruned.revisions.map { "\($0.repo)@\($0.commit.prefix(7))" }
+            + pruned.partialDownloads.map { "\($0.repo): \($0.path)" }
+        return Outcome(message: strings.pruned(removed, pruned.freedBytes))
     }
 }
 
 /// The Storage screen's words; replace them to translate the screen.
 public struct StorageScreenStrings: Sendable {
     public var labels: [StorageScreen.Action: String] = [
-        .delete: "Delete", .pin: "Pin", .unpin: "Unpin", .verify: "Verify",
+        .delete: "Delete", .pin: "Pin", .unpin: "Unpin", .verify: "Verify", .repair: "Repair",
     ]
     public var empty = "Nothing is downloaded yet."
     public var nothingToRemove = "Nothing to remove."
@@ -187,6 +221,14 @@ public struct StorageScreenStrings: Sendable {
     }
     public var deleted: @Sendable (String, _ freed: Int64) -> String = { id, bytes in
         "Deleted \(id): \(ByteFormat.string(bytes)) freed."
+    }
+    public var pruned: @Sendable ([String], _ freed: Int64) -> String = { names, bytes in
+        names.isEmpty
+            ? "Nothing to remove."
+            : "Removed \(names.count == 1 ? names[0] : "\(names.count) items"): \(ByteFormat.string(bytes)) freed."
+    }
+    public var repaired: @Sendable (String, _ files: Int) -> String = { id, count in
+        "\(id) is repaired: \(count == 1 ? "1 file" : "\(count) files") downloaded again."
     }
     public var pinnedNow: @Sendable (String) -> String = { "\($0) is pinned: pruning leaves it alone." }
     public var unpinnedNow: @Sendable (String) -> String = { "\($0) is no longer pinned." }

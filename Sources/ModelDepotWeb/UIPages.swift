@@ -26,7 +26,8 @@ struct UIPages: Sendable {
     static func frame(_ title: String, page: String, model: String = "", offline: Bool) -> [String: Any] {
         [
             "title": title, "page": page, "pageModel": model, "onModels": page == "models" || page == "model",
-            "onDownloads": page == "downloads", "offline": offline,
+            "onDownloads": page == "downloads", "onStorage": page == "storage", "onSettings": page == "settings",
+            "offline": offline,
         ]
     }
 
@@ -129,6 +130,41 @@ struct UIPages: Sendable {
         context["action"] = screen.action?.rawValue
         context["actionLabel"] = screen.actionLabel ?? ""
         return render("onboarding", context)
+    }
+
+    func storage(_ screen: StorageScreen, offline: Bool) -> String {
+        var context = Self.frame("Storage", page: "storage", offline: offline)
+        context["totalText"] = screen.totalText
+        context["freeSpaceText"] = screen.freeSpaceText ?? ""
+        context["cacheFolder"] = screen.cacheFolder
+        context["emptyMessage"] = screen.emptyMessage
+        context["hasRows"] = !screen.rows.isEmpty
+        context["detachedSummary"] = screen.detached.summary
+        context["hasDetached"] = !screen.detached.removes.isEmpty
+        context["rows"] = screen.rows.map { row -> [String: Any] in
+            [
+                "id": row.id, "type": row.type, "sizeText": row.sizeText, "files": row.files,
+                "revisionsText": row.revisionsText, "lastUsedText": row.lastUsedText, "pinned": row.pinned,
+                "deleteConfirmation": row.deleteConfirmation,
+                "actions": row.actions.map { ["action": $0.action.rawValue, "label": $0.label] },
+            ]
+        }
+        return render("storage", context)
+    }
+
+    func settings(_ screen: SettingsScreen, offline: Bool) -> String {
+        var context = Self.frame("Settings", page: "settings", offline: offline)
+        context["tokenState"] = screen.tokenState
+        context["tokenSource"] = screen.tokenSource
+        context["tokenStatus"] = screen.tokenStatus
+        context["endpoint"] = screen.endpoint
+        context["mirrors"] = screen.mirrors.map { ["label": $0.label, "value": $0.value] }
+        context["mirrorsText"] = screen.mirrorsText
+        context["network"] = screen.network.map { ["label": $0.label, "value": $0.value] }
+        context["bandwidthMegabytes"] =
+            screen.bandwidthBytesPerSecond.map { String(format: "%g", Double($0) / 1e6) } ?? ""
+        context["bandwidthText"] = screen.network.first?.value ?? ""
+        return render("settings", context)
     }
 
     func notice(_ title: String, _ text: String) -> String {

@@ -18,6 +18,8 @@ struct UIResponder: HTTPResponder {
     let logger: Logger
     /// True when the Hub cannot be asked (HF_HUB_OFFLINE, `--offline`): pages say so.
     let offline: Bool
+    /// Where the Hub client's token came from, for the Settings screen.
+    let tokenOrigin: HubEnvironment.TokenOrigin
 
     /// Headers every answer carries: no inline script, no framing, no referrer, no sniffing, no caching.
     static let securityHeaders: HTTPFields = [
@@ -109,6 +111,11 @@ struct UIResponder: HTTPResponder {
         case .onboardingPage(let name):
             return html(
                 200, pages.onboarding(try await OnboardingScreen.load(name, downloads: downloads), offline: offline))
+        case .storagePage:
+            return html(200, pages.storage(await StorageScreen.load(downloads.manager), offline: offline))
+        case .settingsPage:
+            return html(
+                200, pages.settings(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin), offline: offline))
         case .asset(let name):
             guard let (data, type) = UIAssets.load(name) else { return Self.error(404, "No such asset.") }
             return Response(
@@ -133,6 +140,21 @@ struct UIResponder: HTTPResponder {
             let limit = try BandwidthForm.parse(Data(buffer: body))
             await downloads.setBandwidthLimit(bytesPerSecond: limit)
             return try Self.json(await DownloadsScreen.load(downloads))
+        case .apiStorage:
+            return try Self.json(await StorageScreen.load(downloads.manager))
+        case .apiStorageAction(let action):
+            let (id, type) = try StorageForm.repository(Data(buffer: body))
+            return try Self.json(try await StorageScreen.perform(action, on: id, type: type, downloads.manager))
+        case .apiPrunePreview:
+            let budget = try StorageForm.budget(Data(buffer: body))
+            return try Self.json(try await StorageScreen.prunePreview(downloads.manager, maxSize: budget))
+        case .apiPrune:
+            let budget = try StorageForm.budget(Data(buffer: body))
+            return try Self.json(try await StorageScreen.prune(downloads.manager, maxSize: budget))
+        case .apiPruneDetached:
+            return try Self.json(try await StorageScreen.pruneDetached(downloads.manager))
+        case .apiSettings:
+            return try Self.json(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin))
         case .apiDocument:
             guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json", subdirectory: "Resources"),
                 let data = try? Data(contentsOf: url)
@@ -223,5 +245,36 @@ enum BandwidthForm {
         default:
             throw ModelDepotError(.invalidArgument, "bytesPerSecond must be a number or null.")
         }
+    }
+}
+
+/// The bodies of the Storage screen's calls: `{"id": "acme/chat", "type": "model"}` names a cached repository,
+/// `{"maxBytes": 5000000000}` a budget to prune to.
+enum StorageForm {
+    static func repository(_ body: Data) throws -> (id: String, type: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            let id = object["id"] as? String, !id.isEmpty
+        else {
+            throw ModelDepotError(
+                .invalidArgument,
+                #"Send {"id": "owner/name", "type": "model"} (type: model or dataset; model if left out)."#)
+        }
+        guard let type = (object["type"] ?? "model") as? String else {
+            throw ModelDepotError(.invalidArgument, "type must be model or dataset.")
+        }
+        return (id, type)
+    }
+
+    static func budget(_ body: Data) throws -> Int64 {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            let number = object["maxBytes"] as? NSNumber
+        else {
+            throw ModelDepotError(.invalidArgument, #"Send {"maxBytes": N}: the size in bytes the cache may keep."#)
+        }
+        let value = number.doubleValue
+        guard value.isFinite, value >= 0, value <= 1e15, value == value.rounded() else {
+            throw ModelDepotError(.invalidArgument, "maxBytes must be a whole number of bytes from 0 to 10^15.")
+        }
+        return Int64(value)
     }
 }

@@ -10,6 +10,8 @@ enum UIRoute: Equatable, Sendable {
     case modelPage(String)
     case downloadsPage
     case onboardingPage(String)
+    case storagePage
+    case settingsPage
     case asset(String)
     case apiModels
     case apiModel(String)
@@ -19,6 +21,12 @@ enum UIRoute: Equatable, Sendable {
     case apiAction(String, ModelAction)
     case apiBandwidth
     case apiDocument
+    case apiStorage
+    case apiStorageAction(StorageScreen.Action)
+    case apiPrunePreview
+    case apiPrune
+    case apiPruneDetached
+    case apiSettings
 
     /// What went wrong with a request that names no route.
     enum Failure: Error, Equatable {
@@ -48,6 +56,8 @@ enum UIRoute: Equatable, Sendable {
         case ("models", 2) where !name.isEmpty: return try require("GET", .modelPage(name))
         case ("downloads", 1): return try require("GET", .downloadsPage)
         case ("onboarding", 2) where !name.isEmpty: return try require("GET", .onboardingPage(name))
+        case ("storage", 1): return try require("GET", .storagePage)
+        case ("settings", 1): return try require("GET", .settingsPage)
         case ("assets", 2) where UIAssets.known.contains(name): return try require("GET", .asset(name))
         case ("api", _) where parts.count >= 3 && parts[1] == "ui":
             return try parseAPI(Array(parts.dropFirst(2)), require)
@@ -73,6 +83,14 @@ enum UIRoute: Equatable, Sendable {
         case ("events", 1): return try require("GET", .apiEvents)
         case ("bandwidth", 1): return try require("PUT", .apiBandwidth)
         case ("openapi.json", 1): return try require("GET", .apiDocument)
+        case ("storage", 1): return try require("GET", .apiStorage)
+        case ("storage", 2) where name == "prune-preview": return try require("POST", .apiPrunePreview)
+        case ("storage", 2) where name == "prune": return try require("POST", .apiPrune)
+        case ("storage", 2) where name == "prune-detached": return try require("POST", .apiPruneDetached)
+        case ("storage", 2):
+            guard let action = StorageScreen.Action(rawValue: name) else { throw .notFound }
+            return try require("POST", .apiStorageAction(action))
+        case ("settings", 1): return try require("GET", .apiSettings)
         default: throw .notFound
         }
     }
@@ -83,6 +101,8 @@ enum UIRoute: Equatable, Sendable {
         [
             ("get", "/api/ui/models"), ("get", "/api/ui/models/{name}"), ("get", "/api/ui/downloads"),
             ("get", "/api/ui/onboarding/{name}"), ("get", "/api/ui/events"), ("put", "/api/ui/bandwidth"),
-            ("get", "/api/ui/openapi.json"),
+            ("get", "/api/ui/openapi.json"), ("get", "/api/ui/storage"), ("post", "/api/ui/storage/prune-preview"),
+            ("post", "/api/ui/storage/prune"), ("post", "/api/ui/storage/prune-detached"), ("get", "/api/ui/settings"),
         ] + postableActions.map { ("post", "/api/ui/models/{name}/\($0.rawValue)") }
+        + StorageScreen.Action.allCases.map { ("post", "/api/ui/storage/\($0.rawValue)") }
 }

@@ -18,15 +18,18 @@ public struct WebApp: Sendable {
     public let session: UISession
     /// Whether the Hub cannot be asked; pages say so.
     public var offline: Bool
+    /// Where the Hub client's token came from (the Settings screen names it, never the token).
+    public var tokenOrigin: HubEnvironment.TokenOrigin
     public var logger: Logger
 
     public init(
         downloads: ModelDownloads, session: UISession = UISession(), offline: Bool = false,
-        logger: Logger = Logger(label: "modeldepot.ui")
+        tokenOrigin: HubEnvironment.TokenOrigin = .none, logger: Logger = Logger(label: "modeldepot.ui")
     ) {
         self.downloads = downloads
         self.session = session
         self.offline = offline
+        self.tokenOrigin = tokenOrigin
         self.logger = logger
     }
 
@@ -41,7 +44,7 @@ public struct WebApp: Sendable {
             UIResponder(
                 downloads: downloads, session: session, pages: pages,
                 guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), logger: logger,
-                offline: offline)
+                offline: offline, tokenOrigin: tokenOrigin)
         }
         let app = Application(
             responder: responder,

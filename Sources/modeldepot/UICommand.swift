@@ -9,7 +9,8 @@ import ModelDepotWeb
 struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ui",
-        abstract: "Open ModelDepot's screens in a browser: models, a model's page, downloads, onboarding.",
+        abstract:
+            "Open ModelDepot's screens in a browser: models, a model's page, downloads, storage, settings, onboarding.",
         discussion: """
             Prints a URL with a one-time token: opening it starts a session (a cookie) and the token stops \
             working, so the link in your history opens nothing. Only this machine can connect unless --host says \
@@ -81,7 +82,9 @@ struct UICommand: AsyncParsableCommand {
         }
         defer { demoHub?.stop() }
         let downloads = ModelDownloads(hub: client, cache: cache, catalog: catalog)
-        let app = WebApp(downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline)
+        let app = WebApp(
+            downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline,
+            tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""
             StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))

@@ -28,7 +28,7 @@ import Testing
             #expect(screen.detached.removes.isEmpty && screen.detached.summary == "Nothing to remove.")
 
             // Pinned: pruning to nothing previews removing only the other one, and removes nothing yet.
-            #expect(try await StorageScreen.perform(.pin, on: "acme/chat", manager).contains("pinned"))
+            #expect(try await StorageScreen.perform(.pin, on: "acme/chat", manager).message.contains("pinned"))
             let pinned = await StorageScreen.load(manager)
             #expect(pinned.rows.first { $0.id == "acme/chat" }?.actions.map(\.action) == [.delete, .unpin, .verify])
             let preview = try await StorageScreen.prunePreview(manager, maxSize: 0)
@@ -45,12 +45,23 @@ import Testing
                         as? Int == ScreensFixture.weights.count
                 })
             try Data(count: ScreensFixture.weights.count).write(to: blobs.appendingPathComponent(blob))
-            #expect(try await StorageScreen.perform(.verify, on: "acme/chat", manager).contains("1 file is damaged"))
-            #expect(try await StorageScreen.perform(.verify, on: "acme/embed", manager).contains("every file matches"))
-            let deleted = try await StorageScreen.perform(.delete, on: "acme/embed", manager)
+            let verified = try await StorageScreen.perform(.verify, on: "acme/chat", manager)
+            #expect(verified.message.contains("1 file is damaged") && verified.next?.action == .repair)
+            let repaired = try await StorageScreen.perform(.repair, on: "acme/chat", manager)
+            #expect(repaired.message == "acme/chat is repaired: 1 file downloaded again.")
+            #expect(try manager.verify(try RepoID("acme/chat")).problems.isEmpty)
+            #expect(
+                try await StorageScreen.perform(.verify, on: "acme/embed", manager).message.contains(
+                    "every file matches"))
+            let deleted = try await StorageScreen.perform(.delete, on: "acme/embed", manager).message
             let embedRow = try #require(screen.rows.first { $0.id == "acme/embed" })
             #expect(deleted == "Deleted acme/embed: \(ByteFormat.string(embedRow.freedByDelete)) freed.")
             #expect(await StorageScreen.load(manager).rows.map(\.id) == ["acme/chat"])
+            // Unpinned, pruning to nothing removes it and says what it freed.
+            _ = try await StorageScreen.perform(.unpin, on: "acme/chat", manager)
+            let pruned = try await StorageScreen.prune(manager, maxSize: 0)
+            #expect(pruned.message == "Removed acme/chat: \(chat.sizeText) freed.")
+            #expect(await StorageScreen.load(manager).rows.isEmpty)
             await #expect(throws: ModelDepotError.self) {
                 try await StorageScreen.perform(.pin, on: "acme/chat", type: "space", manager)
             }

@@ -207,18 +207,25 @@ import Testing
                 Self.packageRoot.appendingPathComponent("Tests/PythonPeers/openapi_check.py").path,
                 Self.documentURL.path,
             ]
-            let answers = [
-                ("ModelsScreen", "/api/ui/models"), ("ModelsScreen", "/api/ui/models?hub=acme"),
-                ("ModelDetailScreen", "/api/ui/models/chat"),
-                ("DownloadsScreen", "/api/ui/downloads"), ("OnboardingScreen", "/api/ui/onboarding/embed"),
-                ("DownloadsScreen", "/api/ui/models/embed/download"), ("Error", "/api/ui/models/nope"),
+            let answers: [(schema: String, method: String, path: String, body: String?)] = [
+                ("ModelsScreen", "GET", "/api/ui/models", nil), ("ModelsScreen", "GET", "/api/ui/models?hub=acme", nil),
+                ("ModelDetailScreen", "GET", "/api/ui/models/chat", nil),
+                ("DownloadsScreen", "GET", "/api/ui/downloads", nil),
+                ("OnboardingScreen", "GET", "/api/ui/onboarding/embed", nil),
+                ("DownloadsScreen", "POST", "/api/ui/models/embed/download", "{}"),
+                ("Error", "GET", "/api/ui/models/nope", nil),
+                ("StorageScreen", "GET", "/api/ui/storage", nil), ("SettingsScreen", "GET", "/api/ui/settings", nil),
+                ("StorageOutcome", "POST", "/api/ui/storage/verify", #"{"id": "acme/embed"}"#),
+                ("PrunePreview", "POST", "/api/ui/storage/prune-preview", #"{"maxBytes": 0}"#),
+                ("StorageOutcome", "POST", "/api/ui/storage/prune-detached", "{}"),
+                ("Error", "POST", "/api/ui/storage/pin", #"{"id": "../x"}"#),
+                ("Error", "POST", "/api/ui/storage/prune", #"{"maxBytes": -1}"#),
             ]
-            for (index, (schema, path)) in answers.enumerated() {
-                let post = path.hasSuffix("/download")
-                let reply = try await app.send(post ? "POST" : "GET", path, cookie: cookie, json: post ? "{}" : nil)
+            for (index, answer) in answers.enumerated() {
+                let reply = try await app.send(answer.method, answer.path, cookie: cookie, json: answer.body)
                 let file = folder.path("answer-\(index).json")
                 try Data(reply.body).write(to: file)
-                arguments += [schema, file.path]
+                arguments += [answer.schema, file.path]
             }
             let output = folder.path("check.out")
             let check = try ChildProcess(executable: python.path, arguments: arguments, output: output.path)

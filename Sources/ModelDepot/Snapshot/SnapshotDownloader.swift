@@ -26,6 +26,8 @@ public struct SnapshotDownloader: Sendable {
     /// The cache the pull writes into.
     public let cache: HubCache
     let downloader: Downloader
+    /// The engine's settings: connections, segment size, retries, the network policy.
+    public var downloadConfiguration: DownloadConfiguration { downloader.configuration }
     /// Large files transferred at once; each also uses parallel ranges inside the engine.
     public var maxConcurrentFiles: Int
     /// Files transferred at once while the rest of the queue is small files (under ``smallFileSize``), whose time

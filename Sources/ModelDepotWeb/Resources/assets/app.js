@@ -168,6 +168,113 @@ function listen() {
   });
 }
 
+function showNotice(text) {
+  const box = document.getElementById("notice");
+  if (!box) return;
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+// A change that alters the page reloads it; its sentence survives the reload in sessionStorage.
+function reloadSaying(text) {
+  sessionStorage.setItem("modeldepot-notice", text);
+  window.location.reload();
+}
+
+function confirmDelete(text) {
+  const dialog = document.getElementById("confirm");
+  if (!dialog || typeof dialog.showModal !== "function") return Promise.resolve(window.confirm(text));
+  document.getElementById("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    const yes = document.getElementById("confirm-yes");
+    const no = document.getElementById("confirm-no");
+    const finish = (answer) => {
+      yes.removeEventListener("click", onYes);
+      no.removeEventListener("click", onNo);
+      dialog.removeEventListener("cancel", onNo);
+      dialog.close();
+      resolve(answer);
+    };
+    const onYes = () => finish(true);
+    const onNo = () => finish(false);
+    yes.addEventListener("click", onYes);
+    no.addEventListener("click", onNo);
+    dialog.addEventListener("cancel", onNo);
+    dialog.showModal();
+    no.focus();
+  });
+}
+
+async function storageAction(button) {
+  const action = button.dataset.storage;
+  const body = { id: button.dataset.id, type: button.dataset.type };
+  if (action === "delete" && !(await confirmDelete(button.dataset.confirm))) return;
+  button.disabled = true;
+  try {
+    const outcome = await call("POST", "/api/ui/storage/" + action, body);
+    showMessage("");
+    if (action === "verify") {
+      showNotice(outcome.message);
+      const actions = button.closest(".actions");
+      if (outcome.next && !actions.querySelector('[data-storage="' + outcome.next.action + '"]')) {
+        const next = document.createElement("button");
+        next.type = "button";
+        next.dataset.storage = outcome.next.action;
+        next.dataset.id = body.id;
+        next.dataset.type = body.type;
+        next.textContent = outcome.next.label;
+        next.setAttribute("aria-label", outcome.next.label + " " + body.id);
+        actions.appendChild(next);
+        next.focus();
+      }
+    } else {
+      reloadSaying(outcome.message);
+    }
+  } catch (error) {
+    showMessage(error.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function storagePage() {
+  if (document.body.dataset.page !== "storage") return;
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-storage]");
+    if (button) storageAction(button);
+  });
+  const form = document.getElementById("prune-form");
+  let budget = null;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    budget = Math.round(Number(form.elements.gigabytes.value) * 1e9);
+    try {
+      const preview = await call("POST", "/api/ui/storage/prune-preview", { maxBytes: budget });
+      document.getElementById("prune-summary").textContent = preview.summary;
+      document.getElementById("prune-apply").hidden = preview.removes.length === 0;
+      document.getElementById("prune-preview").hidden = false;
+      showMessage("");
+    } catch (error) {
+      showMessage(error.message);
+    }
+  });
+  document.getElementById("prune-apply").addEventListener("click", async () => {
+    try {
+      reloadSaying((await call("POST", "/api/ui/storage/prune", { maxBytes: budget })).message);
+    } catch (error) {
+      showMessage(error.message);
+    }
+  });
+  const detached = document.getElementById("prune-detached");
+  if (detached) detached.addEventListener("click", async () => {
+    try {
+      reloadSaying((await call("POST", "/api/ui/storage/prune-detached", {})).message);
+    } catch (error) {
+      showMessage(error.message);
+    }
+  });
+}
+
 function bandwidthForm() {
   const form = document.getElementById("bandwidth");
   if (!form) return;
@@ -176,7 +283,9 @@ function bandwidthForm() {
     const text = form.elements.megabytes.value.trim();
     const bytes = text === "" ? null : Math.round(Number(text) * 1e6);
     try {
-      await call("PUT", "/api/ui/bandwidth", { bytesPerSecond: bytes });
+      const screen = await call("PUT", "/api/ui/bandwidth", { bytesPerSecond: bytes });
+      const now = document.getElementById("bandwidth-text");
+      if (now) now.textContent = "Now: " + screen.bandwidthText;
       showMessage("");
     } catch (error) {
       showMessage(error.message);
@@ -184,4 +293,10 @@ function bandwidthForm() {
   });
 }
 
-document.addEventListener("DOMContentLoaded", () => { listen(); bandwidthForm(); });
+document.addEventListener("DOMContentLoaded", () => {
+  const saved = sessionStorage.getItem("modeldepot-notice");
+  if (saved) { sessionStorage.removeItem("modeldepot-notice"); showNotice(saved); }
+  listen();
+  bandwidthForm();
+  storagePage();
+});
