@@ -13,6 +13,8 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         public var sizeOnDisk: Int64
         public var sizeText: String
         public var files: Int
+        /// "model, 3 files".
+        public var kindText: String
         /// "2 revisions, 1 without a branch".
         public var revisionsText: String
         public var lastUsed: Date
@@ -78,6 +80,7 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
             return Row(
                 id: report.id, type: report.type, sizeOnDisk: report.sizeOnDisk,
                 sizeText: ByteFormat.string(report.sizeOnDisk), files: report.files,
+                kindText: strings.kind(report.type, report.files),
                 revisionsText: strings.revisions(report.revisions.count, detached),
                 lastUsed: report.lastAccessed, lastUsedText: strings.ago(now.timeIntervalSince(report.lastAccessed)),
                 pinned: pinned, freedByDelete: report.sizeOnDisk,
@@ -187,6 +190,9 @@ public struct StorageScreenStrings: Sendable {
         .delete: "Delete", .pin: "Pin", .unpin: "Unpin", .verify: "Verify", .repair: "Repair",
     ]
     public var empty = "Nothing is downloaded yet."
+    public var kind: @Sendable (_ type: String, _ files: Int) -> String = { type, files in
+        "\(type), \(files == 1 ? "1 file" : "\(files) files")"
+    }
     public var nothingToRemove = "Nothing to remove."
     public var revisions: @Sendable (Int, _ detached: Int) -> String = { count, detached in
         let base = count == 1 ? "1 revision" : "\(count) revisions"

@@ -143,7 +143,7 @@ struct UIPages: Sendable {
         context["hasDetached"] = !screen.detached.removes.isEmpty
         context["rows"] = screen.rows.map { row -> [String: Any] in
             [
-                "id": row.id, "type": row.type, "sizeText": row.sizeText, "files": row.files,
+                "id": row.id, "type": row.type, "sizeText": row.sizeText, "kindText": row.kindText,
                 "revisionsText": row.revisionsText, "lastUsedText": row.lastUsedText, "pinned": row.pinned,
                 "deleteConfirmation": row.deleteConfirmation,
                 "actions": row.actions.map { ["action": $0.action.rawValue, "label": $0.label] },

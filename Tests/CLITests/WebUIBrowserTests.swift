@@ -151,7 +151,8 @@ import Testing
                     [
                         Self.packageRoot.appendingPathComponent("Tests/PythonPeers/ui_driver.py").path,
                         launch.absoluteString, folder.path("repos").path, screenshots.path,
-                    ], in: folder.url, environment: ["MIRROR_URL": endpoint], log: folder.path("driver.log")
+                    ], in: folder.url, environment: ["MIRROR_URL": endpoint, "CACHE_DIR": folder.path("cache").path],
+                    log: folder.path("driver.log")
                 ) { driver in
                     let passed = await driver.waitForExit()
                     let said = driver.output
@@ -160,9 +161,15 @@ import Testing
                         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
                     }
                     let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-                    #expect(flows.count == 8, "\(flows.keys.sorted())")
+                    #expect(flows.count == 11, "\(flows.keys.sorted())")
                     for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
                         #expect(outcome == "ok", "\(name): \(outcome)")
+                    }
+                    // axe-core ran in every state a flow reached and on every page light/dark, wide/phone.
+                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                    #expect(audits.count >= 40, "\(audits.keys.sorted())")
+                    for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
+                        #expect(violations.isEmpty, "axe in \(state): \(violations)")
                     }
                     // The download went through a connection reset on purpose, and recovered.
                     let answer = try await AsyncHTTPTransport.shared.send(

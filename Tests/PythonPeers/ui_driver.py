@@ -1,13 +1,17 @@
 """Drives `modeldepot ui` in a real headless Chromium (Debian's chromium and chromedriver, selenium 4.51).
 
-Usage: MIRROR_URL=… python ui_driver.py LAUNCH_URL MIRROR_ROOT SCREENSHOTS_DIR
-Runs each flow with explicit waits (never sleeps), saves a screenshot of every screen, and prints one JSON
-object: {"flows": {name: "ok" or what failed}, "values": {...}}. Exit status 0 when every flow passed.
+Usage: MIRROR_URL=… CACHE_DIR=… python ui_driver.py LAUNCH_URL MIRROR_ROOT SCREENSHOTS_DIR
+Runs each flow with explicit waits (never sleeps), saves a screenshot of every state it reaches and runs
+axe-core (axe-selenium-python 2.1.6) there, then every page light and dark, wide and phone-sized. Prints one
+JSON object: {"flows": {name: "ok" or what failed}, "axe": {state: [serious or critical rule ids]},
+"values": {...}}. Exit status 0 when every flow passed and axe found nothing serious.
 Run by Tests/CLITests/WebUIBrowserTests.swift, which prepares the mirror, the catalog and the cache.
 """
-import json, os, shutil, sys, traceback, urllib.error, urllib.request
+import glob, json, os, shutil, sys, traceback, urllib.error, urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -18,7 +22,8 @@ mirror_url = os.environ["MIRROR_URL"]
 base = launch.split("/session")[0]
 shutil.rmtree(shots, ignore_errors=True)  # only this run's screens
 os.makedirs(shots)
-results = {"flows": {}, "values": {}}
+cache_dir = os.environ["CACHE_DIR"]
+results = {"flows": {}, "axe": {}, "values": {}}
 
 
 def browser():
@@ -34,8 +39,40 @@ driver = browser()
 wait = WebDriverWait(driver, 60, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException])
 
 
+def audit(name):
+    """axe-core on the page as it is now: the serious and critical violations, by rule, with where."""
+    axe = Axe(driver)
+    axe.inject()
+    found = axe.run(options='{"resultTypes": ["violations"]}')["violations"]
+    bad = [v for v in found if v.get("impact") in ("serious", "critical")]
+    results["axe"][name] = [v["id"] + ": " + "; ".join(n["html"][:120] for n in v["nodes"][:3]) for v in bad]
+
+
 def shot(name):
+    """A screenshot of this state, and axe run on it."""
     driver.save_screenshot(os.path.join(shots, name + ".png"))
+    audit(name)
+
+
+def tab_to(matches, limit=80):
+    """Presses Tab until the focused element satisfies `matches`: proves it is reachable by keyboard."""
+    for _ in range(limit):
+        driver.switch_to.active_element.send_keys(Keys.TAB)
+        if matches(driver.switch_to.active_element):
+            return driver.switch_to.active_element
+    raise AssertionError("not reachable with Tab")
+
+
+def notice():
+    return driver.find_element(By.ID, "notice").text
+
+
+def storage_row(repo):
+    return driver.find_element(By.CSS_SELECTOR, f'tr[data-repo="{repo}"]')
+
+
+def storage_button(repo, action):
+    return storage_row(repo).find_element(By.CSS_SELECTOR, f'button[data-storage="{action}"]')
 
 
 def row(name):
@@ -238,6 +275,109 @@ def _():
         assert error.code == 421, error.code
 
 
+@flow("storage")
+def _():
+    driver.get(base + "/storage")
+    repos = [r.get_attribute("data-repo") for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-repo]")]
+    assert {"acme/big", "acme/small", "acme/broken"} <= set(repos), repos
+    assert "free on this disk" in driver.find_element(By.CSS_SELECTOR, ".totals").text
+    shot("storage")
+    # Pin and unpin.
+    click(lambda: storage_button("acme/big", "pin"))
+    wait.until(lambda _: "is pinned" in notice())
+    assert "Pinned" in storage_row("acme/big").text
+    assert storage_button("acme/big", "unpin").text == "Unpin"
+    shot("storage-pinned")
+    # Verify finds the damage done below, offers Repair, and Repair fixes it.
+    blob = max(glob.glob(os.path.join(cache_dir, "models--acme--small", "blobs", "*")), key=os.path.getsize)
+    with open(blob, "r+b") as file:
+        file.write(b"X")
+    click(lambda: storage_button("acme/small", "verify"))
+    wait.until(lambda _: "damaged" in notice())
+    shot("storage-damaged")
+    click(lambda: storage_button("acme/small", "repair"))
+    wait.until(lambda _: "repaired" in notice())
+    with open(blob, "rb") as file:
+        assert file.read(1) != b"X"
+    # Delete by keyboard alone: Tab to the button, Enter opens the confirmation (which says what it frees),
+    # Escape keeps the model, then Shift+Tab from "Keep it" to "Delete" and Enter deletes.
+    button = tab_to(lambda e: e.get_attribute("data-storage") == "delete"
+                    and e.get_attribute("data-id") == "acme/small")
+    button.send_keys(Keys.ENTER)
+    dialog = lambda: driver.find_element(By.ID, "confirm")
+    wait.until(lambda _: dialog().get_attribute("open") is not None)
+    text = driver.find_element(By.ID, "confirm-text").text
+    assert text.startswith("Delete acme/small? This frees ") and "12 B" in text, text
+    assert driver.switch_to.active_element.get_attribute("id") == "confirm-no"
+    shot("storage-confirm-delete")
+    driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    wait.until(lambda _: dialog().get_attribute("open") is None)
+    assert storage_row("acme/small")
+    storage_button("acme/small", "delete").send_keys(Keys.ENTER)
+    wait.until(lambda _: dialog().get_attribute("open") is not None)
+    driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+    assert driver.switch_to.active_element.get_attribute("id") == "confirm-yes"
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait.until(lambda _: notice().startswith("Deleted acme/small: 12 B freed."))
+    assert not driver.find_elements(By.CSS_SELECTOR, 'tr[data-repo="acme/small"]')
+    shot("storage-deleted")
+    # Prune to nothing: the preview names what goes and keeps the pinned one; then prune.
+    box = driver.find_element(By.NAME, "gigabytes")
+    box.send_keys("0")
+    box.send_keys(Keys.ENTER)
+    wait.until(lambda d: d.find_element(By.ID, "prune-summary").text.startswith("Removes "))
+    summary = driver.find_element(By.ID, "prune-summary").text
+    assert "acme/broken" in summary and "acme/big" not in summary, summary
+    shot("storage-prune-preview")
+    click(lambda: driver.find_element(By.ID, "prune-apply"))
+    wait.until(lambda _: notice().startswith("Removed "))
+    repos = [r.get_attribute("data-repo") for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-repo]")]
+    assert repos == ["acme/big"], repos
+    shot("storage-pruned")
+    results["values"]["pruned"] = notice()
+
+
+@flow("settings")
+def _():
+    driver.get(base + "/settings")
+    status = driver.find_element(By.ID, "token-status")
+    assert status.get_attribute("data-state") == "none", status.text
+    assert driver.find_element(By.ID, "token-source").text == "none"
+    assert driver.find_element(By.ID, "endpoint").text == mirror_url
+    shot("settings")
+    box = driver.find_element(By.NAME, "megabytes")
+    box.clear()
+    box.send_keys("2.5")
+    box.send_keys(Keys.ENTER)
+    wait.until(lambda d: d.find_element(By.ID, "bandwidth-text").text == "Now: 2.4 MiB/s")
+    driver.get(base + "/settings")
+    assert "2.4 MiB/s" in driver.find_element(By.ID, "network").text
+
+
+@flow("looks")
+def _():
+    """Every page light and dark, wide and phone-sized, with axe run on each (contrast in dark too)."""
+    pages = {"models": "/models", "model": "/models/ui-big", "downloads": "/downloads", "storage": "/storage",
+             "settings": "/settings", "onboarding": "/onboarding/ui-small"}
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        for size, (width, height) in {"wide": (1280, 1000), "phone": (375, 812)}.items():
+            driver.set_window_size(width, height)
+            for name, path in pages.items():
+                driver.get(base + path)
+                wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+                dark = driver.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
+                assert dark == (scheme == "dark"), scheme
+                if size == "phone":
+                    overflow = driver.execute_script(
+                        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 375px"
+                driver.save_screenshot(os.path.join(shots, f"look-{name}-{scheme}-{size}.png"))
+                audit(f"{name}-{scheme}-{size}")
+
+
 driver.quit()
 print(json.dumps(results))
-sys.exit(0 if all(v == "ok" for v in results["flows"].values()) else 1)
+axe_clean = all(not found for found in results["axe"].values())
+sys.exit(0 if all(v == "ok" for v in results["flows"].values()) and axe_clean else 1)
