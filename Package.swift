@@ -132,6 +132,8 @@ let package = Package(
             name: "ModelDepotServer",
             dependencies: [
                 "ModelDepot",
+                // The dashboard's protocol (MirrorDashboardSource) lives in the presentation layer.
+                "ModelDepotScreens",
                 "ModelDepotCore",
                 "ModelDepotTransfer",
                 "ModelDepotCache",

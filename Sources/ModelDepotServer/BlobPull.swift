@@ -42,6 +42,9 @@ final class BlobPull: Sendable {
 
     var outcome: Outcome? { state.withLock { $0.outcome } }
 
+    /// Bytes of the blob on disk so far.
+    var receivedBytes: Int64 { state.withLock { $0.onDisk.count } }
+
     /// The engine wrote more: wakes readers whose next byte is now releasable.
     func wrote(_ onDisk: ByteRangeSet) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -28,14 +28,23 @@ struct MirrorResponder: HTTPResponder {
     var branchMaxAge: Duration = .seconds(60)
     /// Files at rest go out by sendfile (``FileRegionHandler``) rather than through the server's memory.
     var sendsFilesWithSendfile = true
+    /// Who asked what, for the dashboard.
+    var clients = MirrorClients()
+    /// A web app under a prefix (the dashboard), which checks access itself.
+    var mountedApp: MountedApp? = nil
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
+        clients.saw(context.channel.remoteAddress?.ipAddress ?? "unknown")
         let response: Response
         do {
-            response = try await route(request, context: context)
+            if let mountedApp, mountedApp.answers(request.uri.path) {
+                response = try await mountedApp.respond(request)
+            } else {
+                response = try await route(request, context: context)
+            }
         } catch let error as HubServerError {
             response = Self.errorResponse(error)
         } catch let error as ModelDepotError {

@@ -45,6 +45,11 @@ public struct MirrorServer: Sendable {
     /// answers at a commit id are immutable. The upstream's branch TTL when pulling through, else 60 s.
     public var branchMaxAge: Duration = .seconds(60)
     let metrics: MirrorMetrics
+    let clients: MirrorClients
+    /// What the dashboard (`serve --ui`) reads: repositories, pulls in flight, counters, clients.
+    public let dashboard: MirrorDashboard
+    /// A web app answered under a path prefix on the mirror's port (the dashboard at `/ui`); nil by default.
+    public var mountedApp: MountedApp?
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -79,7 +84,9 @@ public struct MirrorServer: Sendable {
         let sources =
             Self.folderSources(roots: roots, datasetRoots: datasetRoots, index: index, logger: logger)
             + caches.map { HubCacheRepositorySource(cache: $0, index: index, logger: logger) }
-        self.init(sources: sources, metrics: MirrorMetrics(), token: token, treePageSize: treePageSize, logger: logger)
+        self.init(
+            sources: sources, metrics: MirrorMetrics(), token: token, treePageSize: treePageSize, logger: logger,
+            servedCaches: caches)
     }
 
     /// A pull-through mirror: what it does not hold it fetches from `upstream` into its own Hub `cache` (the
@@ -106,15 +113,20 @@ public struct MirrorServer: Sendable {
         self.init(
             sources: Self.folderSources(roots: roots, datasetRoots: datasetRoots, index: index, logger: logger)
                 + [pullThrough],
-            metrics: metrics, token: token, treePageSize: treePageSize, logger: logger)
+            metrics: metrics, token: token, treePageSize: treePageSize, logger: logger, pullThrough: pullThrough)
         branchMaxAge = upstream.branchTTL
     }
 
     private init(
-        sources: [any RepositorySource], metrics: MirrorMetrics, token: String?, treePageSize: Int, logger: Logger
+        sources: [any RepositorySource], metrics: MirrorMetrics, token: String?, treePageSize: Int, logger: Logger,
+        pullThrough: PullThroughSource? = nil, servedCaches: [URL] = []
     ) {
         source = sources.count == 1 ? sources[0] : CombinedRepositorySource(sources: sources)
         self.metrics = metrics
+        clients = MirrorClients()
+        dashboard = MirrorDashboard(
+            metrics: metrics, clients: clients, pullThrough: pullThrough,
+            servedCaches: servedCaches.map { HubCache(root: $0) })
         self.token = token
         self.treePageSize = max(1, treePageSize)
         self.logger = logger
@@ -143,8 +155,9 @@ public struct MirrorServer: Sendable {
     {
         let responder = MirrorResponder(
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
-            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge, sendsFilesWithSendfile: sendsFilesWithSendfile
-        )
+            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
+            sendsFilesWithSendfile: sendsFilesWithSendfile,
+            clients: clients, mountedApp: mountedApp)
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,

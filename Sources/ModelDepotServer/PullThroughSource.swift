@@ -156,7 +156,8 @@ final class PullThroughSource: RepositorySource {
         let listed = RecordedTree.File(
             size: file.size, blobID: file.gitOID, lfsSHA256: file.sha256, lfsSize: file.sha256 == nil ? nil : file.size)
         return pulls.follow(
-            etag: file.etag, repository: repository.folder.lastPathComponent, size: file.size,
+            etag: file.etag, repository: repository.folder.lastPathComponent,
+            shown: (id: snapshot.id.description, path: file.path.value), size: file.size,
             partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
         ) { pull in
             defer { self.keepWithinBudget() }
@@ -192,6 +193,9 @@ final class PullThroughSource: RepositorySource {
         }
     }
 
+    /// Repositories (cache folder names) being read or pulled now: neither the budget nor the dashboard evicts them.
+    var inUse: Set<String> { readers.withLock { Set($0.keys) }.union(pulls.repositories) }
+
     /// Evicts least recently used repositories until the cache is under ``Upstream/maxCacheSize``, sparing pinned
     /// ones and those being read or pulled. One pass at a time; a pass asked for meanwhile runs after it.
     func keepWithinBudget() {
@@ -206,7 +210,7 @@ final class PullThroughSource: RepositorySource {
         }
         guard start else { return }
         repeat {
-            let inUse = readers.withLock { Set($0.keys) }.union(pulls.repositories)
+            let inUse = self.inUse
             do {
                 let plan = try StorageBudget(cache: cache).plan(maxSize: maxSize, sparing: inUse)
                 try plan.execute()
@@ -271,7 +275,8 @@ public struct Upstream: Sendable {
 
 /// The pulls under way, by blob: N clients asking for the same missing file join one pull.
 final class BlobPulls: Sendable {
-    private let running = Mutex<[String: (pull: BlobPull, repository: String)]>([:])
+    private let running = Mutex<[String: (pull: BlobPull, repository: String, shown: (id: String, path: String))]>(
+        [:])
     private let metrics: MirrorMetrics
     private let logger: Logger
 
@@ -283,11 +288,19 @@ final class BlobPulls: Sendable {
     /// Repositories (cache folder names) with a pull under way: the budget never evicts them.
     var repositories: Set<String> { running.withLock { Set($0.values.map(\.repository)) } }
 
+    /// The pulls under way, for the dashboard: repository, file, bytes so far and in all.
+    var inFlight: [(repository: String, path: String, received: Int64, total: Int64)] {
+        running.withLock { Array($0.values) }.map { entry in
+            (entry.shown.id, entry.shown.path, entry.pull.receivedBytes, entry.pull.size)
+        }.sorted { ($0.repository, $0.path) < ($1.repository, $1.path) }
+    }
+
     /// The running pull of `etag`, or a new one running `work` (which returns the bytes it received upstream);
     /// nil when the blob is complete at `blobPath` after all. The pull belongs to no request: a client that hangs
     /// up does not stop it for the others.
     func follow(
-        etag: String, repository: String, size: Int64, partialPath: String, blobPath: String,
+        etag: String, repository: String, shown: (id: String, path: String) = ("", ""), size: Int64,
+        partialPath: String, blobPath: String,
         work: @escaping @Sendable (BlobPull) async throws -> Int64
     ) -> BlobPull? {
         let (pull, isNew) = running.withLock { running -> (BlobPull?, Bool) in
@@ -296,7 +309,7 @@ final class BlobPulls: Sendable {
             // just before a pull finished, and comes here just after, finds it now instead of pulling it again.
             if CacheScanner.regularFileSize(blobPath) == size { return (nil, false) }
             let pull = BlobPull(etag: etag, size: size, partialPath: partialPath, blobPath: blobPath)
-            running[etag] = (pull, repository)
+            running[etag] = (pull, repository, shown)
             return (pull, true)
         }
         guard let pull else { return nil }

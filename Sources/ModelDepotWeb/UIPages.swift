@@ -167,6 +167,37 @@ struct UIPages: Sendable {
         return render("settings", context)
     }
 
+    func mirror(_ screen: MirrorScreen, canSignIn: Bool) -> String {
+        render(
+            "mirror",
+            [
+                "readOnly": screen.readOnly, "readOnlyText": screen.readOnlyText ?? "", "canSignIn": canSignIn,
+                "needsToken": false, "upstreamText": screen.upstreamText, "totalText": screen.totalText,
+                "pullsText": screen.pullsText, "hasRows": !screen.rows.isEmpty,
+                "counters": screen.counters.map { ["key": $0.key, "label": $0.label, "value": $0.value] },
+                "rows": screen.rows.map { row -> [String: Any] in
+                    [
+                        "id": row.id, "type": row.type, "sizeText": row.sizeText, "filesText": row.filesText,
+                        "lastUsedText": row.lastUsedText, "pinned": row.pinned,
+                        "actions": row.actions.map {
+                            ["action": $0.action.rawValue, "label": $0.label, "confirmation": $0.confirmation ?? ""]
+                        },
+                    ]
+                },
+                "pulls": screen.pulls.map {
+                    ["repository": $0.repository, "path": $0.path, "fraction": $0.fraction, "bytesText": $0.bytesText]
+                        as [String: Any]
+                },
+                "clients": screen.clients.map {
+                    ["address": $0.address, "requestsText": $0.requestsText, "lastSeenText": $0.lastSeenText]
+                },
+            ])
+    }
+
+    func mirrorSignIn(needsToken: Bool) -> String {
+        render("mirror", ["needsToken": needsToken, "canSignIn": true, "readOnly": true])
+    }
+
     func notice(_ title: String, _ text: String) -> String {
         var context = Self.frame(title, page: "notice", offline: false)
         context["text"] = text
@@ -176,7 +207,7 @@ struct UIPages: Sendable {
 
 /// The stylesheet and the script, served from the package's resources.
 enum UIAssets {
-    static let known: Set<String> = ["app.css", "app.js"]
+    static let known: Set<String> = ["app.css", "app.js", "mirror.js"]
 
     static func load(_ name: String) -> (Data, String)? {
         guard known.contains(name),

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelDepot
 import ModelDepotServer
+import ModelDepotWeb
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,6 +74,17 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
+            Serve a dashboard at /ui: cached repositories, pulls in flight, bytes served, cache hits, upstream \
+            copies, evictions, clients. Anyone who passes --token-file's check may read it; pin and evict need \
+            --admin-token-file.
+            """)
+    var ui = false
+
+    @Option(help: "With --ui: a file holding the token that allows pinning and evicting from the dashboard.")
+    var adminTokenFile: String?
+
+    @Flag(
+        help: """
             Diagnostic: read files at rest through the server instead of sending them with sendfile (bench/server.sh \
             compares the two).
             """)
@@ -112,6 +124,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard adminTokenFile == nil || ui else {
+            throw ValidationError("--admin-token-file is for the dashboard: give --ui too.")
+        }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
         guard idleTimeout > 0, idleTimeout.isFinite else {
             throw ValidationError("--idle-timeout must be a positive number of seconds.")
@@ -158,9 +173,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let warning = server.faults.map { " (injecting faults on purpose: \($0))" } ?? ""
         server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        if ui {
+            let adminToken = try adminTokenFile.map(Self.readToken)
+            if let adminToken, adminToken == token {
+                throw ValidationError("The admin token must differ from the clients' token (--token-file).")
+            }
+            let dashboard = try await MirrorDashboardApp(
+                source: server.dashboard, readToken: token, adminToken: adminToken)
+            let mount = dashboard.mounted
+            server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond)
+        }
+        let ui = self.ui
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
             StandardStreams.output(Data("listening on \(url.absoluteString)\(warning)\n".utf8))
+            if ui { StandardStreams.output(Data("dashboard at \(url.absoluteString)/ui\n".utf8)) }
         }
     }
 }

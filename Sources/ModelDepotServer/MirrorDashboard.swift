@@ -1,0 +1,95 @@
+import Foundation
+import ModelDepot
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotScreens
+
+/// The mirror's live state for its dashboard (`serve --ui`): the repositories in its caches, the pulls under
+/// way, its counters and clients. Changes apply to the mirror's own pull-through cache only; caches it merely
+/// serves (`serve --cache`) belong to someone else.
+public final class MirrorDashboard: MirrorDashboardSource {
+    let metrics: MirrorMetrics
+    let clients: MirrorClients
+    let pullThrough: PullThroughSource?
+    /// Hub caches served as they are (read-only here).
+    let servedCaches: [HubCache]
+
+    init(metrics: MirrorMetrics, clients: MirrorClients, pullThrough: PullThroughSource?, servedCaches: [HubCache]) {
+        self.metrics = metrics
+        self.clients = clients
+        self.pullThrough = pullThrough
+        self.servedCaches = servedCaches
+    }
+
+    public func dashboardState() async -> MirrorDashboardState {
+        let counters = metrics.snapshot
+        var repositories: [MirrorDashboardState.Repository] = []
+        let inUse = pullThrough?.inUse ?? []
+        for cache in (pullThrough.map { [$0.cache] } ?? []) + servedCaches {
+            guard FileManager.default.fileExists(atPath: cache.root.path),
+                let reports = try? CacheScanner(cache: cache).scan().repositories
+            else { continue }
+            let pins = PinStore(cache: cache)
+            let own = cache.root == pullThrough?.cache.root
+            for report in reports {
+                let pinned = report.repoID.map { pins.isPinned($0, type: report.repoType ?? .model) } ?? false
+                repositories.append(
+                    MirrorDashboardState.Repository(
+                        id: report.id, type: report.type, sizeOnDisk: report.sizeOnDisk, files: report.files,
+                        lastUsed: report.lastAccessed, pinned: pinned,
+                        evictable: own && !inUse.contains(report.folder.lastPathComponent)))
+            }
+        }
+        let pulls = (pullThrough?.pulls.inFlight ?? []).map {
+            MirrorDashboardState.Pull(
+                repository: $0.repository, path: $0.path, receivedBytes: $0.received, totalBytes: $0.total)
+        }
+        return MirrorDashboardState(
+            repositories: repositories, pulls: pulls,
+            clients: clients.all.map {
+                .init(address: $0.key, requests: $0.value.requests, lastSeen: $0.value.lastSeen)
+            },
+            servedBytes: Int64(counters.servedBytes), upstreamBytes: Int64(counters.upstreamBytes),
+            cacheHits: counters.cacheHits, pullsStarted: counters.pullsStarted, pullsFailed: counters.pullsFailed,
+            evictions: counters.evictions, requests: counters.requestsByStatus.values.reduce(0, +),
+            upstream: pullThrough?.upstream.endpoint.absoluteString, maxCacheSize: pullThrough?.upstream.maxCacheSize)
+    }
+
+    public func evict(_ repo: RepoID, type: RepoType) async throws -> Int64 {
+        let pullThrough = try ownCache(for: "evict")
+        let repository = pullThrough.cache.repository(repo, type: type)
+        guard !pullThrough.inUse.contains(repository.folder.lastPathComponent) else {
+            throw ModelDepotError(
+                .invalidArgument, "\(repo) is being served or pulled right now; evict it when that has finished.")
+        }
+        guard
+            let report = try CacheScanner(cache: pullThrough.cache).scan().repositories.first(where: {
+                $0.folder.lastPathComponent == repository.folder.lastPathComponent
+            })
+        else {
+            throw ModelDepotError(.invalidArgument, "\(repo) (\(type.rawValue)) is not in the mirror's cache.")
+        }
+        let plan = try DeletionPlan(deleting: nil, of: report)
+        try plan.execute()
+        metrics.count(.evictions)
+        return plan.freedBytes
+    }
+
+    public func pin(_ repo: RepoID, type: RepoType) throws {
+        try PinStore(cache: try ownCache(for: "pin").cache).pin(repo, type: type)
+    }
+
+    public func unpin(_ repo: RepoID, type: RepoType) throws {
+        PinStore(cache: try ownCache(for: "unpin").cache).unpin(repo, type: type)
+    }
+
+    private func ownCache(for action: String) throws -> PullThroughSource {
+        guard let pullThrough else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "This mirror serves folders and caches as they are; only a pull-through mirror (--upstream) can \(action) what it keeps."
+            )
+        }
+        return pullThrough
+    }
+}

@@ -1,0 +1,154 @@
+// The mirror's dashboard: polls /ui/api/state every two seconds while the page is visible (a hidden tab asks
+// nothing), and writes every value with textContent. Changes go to /ui/api/repositories/… as JSON.
+"use strict";
+
+function say(id, text) {
+  const box = document.getElementById(id);
+  if (!box) return;
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function call(method, path, body) {
+  const answer = await fetch(path, {
+    method, credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
+  });
+  let json = {};
+  try { json = await answer.json(); } catch (ignored) { /* not JSON */ }
+  if (!answer.ok) throw new Error(json.error || answer.status + " " + answer.statusText);
+  return json;
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function render(screen) {
+  const readOnly = document.getElementById("read-only");
+  if (readOnly) { readOnly.textContent = screen.readOnlyText || ""; readOnly.hidden = !screen.readOnly; }
+  for (const counter of screen.counters) {
+    const value = document.querySelector('[data-counter="' + counter.key + '"] dd');
+    if (value) value.textContent = counter.value;
+  }
+  document.getElementById("pulls-text").textContent = screen.pullsText;
+  document.getElementById("pulls").replaceChildren(...screen.pulls.map((pull) => {
+    const item = element("li");
+    item.dataset.pull = pull.repository + "/" + pull.path;
+    const line = element("div", undefined, "line");
+    line.append(element("code", pull.repository), " " + pull.path);
+    const bar = element("progress");
+    bar.max = 1;
+    bar.value = pull.fraction;
+    bar.setAttribute("aria-label", pull.repository + " " + pull.path);
+    item.append(line, bar, element("div", pull.bytesText, "numbers"));
+    return item;
+  }));
+  document.getElementById("total").textContent = screen.totalText;
+  const rows = document.querySelector("#repositories tbody");
+  // Rows are rebuilt only when they change: a button under the pointer must not be replaced every poll.
+  const wanted = JSON.stringify(screen.rows);
+  if (rows.dataset.rows !== wanted) {
+    rows.dataset.rows = wanted;
+    rows.replaceChildren(...screen.rows.map((row) => {
+      const tr = element("tr");
+      tr.dataset.repo = row.id;
+      tr.dataset.type = row.type;
+      const name = element("th");
+      name.scope = "row";
+      name.append(element("code", row.id));
+      if (row.pinned) name.append(" ", element("span", "Pinned", "tag"));
+      name.append(element("div", row.type + ", " + row.filesText, "description"));
+      const actions = element("div", undefined, "actions");
+      for (const action of row.actions) {
+        const button = element("button", action.label);
+        button.type = "button";
+        button.dataset.mirror = action.action;
+        button.dataset.id = row.id;
+        button.dataset.type = row.type;
+        button.dataset.confirm = action.confirmation || "";
+        button.setAttribute("aria-label", action.label + " " + row.id);
+        actions.append(button);
+      }
+      const cell = element("td");
+      cell.append(actions);
+      tr.append(name, element("td", row.sizeText), element("td", row.lastUsedText), cell);
+      return tr;
+    }));
+  }
+  document.querySelector("#clients tbody").replaceChildren(...screen.clients.map((client) => {
+    const tr = element("tr");
+    const address = element("td");
+    address.append(element("code", client.address));
+    tr.append(address, element("td", client.requestsText), element("td", client.lastSeenText));
+    return tr;
+  }));
+}
+
+async function refresh() {
+  if (document.hidden || !document.getElementById("counters")) return;
+  try {
+    render(await (await fetch("/ui/api/state", { credentials: "same-origin" })).json());
+  } catch (error) {
+    say("message", "Cannot reach the mirror: " + error.message);
+  }
+}
+
+function confirmEvict(text) {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    const yes = document.getElementById("confirm-yes");
+    const no = document.getElementById("confirm-no");
+    const finish = (answer) => {
+      yes.removeEventListener("click", onYes);
+      no.removeEventListener("click", onNo);
+      dialog.removeEventListener("cancel", onNo);
+      dialog.close();
+      resolve(answer);
+    };
+    const onYes = () => finish(true);
+    const onNo = () => finish(false);
+    yes.addEventListener("click", onYes);
+    no.addEventListener("click", onNo);
+    dialog.addEventListener("cancel", onNo);
+    dialog.showModal();
+    no.focus();
+  });
+}
+
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-mirror]");
+  if (!button) return;
+  const action = button.dataset.mirror;
+  if (button.dataset.confirm && !(await confirmEvict(button.dataset.confirm))) return;
+  button.disabled = true;
+  try {
+    const outcome = await call("POST", "/ui/api/repositories/" + action, { id: button.dataset.id, type: button.dataset.type });
+    say("message", "");
+    say("notice", outcome.message);
+    await refresh();
+  } catch (error) {
+    say("message", error.message);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("sign-in");
+  if (form) form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await call("POST", "/ui/api/session", { token: form.elements.token.value });
+      window.location.reload();
+    } catch (error) {
+      say("message", error.message);
+    }
+  });
+  setInterval(refresh, 2000);
+  document.addEventListener("visibilitychange", refresh);
+});
