@@ -7,7 +7,7 @@ import Testing
 /// filter, a model's page, a rate-capped download from `serve --faults` that recovers a reset and pauses and
 /// resumes with a bar that never goes back, cancel, a failure and Retry, a damaged model and Repair, the
 /// onboarding flow, and the refusals (another site, no cookie, a used link, a foreign Host). Screenshots of
-/// every screen go to `.build/ui-screenshots/`.
+/// every screen go to `.build/ui-screenshots/app/`.
 @Suite struct WebUIBrowserTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -145,7 +145,7 @@ import Testing
                 let launch = try #require(
                     line?.split(separator: " ").last.map(String.init).flatMap(URL.init(string:)),
                     "ui did not start: \(ui.output)")
-                let screenshots = Self.packageRoot.appendingPathComponent(".build/ui-screenshots")
+                let screenshots = Self.packageRoot.appendingPathComponent(".build/ui-screenshots/app")
                 try await PeerProcess.with(
                     Self.python,
                     [
@@ -179,6 +179,77 @@ import Testing
                         metrics += String(decoding: part.readableBytesView, as: UTF8.self)
                     }
                     #expect(metrics.contains(#"modeldepot_faults_injected_total{kind="reset"} 1"#), "\(metrics)")
+                }
+            }
+        }
+    }
+}
+
+/// `serve --ui`'s dashboard in Chromium (Tests/PythonPeers/mirror_driver.py): a pull-through mirror behind a
+/// token in front of a rate-capped upstream; read-only with the mirror's token, a pull in flight with its bar,
+/// counters that move, then pin and evict as the admin; axe-core in every state, light and dark, wide and phone.
+@Suite struct MirrorDashboardBrowserTests {
+    @Test func theDashboardWorksInChromium() async throws {
+        let python = WebUIBrowserTests.python
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python.path)
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            "needs chromium, chromium-driver and .venv-browser (scripts/test installs them)")
+        let folder = try TemporaryDirectory(prefix: "modeldepot-dashboard-browser")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.path("repos/acme/big"), withIntermediateDirectories: true)
+        try Data(SampleData.bytes(count: 4 << 20, seed: 78)).write(to: folder.path("repos/acme/big/weights.bin"))
+        try FileManager.default.createDirectory(at: folder.path("cache"), withIntermediateDirectories: true)
+        try Data("reader-token\n".utf8).write(to: folder.path("read.token"))
+        try Data("admin-token\n".utf8).write(to: folder.path("admin.token"))
+        let upstreamPort = try unusedLoopbackPort()
+        try await PeerProcess.with(
+            CLIRunner.executable,
+            ["serve", "--root", folder.path("repos").path, "--port", "\(upstreamPort)", "--faults", "rate=1MB"],
+            in: folder.url, environment: [:], log: folder.path("upstream.log")
+        ) { upstream in
+            try #require(await waitUntil(timeout: .seconds(30)) { upstream.output.contains("listening on") })
+            let port = try unusedLoopbackPort()
+            try await PeerProcess.with(
+                CLIRunner.executable,
+                [
+                    "serve", "--upstream", "http://127.0.0.1:\(upstreamPort)", "--cache-dir", folder.path("cache").path,
+                    "--port", "\(port)", "--token-file", folder.path("read.token").path, "--ui",
+                    "--admin-token-file", folder.path("admin.token").path,
+                ], in: folder.url, environment: [:], log: folder.path("mirror.log")
+            ) { mirror in
+                try #require(
+                    await waitUntil(timeout: .seconds(30)) { mirror.output.contains("dashboard at") },
+                    "\(mirror.output)")
+                let base = "http://127.0.0.1:\(port)"
+                try await PeerProcess.with(
+                    python,
+                    [
+                        WebUIBrowserTests.packageRoot.appendingPathComponent("Tests/PythonPeers/mirror_driver.py").path,
+                        base + "/ui",
+                        WebUIBrowserTests.packageRoot.appendingPathComponent(".build/ui-screenshots/mirror").path,
+                    ], in: folder.url,
+                    environment: [
+                        "READ_TOKEN": "reader-token", "ADMIN_TOKEN": "admin-token",
+                        "FILE_URL": base + "/acme/big/resolve/main/weights.bin",
+                    ], log: folder.path("driver.log")
+                ) { driver in
+                    let passed = await driver.waitForExit()
+                    let said = driver.output
+                    #expect(passed, "\(said)\n--- mirror:\n\(mirror.output.suffix(3000))")
+                    let result = said.split(separator: "\n").last.flatMap {
+                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                    }
+                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+                    #expect(flows.count == 4, "\(flows.keys.sorted())")
+                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+                        #expect(outcome == "ok", "\(name): \(outcome)")
+                    }
+                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                    #expect(audits.count == 11, "\(audits.keys.sorted())")
+                    for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
+                        #expect(violations.isEmpty, "axe in \(state): \(violations)")
+                    }
                 }
             }
         }

@@ -1,4 +1,4 @@
-// The mirror's dashboard: polls /ui/api/state every two seconds while the page is visible (a hidden tab asks
+// The mirror's dashboard: polls /ui/api/state every second while the page is visible (a hidden tab asks
 // nothing), and writes every value with textContent. Changes go to /ui/api/repositories/… as JSON.
 "use strict";
 
@@ -31,7 +31,7 @@ function render(screen) {
   const readOnly = document.getElementById("read-only");
   if (readOnly) { readOnly.textContent = screen.readOnlyText || ""; readOnly.hidden = !screen.readOnly; }
   for (const counter of screen.counters) {
-    const value = document.querySelector('[data-counter="' + counter.key + '"] dd');
+    const value = document.querySelector('[data-counter="' + counter.key + '"] .value');
     if (value) value.textContent = counter.value;
   }
   document.getElementById("pulls-text").textContent = screen.pullsText;
@@ -149,6 +149,6 @@ document.addEventListener("DOMContentLoaded", () => {
       say("message", error.message);
     }
   });
-  setInterval(refresh, 2000);
+  setInterval(refresh, 1000);
   document.addEventListener("visibilitychange", refresh);
 });
