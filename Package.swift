@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]),
         // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
         // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
-        .target(name: "ModelDepotScreens", dependencies: ["ModelDepot"]),
+        .target(name: "ModelDepotScreens", dependencies: ["ModelDepot", "ModelDepotInference"]),
         // The web app over the screens (`modeldepot ui`): Hummingbird routes, Mustache templates, assets, live
         // events. Templates, script and stylesheet are package resources: no CDN, no build chain.
         .target(
@@ -107,6 +107,7 @@ let package = Package(
             dependencies: [
                 "ModelDepotScreens",
                 "ModelDepot",
+                "ModelDepotInference",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

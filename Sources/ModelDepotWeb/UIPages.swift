@@ -27,6 +27,7 @@ struct UIPages: Sendable {
         [
             "title": title, "page": page, "pageModel": model, "onModels": page == "models" || page == "model",
             "onDownloads": page == "downloads", "onStorage": page == "storage", "onSettings": page == "settings",
+            "onChat": page == "chat", "onEmbeddings": page == "embeddings",
             "offline": offline,
         ]
     }
@@ -167,6 +168,23 @@ struct UIPages: Sendable {
         return render("settings", context)
     }
 
+    func chat(_ playground: ChatPlayground?, offline: Bool) -> String {
+        var context = Self.frame("Chat", page: "chat", offline: offline)
+        context["ready"] = playground != nil
+        context["source"] = playground?.source ?? ""
+        context["missing"] = PlaygroundText.noChat
+        context["presets"] = ChatPlayground.presets.map { ["name": $0.name] }
+        return render("chat", context)
+    }
+
+    func embeddings(_ playground: EmbeddingsPlayground?, offline: Bool) -> String {
+        var context = Self.frame("Embeddings", page: "embeddings", offline: offline)
+        context["ready"] = playground != nil
+        context["source"] = playground?.source ?? ""
+        context["missing"] = PlaygroundText.noEmbeddings
+        return render("embeddings", context)
+    }
+
     func mirror(_ screen: MirrorScreen, canSignIn: Bool) -> String {
         render(
             "mirror",
@@ -207,7 +225,7 @@ struct UIPages: Sendable {
 
 /// The stylesheet and the script, served from the package's resources.
 enum UIAssets {
-    static let known: Set<String> = ["app.css", "app.js", "mirror.js"]
+    static let known: Set<String> = ["app.css", "app.js", "mirror.js", "playground.js"]
 
     static func load(_ name: String) -> (Data, String)? {
         guard known.contains(name),

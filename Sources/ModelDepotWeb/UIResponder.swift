@@ -20,6 +20,8 @@ struct UIResponder: HTTPResponder {
     let offline: Bool
     /// Where the Hub client's token came from, for the Settings screen.
     let tokenOrigin: HubEnvironment.TokenOrigin
+    let chat: ChatPlayground?
+    let embeddings: EmbeddingsPlayground?
 
     /// Headers every answer carries: no inline script, no framing, no referrer, no sniffing, no caching.
     static let securityHeaders: HTTPFields = [
@@ -116,6 +118,10 @@ struct UIResponder: HTTPResponder {
         case .settingsPage:
             return html(
                 200, pages.settings(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin), offline: offline))
+        case .chatPage:
+            return html(200, pages.chat(chat, offline: offline))
+        case .embeddingsPage:
+            return html(200, pages.embeddings(embeddings, offline: offline))
         case .asset(let name):
             guard let (data, type) = UIAssets.load(name) else { return Self.error(404, "No such asset.") }
             return Response(
@@ -155,6 +161,24 @@ struct UIResponder: HTTPResponder {
             return try Self.json(try await StorageScreen.pruneDetached(downloads.manager))
         case .apiSettings:
             return try Self.json(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin))
+        case .apiChat:
+            guard let chat else { return Self.error(409, PlaygroundText.noChat) }
+            let chatRequest: ChatPlayground.Request
+            do {
+                chatRequest = try JSONDecoder().decode(ChatPlayground.Request.self, from: Data(buffer: body))
+            } catch {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    #"Send {"messages": [{"role": "user", "content": "…"}], "system": "…", "preset": "default", "maxTokens": 256}."#
+                )
+            }
+            return ChatEvents.response(try chat.reply(to: chatRequest), logger: logger)
+        case .apiEmbeddings:
+            guard let embeddings else { return Self.error(409, PlaygroundText.noEmbeddings) }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+                let sentences = object["sentences"] as? [String]
+            else { throw ModelDepotError(.invalidArgument, #"Send {"sentences": ["…", "…"]}."#) }
+            return try Self.json(try await embeddings.compare(sentences))
         case .apiDocument:
             guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json", subdirectory: "Resources"),
                 let data = try? Data(contentsOf: url)

@@ -12,6 +12,8 @@ enum UIRoute: Equatable, Sendable {
     case onboardingPage(String)
     case storagePage
     case settingsPage
+    case chatPage
+    case embeddingsPage
     case asset(String)
     case apiModels
     case apiModel(String)
@@ -27,6 +29,8 @@ enum UIRoute: Equatable, Sendable {
     case apiPrune
     case apiPruneDetached
     case apiSettings
+    case apiChat
+    case apiEmbeddings
 
     /// What went wrong with a request that names no route.
     enum Failure: Error, Equatable {
@@ -58,6 +62,8 @@ enum UIRoute: Equatable, Sendable {
         case ("onboarding", 2) where !name.isEmpty: return try require("GET", .onboardingPage(name))
         case ("storage", 1): return try require("GET", .storagePage)
         case ("settings", 1): return try require("GET", .settingsPage)
+        case ("chat", 1): return try require("GET", .chatPage)
+        case ("embeddings", 1): return try require("GET", .embeddingsPage)
         case ("assets", 2) where UIAssets.known.contains(name): return try require("GET", .asset(name))
         case ("api", _) where parts.count >= 3 && parts[1] == "ui":
             return try parseAPI(Array(parts.dropFirst(2)), require)
@@ -91,6 +97,8 @@ enum UIRoute: Equatable, Sendable {
             guard let action = StorageScreen.Action(rawValue: name) else { throw .notFound }
             return try require("POST", .apiStorageAction(action))
         case ("settings", 1): return try require("GET", .apiSettings)
+        case ("chat", 1): return try require("POST", .apiChat)
+        case ("embeddings", 1): return try require("POST", .apiEmbeddings)
         default: throw .notFound
         }
     }
@@ -103,6 +111,7 @@ enum UIRoute: Equatable, Sendable {
             ("get", "/api/ui/onboarding/{name}"), ("get", "/api/ui/events"), ("put", "/api/ui/bandwidth"),
             ("get", "/api/ui/openapi.json"), ("get", "/api/ui/storage"), ("post", "/api/ui/storage/prune-preview"),
             ("post", "/api/ui/storage/prune"), ("post", "/api/ui/storage/prune-detached"), ("get", "/api/ui/settings"),
+            ("post", "/api/ui/chat"), ("post", "/api/ui/embeddings"),
         ] + postableActions.map { ("post", "/api/ui/models/{name}/\($0.rawValue)") }
         + StorageScreen.Action.allCases.map { ("post", "/api/ui/storage/\($0.rawValue)") }
 }

@@ -20,6 +20,10 @@ public struct WebApp: Sendable {
     public var offline: Bool
     /// Where the Hub client's token came from (the Settings screen names it, never the token).
     public var tokenOrigin: HubEnvironment.TokenOrigin
+    /// The Chat playground's model; nil: the page says how to give one.
+    public var chat: ChatPlayground?
+    /// The Embeddings playground's encoder; nil: the page says how to give one.
+    public var embeddings: EmbeddingsPlayground?
     public var logger: Logger
 
     public init(
@@ -44,7 +48,7 @@ public struct WebApp: Sendable {
             UIResponder(
                 downloads: downloads, session: session, pages: pages,
                 guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), logger: logger,
-                offline: offline, tokenOrigin: tokenOrigin)
+                offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings)
         }
         let app = Application(
             responder: responder,

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotEmbeddings
+import ModelDepotInference
 import ModelDepotPlatform
 import ModelDepotScreens
 import ModelDepotWeb
@@ -10,7 +12,7 @@ struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ui",
         abstract:
-            "Open ModelDepot's screens in a browser: models, a model's page, downloads, storage, settings, onboarding.",
+            "Open ModelDepot's screens in a browser: models, downloads, storage, settings, chat and embeddings playgrounds.",
         discussion: """
             Prints a URL with a one-time token: opening it starts a session (a cookie) and the token stops \
             working, so the link in your history opens nothing. Only this machine can connect unless --host says \
@@ -37,6 +39,22 @@ struct UICommand: AsyncParsableCommand {
             """)
     var demo = false
 
+    @Option(help: "The Chat playground's model: an OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1.")
+    var chatEndpoint: String?
+
+    @Option(help: "The Chat playground's model: a downloaded GGUF catalog model, served on 127.0.0.1 while ui runs.")
+    var chatLocal: String?
+
+    @Option(help: "The model id the chat endpoint is asked for (default: the server's choice).")
+    var chatModel: String?
+
+    @Option(
+        help: """
+            The Embeddings playground's model: a downloaded BERT-family catalog model run in this process \
+            (all-minilm-l6-v2, gte-small). Without it, the chat model's server embeds.
+            """)
+    var embedLocal: String?
+
     @OptionGroup var hub: HubOptions
 
     @OptionGroup var catalogOptions: CatalogOptions
@@ -45,6 +63,15 @@ struct UICommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard chatEndpoint == nil || chatLocal == nil else {
+            throw ValidationError("Give --chat-endpoint URL or --chat-local NAME, not both.")
+        }
+        if let chatEndpoint {
+            guard let url = URL(string: chatEndpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw ValidationError(
+                    "--chat-endpoint '\(chatEndpoint)' is not a URL; give one like http://127.0.0.1:8080/v1.")
+            }
+        }
         guard Self.loopbackHosts.contains(host) || tokenFile != nil else {
             throw ValidationError(
                 "--host \(host) lets other machines connect: give --token-file FILE with a secret token too.")
@@ -82,9 +109,44 @@ struct UICommand: AsyncParsableCommand {
         }
         defer { demoHub?.stop() }
         let downloads = ModelDownloads(hub: client, cache: cache, catalog: catalog)
-        let app = WebApp(
+        var app = WebApp(
             downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline,
             tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
+        var localServer: LocalModelServer?
+        defer { localServer?.terminateNow() }
+        if let embedLocal {
+            guard let entry = catalog.entry(named: embedLocal) else {
+                throw ValidationError(
+                    "--embed-local \(embedLocal) is not in the catalog; `modeldepot catalog` lists it.")
+            }
+            if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
+                throw ValidationError("--embed-local \(embedLocal) cannot run in this process: \(reason).")
+            }
+            let embedder = try SentenceEmbedder(entry, in: downloads.manager)
+            app.embeddings = EmbeddingsPlayground(
+                embedder: embedder, source: "\(embedLocal), in this process (\(embedder.dimensions) dimensions)")
+        }
+        if let chatEndpoint, let url = URL(string: chatEndpoint) {
+            let apiKey = ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
+            let credentials = InferenceCredentials.resolve(for: url, apiKey: apiKey, environment: hub.environment)
+            let provider = try OpenAICompatibleProvider(baseURL: url, model: chatModel, credentials: credentials)
+            let source = url.absoluteString + (chatModel.map { ", model \($0)" } ?? "")
+            app.chat = ChatPlayground(provider: provider, source: source)
+            if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
+        } else if let chatLocal {
+            let model = try LocalModel.resolve(chatLocal, catalog: catalog, cache: cache)
+            StandardStreams.error(Data("Starting a local server for \(chatLocal)…\n".utf8))
+            let server = try await LocalModelServer.start(
+                model: model.file, alias: chatLocal, contextLength: min(model.entry.contextLength ?? 4096, 4096))
+            localServer = server
+            let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: chatModel ?? chatLocal)
+            let source = "\(chatLocal), served by llama.cpp on this machine"
+            app.chat = ChatPlayground(provider: provider, source: source)
+            if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
+        }
+        // Whatever ends this process, a server it started must not outlive it.
+        let cleanup = localServer.map { server in ExitCleanup.register { server.terminateNow() } }
+        defer { cleanup.map(ExitCleanup.unregister) }
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""
             StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))

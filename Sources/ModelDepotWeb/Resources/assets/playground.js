@@ -1,0 +1,167 @@
+// The Chat and Embeddings playgrounds. The conversation lives in this page; each request carries it. A reply
+// arrives as server-sent events over a POST (fetch and a stream reader); Stop aborts the request, which ends the
+// generation on the server. Every value is written with textContent.
+"use strict";
+
+function chatPage() {
+  const form = document.getElementById("chat-form");
+  if (!form) return;
+  const conversation = document.getElementById("conversation");
+  const status = document.getElementById("reply-status");
+  const send = document.getElementById("send");
+  const stop = document.getElementById("stop");
+  let messages = [];
+  let running = null;
+
+  function bubble(role, text) {
+    const item = document.createElement("li");
+    item.className = "turn turn-" + role;
+    item.dataset.role = role;
+    const who = document.createElement("strong");
+    who.textContent = role === "user" ? "You" : "Model";
+    const body = document.createElement("div");
+    body.className = "text";
+    body.textContent = text;
+    item.append(who, body);
+    conversation.append(item);
+    return body;
+  }
+
+  function setStatus(state, text) {
+    status.dataset.state = state;
+    status.textContent = text;
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (running) return;
+    const text = form.elements.message.value.trim();
+    if (!text) return;
+    messages.push({ role: "user", content: text });
+    bubble("user", text);
+    form.elements.message.value = "";
+    const reply = bubble("assistant", "");
+    reply.parentElement.dataset.state = "streaming";
+    running = new AbortController();
+    send.disabled = true;
+    stop.disabled = false;
+    setStatus("streaming", "Writing…");
+    let finished = false;
+    try {
+      const answer = await fetch("/api/ui/chat", {
+        method: "POST", credentials: "same-origin", signal: running.signal,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          messages, system: form.elements.system.value, preset: form.elements.preset.value,
+          maxTokens: Number(form.elements.maxTokens.value) || undefined,
+        }),
+      });
+      if (!answer.ok) {
+        let message = answer.status + " " + answer.statusText;
+        try { message = (await answer.json()).error || message; } catch (ignored) { /* not JSON */ }
+        throw new Error(message);
+      }
+      const reader = answer.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const name = (frame.match(/^event: (.*)$/m) || [])[1];
+          const data = JSON.parse((frame.match(/^data: (.*)$/m) || [])[1] || "{}");
+          if (name === "chunk") reply.textContent += data.text;
+          if (name === "done") {
+            finished = true;
+            reply.parentElement.dataset.state = "done";
+            reply.parentElement.dataset.finish = data.finishReason || "";
+            setStatus("done", data.finishText + " " + data.usageText);
+          }
+          if (name === "error") throw new Error(data.error);
+        }
+      }
+      if (!finished) throw new Error("The reply ended early.");
+    } catch (error) {
+      if (error.name === "AbortError") {
+        reply.parentElement.dataset.state = "stopped";
+        setStatus("stopped", "Stopped. The reply so far stays in the conversation.");
+      } else {
+        reply.parentElement.dataset.state = "failed";
+        setStatus("failed", error.message);
+      }
+    } finally {
+      messages.push({ role: "assistant", content: reply.textContent });
+      running = null;
+      send.disabled = false;
+      stop.disabled = true;
+    }
+  });
+  stop.addEventListener("click", () => { if (running) running.abort(); });
+  document.getElementById("clear").addEventListener("click", () => {
+    if (running) running.abort();
+    messages = [];
+    conversation.replaceChildren();
+    setStatus("idle", "");
+  });
+}
+
+function embeddingsPage() {
+  const form = document.getElementById("embeddings-form");
+  if (!form) return;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const sentences = form.elements.sentences.value.split("\n").map((line) => line.trim()).filter(Boolean);
+    const button = document.getElementById("compare");
+    button.disabled = true;
+    try {
+      const answer = await fetch("/api/ui/embeddings", {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ sentences }),
+      });
+      const result = await answer.json();
+      if (!answer.ok) throw new Error(result.error || answer.statusText);
+      const table = document.getElementById("matrix");
+      const head = document.createElement("thead");
+      const headRow = document.createElement("tr");
+      const corner = document.createElement("td");
+      headRow.append(corner);
+      result.sentences.forEach((sentence, index) => {
+        const th = document.createElement("th");
+        th.scope = "col";
+        th.textContent = String(index + 1);
+        th.title = sentence;
+        headRow.append(th);
+      });
+      head.append(headRow);
+      const body = document.createElement("tbody");
+      result.sentences.forEach((sentence, i) => {
+        const tr = document.createElement("tr");
+        const th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = (i + 1) + ". " + sentence;
+        tr.append(th);
+        result.similarityTexts[i].forEach((text) => {
+          const td = document.createElement("td");
+          td.textContent = text;
+          tr.append(td);
+        });
+        body.append(tr);
+      });
+      table.replaceChildren(head, body);
+      document.getElementById("closest").textContent = result.closestText;
+      document.getElementById("dimensions").textContent = result.dimensions + " dimensions, cosine similarity from -1 to 1.";
+      document.getElementById("similarity").hidden = false;
+      showMessage("");
+    } catch (error) {
+      showMessage(error.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => { chatPage(); embeddingsPage(); });
