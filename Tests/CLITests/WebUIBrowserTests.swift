@@ -255,3 +255,78 @@ import Testing
         }
     }
 }
+
+/// `ui --chat-local` in Chromium (Tests/PythonPeers/playground_driver.py) against the real llama.cpp server
+/// `scripts/test` installs, with a tiny GGUF model pulled from our mirror: a reply streams to its token limit
+/// with its usage, Stop ends a long one and the next still works, and identical sentences are the most alike;
+/// axe-core in every state, light/dark, wide/phone.
+@Suite struct PlaygroundBrowserTests {
+    @Test func thePlaygroundsWorkInChromium() async throws {
+        let python = WebUIBrowserTests.python
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python.path)
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") && PythonVenv.hasLlamaServer,
+            "needs chromium, chromium-driver, .venv-browser and llama-cpp-python in .venv (scripts/test installs them)")
+        let folder = try TemporaryDirectory(prefix: "modeldepot-playground-browser")
+        defer { folder.remove() }
+        let model = folder.path("repos/modeldepot/tiny-chat-GGUF/tiny-chat.gguf")
+        try FileManager.default.createDirectory(
+            at: model.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let writer = try CLIRunner.startProgram(
+            PythonVenv.python,
+            [PythonVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/write_chat_model.py").path, model.path])
+        #expect(await CLIRunner.wait(writer.0, writer.1, writer.2).status == 0)
+        let catalog = folder.path("catalog.json")
+        try Data(
+            #"{"version":1,"models":[{"name":"tiny-chat","repo":"modeldepot/tiny-chat-GGUF","files":["tiny-chat.gguf"],"format":"gguf","capabilities":["textGeneration","embeddings"],"contextLength":2048,"sizeBytes":700000,"description":"tiny"}]}"#
+                .utf8
+        ).write(to: catalog)
+        let port = try unusedLoopbackPort()
+        try await PeerProcess.with(
+            CLIRunner.executable, ["serve", "--root", folder.path("repos").path, "--port", "\(port)"], in: folder.url,
+            environment: [:], log: folder.path("serve.log")
+        ) { mirror in
+            try #require(await waitUntil(timeout: .seconds(30)) { mirror.output.contains("listening on") })
+            let common = ["--cache-dir", folder.path("cache").path, "--catalog", catalog.path]
+            let pulled = try await CLIRunner.run(
+                ["pull", "tiny-chat", "--quiet", "--endpoint", "http://127.0.0.1:\(port)"] + common)
+            try #require(pulled.status == 0, "\(pulled.stderr)")
+            try await PeerProcess.with(
+                CLIRunner.executable, ["ui", "--port", "0", "--chat-local", "tiny-chat", "--offline"] + common,
+                in: folder.url, environment: ["MODELDEPOT_PYTHON": PythonVenv.python.path], log: folder.path("ui.log")
+            ) { ui in
+                let started = await waitUntil(timeout: .seconds(120)) { ui.output.contains("ModelDepot is at") }
+                try #require(started, "ui did not start: \(ui.output)")
+                let launch = try #require(
+                    ui.output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ")
+                        .last.map(String.init))
+                try await PeerProcess.with(
+                    python,
+                    [
+                        WebUIBrowserTests.packageRoot.appendingPathComponent("Tests/PythonPeers/playground_driver.py")
+                            .path,
+                        launch,
+                        WebUIBrowserTests.packageRoot.appendingPathComponent(".build/ui-screenshots/playgrounds").path,
+                    ], in: folder.url, environment: [:], log: folder.path("driver.log")
+                ) { driver in
+                    let passed = await driver.waitForExit()
+                    let said = driver.output
+                    #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
+                    let result = said.split(separator: "\n").last.flatMap {
+                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                    }
+                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+                    #expect(flows.count == 4, "\(flows.keys.sorted())")
+                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+                        #expect(outcome == "ok", "\(name): \(outcome)")
+                    }
+                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                    #expect(audits.count == 14, "\(audits.keys.sorted())")
+                    for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
+                        #expect(violations.isEmpty, "axe in \(state): \(violations)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+"""Drives `modeldepot ui --chat-local …`'s Chat and Embeddings playgrounds in a real headless Chromium.
+
+Usage: python playground_driver.py LAUNCH_URL SCREENSHOTS_DIR
+A reply streams and ends at its token limit with its usage; a long reply is stopped mid-way and the next one
+still works; identical sentences are the most alike. axe-core runs in every state and on both pages light and
+dark, wide and phone-sized. Prints one JSON object like ui_driver.py's.
+"""
+import json, os, shutil, sys, traceback
+
+from axe_selenium_python import Axe
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+launch, shots = sys.argv[1], sys.argv[2]
+base = launch.split("/session")[0]
+shutil.rmtree(shots, ignore_errors=True)
+os.makedirs(shots)
+results = {"flows": {}, "axe": {}, "values": {}}
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
+    options.add_argument(argument)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+wait = WebDriverWait(driver, 120, poll_frequency=0.05,
+                     ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
+
+
+def audit(name):
+    axe = Axe(driver)
+    axe.inject()
+    found = axe.run(options='{"resultTypes": ["violations"]}')["violations"]
+    bad = [v for v in found if v.get("impact") in ("serious", "critical")]
+    results["axe"][name] = [v["id"] + ": " + "; ".join(n["html"][:120] for n in v["nodes"][:3]) for v in bad]
+
+
+def shot(name):
+    driver.save_screenshot(os.path.join(shots, name + ".png"))
+    audit(name)
+
+
+def flow(name):
+    def run(body):
+        try:
+            body()
+            results["flows"][name] = "ok"
+        except Exception as error:
+            driver.save_screenshot(os.path.join(shots, "failed-" + name + ".png"))
+            results["flows"][name] = f"{type(error).__name__}: {error} at {traceback.format_exc(limit=3)}"
+        return body
+    return run
+
+
+def status():
+    return driver.find_element(By.ID, "reply-status")
+
+
+def last_reply():
+    return driver.find_elements(By.CSS_SELECTOR, '#conversation li[data-role="assistant"]')[-1]
+
+
+def ask(text, tokens):
+    limit = driver.find_element(By.NAME, "maxTokens")
+    limit.clear()
+    limit.send_keys(str(tokens))
+    driver.find_element(By.NAME, "message").send_keys(text)
+    driver.find_element(By.ID, "send").click()
+
+
+@flow("chat")
+def _():
+    driver.get(launch)
+    wait.until(lambda d: d.current_url == base + "/models")
+    driver.get(base + "/chat")
+    assert "tiny-chat" in driver.find_element(By.ID, "source").text
+    shot("chat-empty")
+    driver.find_element(By.NAME, "system").send_keys("Answer briefly.")
+    Select(driver.find_element(By.NAME, "preset")).select_by_value("precise")
+    ask("hello", 8)
+    wait.until(lambda _: status().get_attribute("data-state") == "done")
+    text = status().text
+    assert text.startswith("Cut off at the token limit. 8 tokens") and "tokens/s" in text, text
+    assert last_reply().get_attribute("data-finish") == "length"
+    assert last_reply().find_element(By.CLASS_NAME, "text").text != ""
+    results["values"]["usage"] = text
+    shot("chat-replied")
+
+
+@flow("stop")
+def _():
+    ask("tell me a long story", 4000)
+    wait.until(lambda _: len(last_reply().find_element(By.CLASS_NAME, "text").text) > 0)
+    shot("chat-streaming")
+    driver.find_element(By.ID, "stop").click()
+    wait.until(lambda _: status().get_attribute("data-state") == "stopped")
+    assert last_reply().get_attribute("data-state") == "stopped"
+    assert driver.find_element(By.ID, "send").is_enabled()
+    results["values"]["stoppedAfterCharacters"] = len(last_reply().find_element(By.CLASS_NAME, "text").text)
+    shot("chat-stopped")
+    # The model is free again: the next reply runs to its limit.
+    ask("and now?", 4)
+    wait.until(lambda _: status().get_attribute("data-state") == "done")
+    assert len(driver.find_elements(By.CSS_SELECTOR, '#conversation li[data-role="assistant"]')) == 3
+
+
+@flow("embeddings")
+def _():
+    driver.get(base + "/embeddings")
+    shot("embeddings")
+    box = driver.find_element(By.NAME, "sentences")
+    box.clear()
+    box.send_keys("the cat sat\nsomething else entirely\nthe cat sat")
+    driver.find_element(By.ID, "compare").click()
+    wait.until(lambda d: d.find_element(By.ID, "similarity").get_attribute("hidden") is None)
+    cells = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#matrix tbody td")]
+    assert len(cells) == 9 and cells[0] == "1.00" and cells[2] == "1.00", cells
+    closest = driver.find_element(By.ID, "closest").text
+    assert closest.startswith("Most alike: “the cat sat” and “the cat sat” (1.00)"), closest
+    shot("embeddings-compared")
+
+
+@flow("looks")
+def _():
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        for size, (width, height) in {"wide": (1280, 1000), "phone": (375, 812)}.items():
+            driver.set_window_size(width, height)
+            for name in ("chat", "embeddings"):
+                driver.get(base + "/" + name)
+                wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+                if size == "phone":
+                    overflow = driver.execute_script(
+                        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 375px"
+                driver.save_screenshot(os.path.join(shots, f"look-{name}-{scheme}-{size}.png"))
+                audit(f"{name}-{scheme}-{size}")
+
+
+driver.quit()
+print(json.dumps(results))
+axe_clean = all(not found for found in results["axe"].values())
+sys.exit(0 if all(v == "ok" for v in results["flows"].values()) and axe_clean else 1)
