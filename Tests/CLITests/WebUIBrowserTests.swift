@@ -8,7 +8,9 @@ import Testing
 /// resumes with a bar that never goes back, cancel, a failure and Retry, a damaged model and Repair, the
 /// onboarding flow, and the refusals (another site, no cookie, a used link, a foreign Host). Screenshots of
 /// every screen go to `.build/ui-screenshots/app/`.
-@Suite struct WebUIBrowserTests {
+/// Serialized: each test runs a Chromium (and one a llama.cpp server); on two cores, running them side by side
+/// starves the rest of the suite.
+@Suite(.serialized) struct WebUIBrowserTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let python = packageRoot.appendingPathComponent(".venv-browser/bin/python")
@@ -116,11 +118,12 @@ import Testing
         try JSONSerialization.data(withJSONObject: Self.catalog).write(to: catalogFile)
         let environment = ["HF_HOME": folder.path("home").path, "MODELDEPOT_MIRRORS": ""]
 
-        // The Hub: our mirror, each file body capped at 3 MB/s, the first one reset mid-way.
+        // The Hub: our mirror, each file body capped at 1 MB/s (time to pause mid-way even on a busy machine), the
+        // first one reset mid-way.
         let port = try unusedLoopbackPort()
         try await PeerProcess.with(
             CLIRunner.executable,
-            ["serve", "--root", folder.path("repos").path, "--port", "\(port)", "--faults", "rate=3MB,reset=1x"],
+            ["serve", "--root", folder.path("repos").path, "--port", "\(port)", "--faults", "rate=1MB,reset=1x"],
             in: folder.url, environment: environment, log: folder.path("serve.log")
         ) { mirror in
             let endpoint = "http://127.0.0.1:\(port)"
@@ -188,7 +191,7 @@ import Testing
 /// `serve --ui`'s dashboard in Chromium (Tests/PythonPeers/mirror_driver.py): a pull-through mirror behind a
 /// token in front of a rate-capped upstream; read-only with the mirror's token, a pull in flight with its bar,
 /// counters that move, then pin and evict as the admin; axe-core in every state, light and dark, wide and phone.
-@Suite struct MirrorDashboardBrowserTests {
+extension WebUIBrowserTests {
     @Test func theDashboardWorksInChromium() async throws {
         let python = WebUIBrowserTests.python
         try #require(
@@ -260,7 +263,7 @@ import Testing
 /// `scripts/test` installs, with a tiny GGUF model pulled from our mirror: a reply streams to its token limit
 /// with its usage, Stop ends a long one and the next still works, and identical sentences are the most alike;
 /// axe-core in every state, light/dark, wide/phone.
-@Suite struct PlaygroundBrowserTests {
+extension WebUIBrowserTests {
     @Test func thePlaygroundsWorkInChromium() async throws {
         let python = WebUIBrowserTests.python
         try #require(
