@@ -9,9 +9,12 @@ import ModelDepotTransfer
 /// sizes and file counts.
 package struct CacheScanner: Sendable {
     package let cache: HubCache
+    /// Reports kept from earlier scans, reused while their repositories are unchanged; nil reads everything.
+    package let memo: CacheScanMemo?
 
-    package init(cache: HubCache) {
+    package init(cache: HubCache, memo: CacheScanMemo? = nil) {
         self.cache = cache
+        self.memo = memo
     }
 
     static let ignoredNames: Set<String> = [".DS_Store", "Thumbs.db", "desktop.ini"]
@@ -29,6 +32,7 @@ package struct CacheScanner: Sendable {
         var repositories: [CachedRepositoryReport] = []
         var warnings: [String] = []
         var incomplete: [IncompleteDownload] = []
+        var folders = Set<String>()
         for name in Directory.names(root).sorted() {
             if Self.ignoredNames.contains(name) || name == ".locks" || name == "CACHEDIR.TAG" { continue }
             let folder = root + "/" + name
@@ -39,12 +43,26 @@ package struct CacheScanner: Sendable {
                 continue
             }
             do {
-                repositories.append(try scanRepository(name: name, folder: folder))
+                if let memo {
+                    // Taken before reading: a change during the scan shows as a different fingerprint next time.
+                    let fingerprint = CacheScanMemo.fingerprint(of: folder)
+                    folders.insert(folder)
+                    if let kept = memo.report(for: folder, fingerprint: fingerprint) {
+                        repositories.append(kept)
+                    } else {
+                        let report = try scanRepository(name: name, folder: folder)
+                        memo.keep(report, for: folder, fingerprint: fingerprint)
+                        repositories.append(report)
+                    }
+                } else {
+                    repositories.append(try scanRepository(name: name, folder: folder))
+                }
             } catch let error as ModelDepotError {
                 warnings.append(error.message)
             }
             incomplete += Self.incompleteDownloads(in: folder, name: name)
         }
+        memo?.retain(only: folders)
         var seen = Set<String>()
         var total: Int64 = 0
         for repository in repositories {

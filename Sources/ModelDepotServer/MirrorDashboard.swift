@@ -13,12 +13,18 @@ public final class MirrorDashboard: MirrorDashboardSource {
     let pullThrough: PullThroughSource?
     /// Hub caches served as they are (read-only here).
     let servedCaches: [HubCache]
+    /// The page polls once a second: repositories are read again only when they change.
+    private let scanMemos: [String: CacheScanMemo]
 
     init(metrics: MirrorMetrics, clients: MirrorClients, pullThrough: PullThroughSource?, servedCaches: [HubCache]) {
         self.metrics = metrics
         self.clients = clients
         self.pullThrough = pullThrough
         self.servedCaches = servedCaches
+        scanMemos = Dictionary(
+            uniqueKeysWithValues: ((pullThrough.map { [$0.cache] } ?? []) + servedCaches).map {
+                ($0.root.path, CacheScanMemo())
+            })
     }
 
     public func dashboardState() async -> MirrorDashboardState {
@@ -27,7 +33,7 @@ public final class MirrorDashboard: MirrorDashboardSource {
         let inUse = pullThrough?.inUse ?? []
         for cache in (pullThrough.map { [$0.cache] } ?? []) + servedCaches {
             guard FileManager.default.fileExists(atPath: cache.root.path),
-                let reports = try? CacheScanner(cache: cache).scan().repositories
+                let reports = try? CacheScanner(cache: cache, memo: scanMemos[cache.root.path]).scan().repositories
             else { continue }
             let pins = PinStore(cache: cache)
             let own = cache.root == pullThrough?.cache.root

@@ -20,6 +20,8 @@ public actor ModelManager {
     public nonisolated let cache: HubCache
     /// The pull every download of this manager goes through (Hub client, cache, engine).
     public nonisolated let pull: SnapshotDownloader
+    /// Repository reports reused between listings while their folders are unchanged (screens ask often).
+    nonisolated let scanMemo = CacheScanMemo()
     private var inFlight: [SnapshotRequest: ModelDownloadTask] = [:]
 
     /// A manager around a configured pull: its Hub client, cache and engine settings.
@@ -123,7 +125,7 @@ public actor ModelManager {
     /// Every cached repository, including those other tools (Python's `huggingface_hub`) downloaded.
     public nonisolated func cachedModels() throws -> [CachedRepositoryReport] {
         guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
-        return try CacheScanner(cache: cache).scan().repositories
+        return try CacheScanner(cache: cache, memo: scanMemo).scan().repositories
     }
 
     /// One cached repository: its revisions, refs and size.
