@@ -47,7 +47,9 @@ extension ModelManager {
         var result = DetachedPrune(dryRun: dryRun)
         let pins = PinStore(cache: cache)
         let threshold = Double(olderThan.components.seconds) + Double(olderThan.components.attoseconds) / 1e18
-        let scan = FileManager.default.fileExists(atPath: cache.root.path) ? try CacheScanner(cache: cache, memo: scanMemo).scan() : nil
+        let scan =
+            FileManager.default.fileExists(atPath: cache.root.path)
+            ? try CacheScanner(cache: cache, memo: scanMemo).scan() : nil
         for report in scan?.repositories ?? [] {
             guard let id = report.repoID, let type = report.repoType else { continue }
             let detached = report.revisions.filter(\.refs.isEmpty)
