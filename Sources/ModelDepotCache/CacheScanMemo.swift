@@ -39,6 +39,11 @@ package final class CacheScanMemo: Sendable {
         kept.withLock { $0[folder] = (fingerprint, now, report) }
     }
 
+    /// Forgets one repository's report: for changes its fingerprint cannot see (access times set on purpose).
+    package func forget(_ folder: String) {
+        _ = kept.withLock { $0.removeValue(forKey: folder) }
+    }
+
     /// Forgets repositories whose folders a scan no longer found.
     func retain(only folders: Set<String>) {
         kept.withLock { kept in kept = kept.filter { folders.contains($0.key) } }

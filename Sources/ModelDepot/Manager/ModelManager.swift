@@ -214,6 +214,8 @@ public actor ModelManager {
         for file in CacheScanner.walkFiles(folder) {
             FileAccessTime.touch(CacheScanner.blobPath(of: folder + "/" + file))
         }
+        // Access times are not in a listing's fingerprint: the next listing reads this repository again.
+        scanMemo.forget(repository.folder.path)
     }
 
     /// Re-hashes every blob of a cached repository against the digest its name promises, and checks each
