@@ -11,6 +11,12 @@ extension ModelDepotError.Code {
     public static let incompleteStream = Self("incompleteStream")
     /// A provider cannot be used now (no token, endpoint unreachable, model not downloaded, no local server).
     public static let unavailable = Self("unavailable")
+    /// Audio is empty, damaged, or in no format a transcriber reads.
+    public static let invalidAudio = Self("invalidAudio")
+    /// Audio is larger than the server accepts in one upload and cannot be cut into pieces (only PCM WAV can).
+    public static let audioTooLarge = Self("audioTooLarge")
+    /// The transcriber heard no speech in the audio.
+    public static let noSpeech = Self("noSpeech")
 }
 
 /// Turns an OpenAI-compatible server's error answers into ``ModelDepotError``s people can act on.
@@ -43,6 +49,8 @@ enum InferenceErrorMapping {
             return ServerError(message: error, type: object["error_type"] as? String)
         }
         if let detail = object["detail"] as? String { return ServerError(message: detail) }
+        // FastAPI's HTTPException wraps whatever the server raised, an OpenAI-style error included.
+        if let detail = object["detail"] as? [String: Any] { return serverError(inJSON: detail) }
         if let details = object["detail"] as? [[String: Any]] {
             let messages = details.compactMap { detail -> String? in
                 guard let message = detail["msg"] as? String else { return nil }

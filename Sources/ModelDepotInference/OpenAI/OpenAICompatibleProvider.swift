@@ -124,14 +124,15 @@ public struct OpenAICompatibleProvider: InferenceProvider {
 
     /// Sends one request and returns the response once its head arrived, if it is a success; every failure is
     /// a ``ModelDepotError`` (non-2xx answers are read and classified).
-    func send(_ method: String, _ route: String, body: [UInt8]?, accept: String = "application/json") async throws
-        -> TransportResponse
-    {
+    func send(
+        _ method: String, _ route: String, body: [UInt8]?, contentType: String = "application/json",
+        accept: String = "application/json"
+    ) async throws -> TransportResponse {
         let target = url(route)
         var headers: [(name: String, value: String)] = [
             ("Accept", accept), ("User-Agent", "modeldepot/0.1"), ("Accept-Encoding", "identity"),
         ]
-        if body != nil { headers.append(("Content-Type", "application/json")) }
+        if body != nil { headers.append(("Content-Type", contentType)) }
         if let token = credentials.bearerToken { headers.append(("Authorization", "Bearer \(token)")) }
         let response: TransportResponse
         do {
@@ -153,8 +154,10 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     }
 
     /// A request whose whole body is returned.
-    func call(_ method: String, _ route: String, body: [UInt8]?) async throws -> [UInt8] {
-        let response = try await send(method, route, body: body)
+    func call(_ method: String, _ route: String, body: [UInt8]?, contentType: String = "application/json")
+        async throws -> [UInt8]
+    {
+        let response = try await send(method, route, body: body, contentType: contentType)
         return try HTTPExchange.decodedBody(
             try await Self.collect(response.body, limit: Self.maximumResponseBytes, url: url(route)),
             contentEncoding: response.header("Content-Encoding"), from: url(route))
