@@ -85,15 +85,10 @@ public struct OpenAICompatibleTranscriber: Transcriber {
             var done: [Transcript] = []
             progress(TranscriptionProgress(piecesDone: 0, pieces: pieces.count, secondsDone: 0, duration: duration))
             for (index, piece) in pieces.enumerated() {
-                var pieceOptions = options
-                // Whisper keeps its spelling and style across a cut when it is shown what came just before.
-                if let previous = done.last?.text.suffix(200), !previous.isEmpty {
-                    pieceOptions.prompt = String(previous)
-                }
                 let stem = (audio.uploadName as NSString).deletingPathExtension
                 let part = try await upload(
                     wave.piece(frames: piece.frames), name: "\(stem)-\(index + 1).wav", format: .wav,
-                    options: pieceOptions)
+                    options: options)
                 done.append(part.shifted(by: piece.start))
                 let seconds = Double(piece.frames.upperBound) / Double(wave.sampleRate)
                 progress(
