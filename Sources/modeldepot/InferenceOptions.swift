@@ -35,15 +35,20 @@ struct InferenceOptions: ParsableArguments {
         if let context, context < 256 { throw ValidationError("--context must be at least 256.") }
     }
 
+    /// The URL `--endpoint` names and the credentials it gets: `--api-key`, else `MODELDEPOT_API_KEY`, else the Hub
+    /// token for Hugging Face hosts.
+    static func endpoint(_ text: String, apiKey: String?) throws -> (URL, InferenceCredentials) {
+        guard let url = URL(string: text) else {
+            throw ModelDepotError(.invalidURL, "'\(text)' is not a URL; pass one like http://127.0.0.1:8080/v1.")
+        }
+        let key = apiKey ?? ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
+        return (url, InferenceCredentials.resolve(for: url, apiKey: key, environment: HubEnvironment()))
+    }
+
     /// Runs `body` with a provider; a local server started for it is stopped afterwards, whatever happens.
     func withProvider<T>(_ body: (OpenAICompatibleProvider) async throws -> T) async throws -> T {
-        let apiKey = self.apiKey ?? ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
         if let endpoint {
-            guard let url = URL(string: endpoint) else {
-                throw ModelDepotError(
-                    .invalidURL, "'\(endpoint)' is not a URL; pass one like http://127.0.0.1:8080/v1.")
-            }
-            let credentials = InferenceCredentials.resolve(for: url, apiKey: apiKey, environment: HubEnvironment())
+            let (url, credentials) = try Self.endpoint(endpoint, apiKey: apiKey)
             return try await body(OpenAICompatibleProvider(baseURL: url, model: model, credentials: credentials))
         }
         let name = local ?? ""

@@ -10,7 +10,7 @@ struct ModelDepotCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             PullCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self, InfoCommand.self,
-            PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
+            PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self, TranscribeCommand.self,
             RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
             DemoCommand.self, UICommand.self,
         ]

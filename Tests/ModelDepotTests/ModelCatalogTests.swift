@@ -20,6 +20,20 @@ import Testing
         #expect(catalog.entries(format: .gguf).allSatisfy { $0.format == .gguf })
         let parakeet = try #require(catalog.entry(named: "parakeet-tdt-0.6b-v3-coreml"))
         #expect(parakeet.required.count == 6 && parakeet.required.allSatisfy { $0.hasSuffix(".mlmodelc") })
+        // Whisper for faster-whisper knows its CTranslate2 files; WhisperKit's needs every compiled part.
+        for name in ["whisper-tiny-en-ct2", "whisper-small-ct2", "whisper-large-v3-ct2"] {
+            let entry = try #require(catalog.entry(named: name))
+            #expect(entry.format == .ctranslate2 && entry.has(.transcription))
+            #expect(["config.json", "model.bin", "tokenizer.json"].allSatisfy(entry.required.contains))
+            #expect(entry.required.contains { $0.hasPrefix("vocabulary.") })
+        }
+        for name in ["whisperkit-tiny-en-coreml", "whisperkit-large-v3-coreml"] {
+            let parts = try #require(catalog.entry(named: name)).required.filter { $0.hasSuffix(".mlmodelc") }
+            #expect(
+                parts.map { $0.split(separator: "/").last ?? "" }.sorted() == [
+                    "AudioEncoder.mlmodelc", "MelSpectrogram.mlmodelc", "TextDecoder.mlmodelc",
+                ])
+        }
         // One quantization, not the whole repository.
         #expect(catalog.entry(named: "qwen2.5-0.5b-instruct-q4")?.files == ["qwen2.5-0.5b-instruct-q4_k_m.gguf"])
     }

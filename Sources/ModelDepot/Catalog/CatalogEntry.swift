@@ -5,6 +5,8 @@ import ModelDepotHub
 /// File formats a catalog entry can be in.
 public enum ModelFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case gguf, safetensors, mlx, coreml, pytorch, onnx
+    /// CTranslate2's converted models (faster-whisper): `model.bin` is CTranslate2's own format, not a pickle.
+    case ctranslate2
 }
 
 /// What a model is for.

@@ -3,7 +3,9 @@
     import ModelDepot
     import ModelDepotPlatform
 
-    /// A local OpenAI-compatible server for a GGUF file, started on `127.0.0.1` and stopped when done.
+    /// A local OpenAI-compatible server, started on `127.0.0.1` and stopped when done: llama.cpp's for a GGUF
+    /// file (``start(model:alias:runtime:contextLength:extraArguments:readyTimeout:)``), faster-whisper-server for
+    /// a CTranslate2 Whisper model (``startTranscription(model:runtime:readyTimeout:)``).
     ///
     /// ```swift
     /// let server = try await LocalModelServer.start(model: ggufFile, alias: "qwen")
@@ -14,7 +16,8 @@
     public final class LocalModelServer: Sendable {
         /// The API root, `http://127.0.0.1:PORT/v1`.
         public let baseURL: URL
-        public let runtime: LocalServerRuntime
+        /// The program serving, as people know it (`llama-server (/usr/bin/llama-server)`).
+        public let runtimeDescription: String
         /// Where the server's own output goes (its last lines explain a failed start).
         public let logFile: URL
         private let process: ChildProcess
@@ -23,10 +26,10 @@
         public var processIdentifier: Int32 { process.pid }
         public var isRunning: Bool { process.isRunning }
 
-        private init(process: ChildProcess, baseURL: URL, runtime: LocalServerRuntime, logFile: URL) {
+        private init(process: ChildProcess, baseURL: URL, runtimeDescription: String, logFile: URL) {
             self.process = process
             self.baseURL = baseURL
-            self.runtime = runtime
+            self.runtimeDescription = runtimeDescription
             self.logFile = logFile
         }
 
@@ -40,29 +43,56 @@
             guard let runtime = runtime ?? LocalServerRuntime.find() else {
                 throw ModelDepotError(.unavailable, LocalServerRuntime.installHint)
             }
-            guard FileManager.default.fileExists(atPath: model.path) else {
-                throw ModelDepotError(.unavailable, "The model file \(model.path) does not exist.")
+            let port = try freePort()
+            let (executable, arguments) = runtime.command(
+                model: model, alias: alias, port: port, contextLength: contextLength)
+            return try await launch(
+                executable, arguments + extraArguments, model: model, port: port, runtimeDescription: "\(runtime)",
+                readyTimeout: readyTimeout)
+        }
+
+        /// Starts faster-whisper-server (found with ``TranscriptionServerRuntime/find(environment:)`` when nil) for
+        /// the CTranslate2 model in the folder `model`, on a free port, and returns once it answers. Talk to it
+        /// with ``OpenAICompatibleTranscriber`` and ``OpenAICompatibleTranscriber/ServerTraits/fasterWhisperServer``.
+        public static func startTranscription(
+            model: URL, runtime: TranscriptionServerRuntime? = nil, readyTimeout: Duration = .seconds(120)
+        ) async throws -> LocalModelServer {
+            guard let runtime = runtime ?? TranscriptionServerRuntime.find() else {
+                throw ModelDepotError(.unavailable, TranscriptionServerRuntime.installHint)
             }
-            let port: Int
+            let port = try freePort()
+            let (executable, arguments) = runtime.command(model: model, port: port)
+            return try await launch(
+                executable, arguments, model: model, port: port, runtimeDescription: "\(runtime)",
+                readyTimeout: readyTimeout)
+        }
+
+        private static func freePort() throws -> Int {
             do {
-                port = try LoopbackPort.unused()
+                return try LoopbackPort.unused()
             } catch {
                 throw ModelDepotError(.unavailable, "Cannot find a free port on 127.0.0.1: \(error).")
             }
-            let (executable, arguments) = runtime.command(
-                model: model, alias: alias, port: port, contextLength: contextLength)
+        }
+
+        private static func launch(
+            _ executable: URL, _ arguments: [String], model: URL, port: Int, runtimeDescription: String,
+            readyTimeout: Duration
+        ) async throws -> LocalModelServer {
+            guard FileManager.default.fileExists(atPath: model.path) else {
+                throw ModelDepotError(.unavailable, "The model \(model.path) does not exist.")
+            }
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
             let process: ChildProcess
             do {
-                process = try ChildProcess(
-                    executable: executable.path, arguments: arguments + extraArguments, output: logFile.path)
+                process = try ChildProcess(executable: executable.path, arguments: arguments, output: logFile.path)
             } catch {
                 throw ModelDepotError(.unavailable, "\(error).")
             }
             let server = LocalModelServer(
-                process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, runtime: runtime,
-                logFile: logFile)
+                process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!,
+                runtimeDescription: runtimeDescription, logFile: logFile)
             do {
                 try await server.waitUntilReady(timeout: readyTimeout)
             } catch {
@@ -104,7 +134,8 @@
                 if let status = process.exitStatus {
                     throw ModelDepotError(
                         .unavailable,
-                        "\(runtime) exited before it was ready (status \(status)). Its output:\n\(logTail())")
+                        "\(runtimeDescription) exited before it was ready (status \(status)). Its output:\n\(logTail())"
+                    )
                 }
                 // Any answer means it listens (a server started with an API key answers 401 to a bare probe).
                 if let response = try? await OpenAICompatibleProvider.sharedTransport.send(probe) {
@@ -115,7 +146,8 @@
             }
             throw ModelDepotError(
                 .unavailable,
-                "\(runtime) did not answer within \(timeout.components.seconds) s. Its output:\n\(logTail())")
+                "\(runtimeDescription) did not answer within \(timeout.components.seconds) s. Its output:\n\(logTail())"
+            )
         }
     }
 #endif

@@ -44,7 +44,7 @@ public enum LocalServerRuntime: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    private static func executable(named name: String, in searchPath: [String]) -> URL? {
+    static func executable(named name: String, in searchPath: [String]) -> URL? {
         for folder in searchPath where !folder.isEmpty {
             let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
@@ -54,14 +54,18 @@ public enum LocalServerRuntime: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `python` can import llama-cpp-python's server (checked without importing it: that takes seconds).
     static func hasLlamaCppPython(_ python: String) -> Bool {
+        pythonCanImport(["llama_cpp", "uvicorn", "sse_starlette"], python: python)
+    }
+
+    /// Whether `python` finds every one of `modules`, asked without importing them.
+    static func pythonCanImport(_ modules: [String], python: String) -> Bool {
         #if os(Linux) || os(macOS)
+            let specs = modules.map { "u.find_spec('\($0)')" }.joined(separator: " and ")
             guard FileManager.default.isExecutableFile(atPath: python),
                 let check = try? ChildProcess(
                     executable: python,
-                    arguments: [
-                        "-c",
-                        "import importlib.util as u, sys; sys.exit(0 if u.find_spec('llama_cpp') and u.find_spec('uvicorn') and u.find_spec('sse_starlette') else 1)",
-                    ], output: "/dev/null")
+                    arguments: ["-c", "import importlib.util as u, sys; sys.exit(0 if \(specs) else 1)"],
+                    output: "/dev/null")
             else { return false }
             check.waitForExitBlocking()
             return check.succeeded

@@ -30,6 +30,20 @@ public struct LocalModel: Sendable {
                 "'\(name)' is a \(entry.format.rawValue) model; local servers run GGUF models. Pick one from `modeldepot catalog --format gguf`."
             )
         }
+        let report = try readyReport(entry, name: name, checker: checker)
+        // The required files name the weights; an entry without them (patterns only) uses the matched files.
+        let isGGUF = { (path: String) in path.lowercased().hasSuffix(".gguf") }
+        let required = entry.required.filter(isGGUF).sorted()
+        let ggufFiles = required.isEmpty ? report.files.filter(isGGUF).sorted() : required
+        guard let first = ggufFiles.first, let folder = report.folder else {
+            throw ModelDepotError(.unavailable, "The model '\(name)' has no .gguf file in the cache.")
+        }
+        return LocalModel(entry: entry, file: folder.appendingPathComponent(first), report: report)
+    }
+
+    /// The readiness of `entry`'s cached copy when it is complete and verified; every other state is an
+    /// `unavailable` error saying what to do. Files present but never hashed are verified once.
+    static func readyReport(_ entry: CatalogEntry, name: String, checker: ReadinessChecker) throws -> ReadinessReport {
         var report = try checker.check(entry)
         if case .unverified = report.readiness { report = try checker.check(entry, verifying: true) }
         switch report.readiness {
@@ -52,13 +66,6 @@ public struct LocalModel: Sendable {
             throw ModelDepotError(
                 .unavailable, "'\(name)' has files that could not be verified: \(files.joined(separator: ", ")).")
         }
-        // The required files name the weights; an entry without them (patterns only) uses the matched files.
-        let isGGUF = { (path: String) in path.lowercased().hasSuffix(".gguf") }
-        let required = entry.required.filter(isGGUF).sorted()
-        let ggufFiles = required.isEmpty ? report.files.filter(isGGUF).sorted() : required
-        guard let first = ggufFiles.first, let folder = report.folder else {
-            throw ModelDepotError(.unavailable, "The model '\(name)' has no .gguf file in the cache.")
-        }
-        return LocalModel(entry: entry, file: folder.appendingPathComponent(first), report: report)
+        return report
     }
 }
