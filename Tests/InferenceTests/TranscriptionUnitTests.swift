@@ -303,6 +303,34 @@ import Testing
         try await server.shutdown()
     }
 
+    /// The calls "Transcribing speech" (the DocC article) shows, as written there.
+    @Test func theArticlesCallsWork() async throws {
+        let server = try await ScriptedHTTPServer.start(replies: [.json(Self.verbose), .json(Self.verbose)])
+        let folder = try TemporaryDirectory(prefix: "transcribe-article")
+        defer { folder.remove() }
+        let recording = folder.path("interview.m4a")
+        try Self.wave(sections: [(0.5, true)]).write(to: recording)
+        let subtitles = folder.path("interview.srt")
+
+        let transcriber = try OpenAICompatibleTranscriber(
+            baseURL: server.baseURL.appendingPathComponent("v1"), model: "whisper-1")
+        let audio = try AudioInput(contentsOf: recording)
+        let transcript = try await transcriber.transcribe(
+            audio, options: TranscriptionOptions(language: "en", wordTimestamps: true))
+        try transcript.rendered(as: .srt).write(to: subtitles, atomically: true, encoding: .utf8)
+        #expect(
+            try String(contentsOf: subtitles, encoding: .utf8).hasPrefix(
+                "1\n00:00:00,000 --> 00:00:02,400\nHello world."))
+        #expect(audio.format == .wav, "an .m4a name does not make WAV bytes M4A")
+
+        let pieces = Mutex(0)
+        _ = try await transcriber.transcribe(audio, options: .init()) { progress in
+            pieces.withLock { $0 = progress.pieces }
+        }
+        #expect(pieces.withLock { $0 } == 1)
+        try await server.shutdown()
+    }
+
     /// A 16-bit mono 16 kHz WAV of tone (440 Hz, half scale) and silence sections, in seconds.
     static func wave(sections: [(seconds: Double, tone: Bool)]) -> Data {
         var samples: [Int16] = []
