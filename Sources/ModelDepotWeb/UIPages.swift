@@ -27,7 +27,7 @@ struct UIPages: Sendable {
         [
             "title": title, "page": page, "pageModel": model, "onModels": page == "models" || page == "model",
             "onDownloads": page == "downloads", "onStorage": page == "storage", "onSettings": page == "settings",
-            "onChat": page == "chat", "onEmbeddings": page == "embeddings",
+            "onChat": page == "chat", "onEmbeddings": page == "embeddings", "onTranscribe": page == "transcribe",
             "offline": offline,
         ]
     }
@@ -183,6 +183,15 @@ struct UIPages: Sendable {
         context["source"] = playground?.source ?? ""
         context["missing"] = PlaygroundText.noEmbeddings
         return render("embeddings", context)
+    }
+
+    func transcribe(_ playground: TranscribePlayground?, offline: Bool) -> String {
+        var context = Self.frame("Transcribe", page: "transcribe", offline: offline)
+        context["ready"] = playground != nil
+        context["source"] = playground?.source ?? ""
+        context["missing"] = PlaygroundText.noTranscriber
+        context["limit"] = ByteFormat.string(Int64(TranscribePlayground.maximumAudioBytes))
+        return render("transcribe", context)
     }
 
     func mirror(_ screen: MirrorScreen, canSignIn: Bool) -> String {

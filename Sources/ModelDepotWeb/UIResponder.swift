@@ -22,6 +22,7 @@ struct UIResponder: HTTPResponder {
     let tokenOrigin: HubEnvironment.TokenOrigin
     let chat: ChatPlayground?
     let embeddings: EmbeddingsPlayground?
+    let transcribe: TranscribePlayground?
 
     /// Headers every answer carries: no inline script, no framing, no referrer, no sniffing, no caching.
     static let securityHeaders: HTTPFields = [
@@ -42,13 +43,18 @@ struct UIResponder: HTTPResponder {
 
     private func answer(_ request: Request) async -> Response {
         // The body is read before anything is answered: a request answered with its body unread leaves the
-        // connection in a state a closing server trips over. A change is a small JSON object.
+        // connection in a state a closing server trips over. A change is a small JSON object; a recording to
+        // transcribe is the one large body (base64 in JSON, a third larger than the audio).
         var request = request
         let body: ByteBuffer
+        let limit =
+            request.uri.path == "/api/ui/transcribe"
+            ? TranscribePlayground.maximumAudioBytes / 3 * 4 + (64 << 10) : 64 << 10
         do {
-            body = try await request.collectBody(upTo: 64 << 10)
+            body = try await request.collectBody(upTo: limit)
         } catch {
-            return Self.error(413, "A request to this app may carry at most 64 KiB.")
+            return Self.error(
+                413, "A request to this app may carry at most \(ByteFormat.string(Int64(limit))).")
         }
         let refusal = guardian.check(
             method: request.method.rawValue, path: request.uri.path, host: request.head.authority,
@@ -120,6 +126,8 @@ struct UIResponder: HTTPResponder {
                 200, pages.settings(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin), offline: offline))
         case .chatPage:
             return html(200, pages.chat(chat, offline: offline))
+        case .transcribePage:
+            return html(200, pages.transcribe(transcribe, offline: offline))
         case .embeddingsPage:
             return html(200, pages.embeddings(embeddings, offline: offline))
         case .asset(let name):
@@ -179,6 +187,18 @@ struct UIResponder: HTTPResponder {
                 let sentences = object["sentences"] as? [String]
             else { throw ModelDepotError(.invalidArgument, #"Send {"sentences": ["…", "…"]}."#) }
             return try Self.json(try await embeddings.compare(sentences))
+        case .apiTranscribe:
+            guard let transcribe else { return Self.error(409, PlaygroundText.noTranscriber) }
+            let upload: TranscribePlayground.Request
+            do {
+                upload = try JSONDecoder().decode(TranscribePlayground.Request.self, from: Data(buffer: body))
+            } catch {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    #"Send {"name": "talk.wav", "audio": "<base64>", "language": "en", "translate": false, "wordTimestamps": false}."#
+                )
+            }
+            return try Self.json(try await transcribe.transcribe(upload))
         case .apiDocument:
             guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json", subdirectory: "Resources"),
                 let data = try? Data(contentsOf: url)

@@ -14,6 +14,7 @@ enum UIRoute: Equatable, Sendable {
     case settingsPage
     case chatPage
     case embeddingsPage
+    case transcribePage
     case asset(String)
     case apiModels
     case apiModel(String)
@@ -31,6 +32,7 @@ enum UIRoute: Equatable, Sendable {
     case apiSettings
     case apiChat
     case apiEmbeddings
+    case apiTranscribe
 
     /// What went wrong with a request that names no route.
     enum Failure: Error, Equatable {
@@ -64,6 +66,7 @@ enum UIRoute: Equatable, Sendable {
         case ("settings", 1): return try require("GET", .settingsPage)
         case ("chat", 1): return try require("GET", .chatPage)
         case ("embeddings", 1): return try require("GET", .embeddingsPage)
+        case ("transcribe", 1): return try require("GET", .transcribePage)
         case ("assets", 2) where UIAssets.known.contains(name): return try require("GET", .asset(name))
         case ("api", _) where parts.count >= 3 && parts[1] == "ui":
             return try parseAPI(Array(parts.dropFirst(2)), require)
@@ -99,6 +102,7 @@ enum UIRoute: Equatable, Sendable {
         case ("settings", 1): return try require("GET", .apiSettings)
         case ("chat", 1): return try require("POST", .apiChat)
         case ("embeddings", 1): return try require("POST", .apiEmbeddings)
+        case ("transcribe", 1): return try require("POST", .apiTranscribe)
         default: throw .notFound
         }
     }
@@ -111,7 +115,7 @@ enum UIRoute: Equatable, Sendable {
             ("get", "/api/ui/onboarding/{name}"), ("get", "/api/ui/events"), ("put", "/api/ui/bandwidth"),
             ("get", "/api/ui/openapi.json"), ("get", "/api/ui/storage"), ("post", "/api/ui/storage/prune-preview"),
             ("post", "/api/ui/storage/prune"), ("post", "/api/ui/storage/prune-detached"), ("get", "/api/ui/settings"),
-            ("post", "/api/ui/chat"), ("post", "/api/ui/embeddings"),
+            ("post", "/api/ui/chat"), ("post", "/api/ui/embeddings"), ("post", "/api/ui/transcribe"),
         ] + postableActions.map { ("post", "/api/ui/models/{name}/\($0.rawValue)") }
         + StorageScreen.Action.allCases.map { ("post", "/api/ui/storage/\($0.rawValue)") }
 }

@@ -24,6 +24,8 @@ public struct WebApp: Sendable {
     public var chat: ChatPlayground?
     /// The Embeddings playground's encoder; nil: the page says how to give one.
     public var embeddings: EmbeddingsPlayground?
+    /// The Transcribe screen's transcriber; nil: the page says how to give one.
+    public var transcribe: TranscribePlayground?
     public var logger: Logger
 
     public init(
@@ -48,7 +50,8 @@ public struct WebApp: Sendable {
             UIResponder(
                 downloads: downloads, session: session, pages: pages,
                 guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), logger: logger,
-                offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings)
+                offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings,
+                transcribe: transcribe)
         }
         let app = Application(
             responder: responder,

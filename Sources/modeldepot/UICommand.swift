@@ -12,7 +12,7 @@ struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ui",
         abstract:
-            "Open ModelDepot's screens in a browser: models, downloads, storage, settings, chat and embeddings playgrounds.",
+            "Open ModelDepot's screens in a browser: models, downloads, storage, settings, chat, embeddings and transcription.",
         discussion: """
             Prints a URL with a one-time token: opening it starts a session (a cookie) and the token stops \
             working, so the link in your history opens nothing. Only this machine can connect unless --host says \
@@ -55,6 +55,15 @@ struct UICommand: AsyncParsableCommand {
             """)
     var embedLocal: String?
 
+    @Option(help: "The Transcribe screen's model: an OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1.")
+    var transcribeEndpoint: String?
+
+    @Option(
+        help:
+            "The Transcribe screen's model: a downloaded CTranslate2 Whisper model (whisper-tiny-en-ct2…), served by faster-whisper-server while ui runs."
+    )
+    var transcribeLocal: String?
+
     @OptionGroup var hub: HubOptions
 
     @OptionGroup var catalogOptions: CatalogOptions
@@ -65,6 +74,17 @@ struct UICommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard chatEndpoint == nil || chatLocal == nil else {
             throw ValidationError("Give --chat-endpoint URL or --chat-local NAME, not both.")
+        }
+        guard transcribeEndpoint == nil || transcribeLocal == nil else {
+            throw ValidationError("Give --transcribe-endpoint URL or --transcribe-local NAME, not both.")
+        }
+        if let transcribeEndpoint {
+            guard let url = URL(string: transcribeEndpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+            else {
+                throw ValidationError(
+                    "--transcribe-endpoint '\(transcribeEndpoint)' is not a URL; give one like http://127.0.0.1:8000/v1."
+                )
+            }
         }
         if let chatEndpoint {
             guard let url = URL(string: chatEndpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
@@ -144,9 +164,29 @@ struct UICommand: AsyncParsableCommand {
             app.chat = ChatPlayground(provider: provider, source: source)
             if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
         }
+        var transcriptionServer: LocalModelServer?
+        defer { transcriptionServer?.terminateNow() }
+        if let transcribeEndpoint, let url = URL(string: transcribeEndpoint) {
+            let (_, credentials) = try InferenceOptions.endpoint(transcribeEndpoint, apiKey: nil)
+            app.transcribe = TranscribePlayground(
+                transcriber: try OpenAICompatibleTranscriber(
+                    baseURL: url, model: "whisper-1", credentials: credentials),
+                source: url.absoluteString)
+        } else if let transcribeLocal {
+            let model = try LocalTranscriptionModel.resolve(transcribeLocal, catalog: catalog, cache: cache)
+            StandardStreams.error(Data("Starting a local transcription server for \(transcribeLocal)…\n".utf8))
+            let server = try await LocalModelServer.startTranscription(model: model.folder)
+            transcriptionServer = server
+            app.transcribe = TranscribePlayground(
+                transcriber: try OpenAICompatibleTranscriber(
+                    baseURL: server.baseURL, model: transcribeLocal, traits: .fasterWhisperServer),
+                source: "\(transcribeLocal), served by faster-whisper on this machine")
+        }
         // Whatever ends this process, a server it started must not outlive it.
-        let cleanup = localServer.map { server in ExitCleanup.register { server.terminateNow() } }
-        defer { cleanup.map(ExitCleanup.unregister) }
+        let cleanups = [localServer, transcriptionServer].compactMap { $0 }.map { server in
+            ExitCleanup.register { server.terminateNow() }
+        }
+        defer { cleanups.forEach(ExitCleanup.unregister) }
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""
             StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))

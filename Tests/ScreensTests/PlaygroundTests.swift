@@ -59,4 +59,46 @@ import Testing
             try await playground.compare(Array(repeating: "x", count: 33))
         }
     }
+
+    /// Answers every recording with the same two segments; refuses bytes that are no audio, as servers do.
+    struct FixedTranscriber: Transcriber {
+        func transcribe(_ audio: AudioInput, options: TranscriptionOptions) async throws -> Transcript {
+            guard audio.format != nil else { throw ModelDepotError(.invalidArgument, "\(audio.name) is not audio.") }
+            return Transcript(
+                text: " Hello there. General Kenobi.", language: options.translate ? "english" : "english",
+                duration: 3725.5,
+                segments: [
+                    .init(start: 0, end: 1.24, text: " Hello there."),
+                    .init(start: 3723, end: 3725.5, text: " General Kenobi."),
+                ], wordTimestampsMissing: options.wordTimestamps)
+        }
+    }
+
+    /// A tiny WAV header: enough for the bytes to be known as WAV.
+    static let wavBase64 = Data("RIFF\u{24}\u{0}\u{0}\u{0}WAVEfmt ".utf8 + [UInt8](repeating: 0, count: 28))
+        .base64EncodedString()
+
+    @Test func aRecordingBecomesRowsAndSubtitles() async throws {
+        let playground = TranscribePlayground(transcriber: FixedTranscriber(), source: "test")
+        let result = try await playground.transcribe(
+            .init(name: "talk.wav", audio: Self.wavBase64, language: " EN ", translate: false, wordTimestamps: true))
+        #expect(result.text == "Hello there. General Kenobi.")
+        #expect(result.summaryText == "English, 3725.5 s of audio, 2 segments.")
+        #expect(result.rows.map(\.timeText) == ["0:00.0–0:01.2", "1:02:03.0–1:02:05.5"])
+        #expect(result.rows.map(\.text) == ["Hello there.", "General Kenobi."])
+        #expect(result.srt.hasPrefix("1\n00:00:00,000 --> 00:00:01,240\nHello there.\n"))
+        #expect(result.vtt.hasPrefix("WEBVTT\n\n00:00:00.000 --> 00:00:01.240\n"))
+        #expect(result.notes == ["The server gave no word timings; the times are per segment."])
+        let notBase64 = await #expect(throws: ModelDepotError.self) {
+            try await playground.transcribe(
+                .init(name: "x.wav", audio: "%%%", language: nil, translate: nil, wordTimestamps: nil))
+        }
+        #expect(notBase64?.message.contains("base64") == true)
+        let tooBig = Data(count: TranscribePlayground.maximumAudioBytes + 1).base64EncodedString()
+        let big = await #expect(throws: ModelDepotError.self) {
+            try await playground.transcribe(
+                .init(name: "x.wav", audio: tooBig, language: nil, translate: nil, wordTimestamps: nil))
+        }
+        #expect(big?.message.contains("modeldepot transcribe") == true)
+    }
 }

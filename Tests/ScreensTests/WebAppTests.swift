@@ -55,7 +55,8 @@ import Testing
     static func with(_ body: (ScreensFixture, Running) async throws -> Void) async throws {
         try await ScreensFixture.with { fixture in
             let launch = Mutex<URL?>(nil)
-            let app = WebApp(downloads: fixture.downloads)
+            var app = WebApp(downloads: fixture.downloads)
+            app.transcribe = TranscribePlayground(transcriber: PlaygroundTests.FixedTranscriber(), source: "test")
             let task = Task { try await app.run(host: "127.0.0.1", port: 0) { url in launch.withLock { $0 = url } } }
             defer { task.cancel() }
             try #require(await waitUntil { launch.withLock { $0 } != nil }, "the web app did not start")
@@ -220,6 +221,11 @@ import Testing
                 ("StorageOutcome", "POST", "/api/ui/storage/prune-detached", "{}"),
                 ("Error", "POST", "/api/ui/storage/pin", #"{"id": "../x"}"#),
                 ("Error", "POST", "/api/ui/storage/prune", #"{"maxBytes": -1}"#),
+                (
+                    "TranscribeResult", "POST", "/api/ui/transcribe",
+                    #"{"name": "talk.wav", "audio": "\#(PlaygroundTests.wavBase64)", "wordTimestamps": true}"#
+                ),
+                ("Error", "POST", "/api/ui/transcribe", #"{"name": "talk.wav", "audio": "bm90IGF1ZGlv"}"#),
             ]
             for (index, answer) in answers.enumerated() {
                 let reply = try await app.send(answer.method, answer.path, cookie: cookie, json: answer.body)

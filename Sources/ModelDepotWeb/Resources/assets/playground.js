@@ -164,4 +164,77 @@ function embeddingsPage() {
   });
 }
 
-document.addEventListener("DOMContentLoaded", () => { chatPage(); embeddingsPage(); });
+document.addEventListener("DOMContentLoaded", () => { chatPage(); embeddingsPage(); transcribePage(); });
+
+// The Transcribe screen: the chosen file is read in the page and sent as base64 inside JSON (changes are
+// JSON-only, which keeps other sites' forms out); the answer's segments fill a table and its subtitles become
+// downloadable files.
+function transcribePage() {
+  const form = document.getElementById("transcribe-form");
+  if (!form) return;
+  const status = document.getElementById("transcribe-status");
+  const links = { srt: document.getElementById("download-srt"), vtt: document.getElementById("download-vtt") };
+  function setStatus(state, text) {
+    status.dataset.state = state;
+    status.textContent = text;
+  }
+  function base64(buffer) {
+    const bytes = new Uint8Array(buffer);
+    let binary = "";
+    for (let start = 0; start < bytes.length; start += 0x8000) {
+      binary += String.fromCharCode.apply(null, bytes.subarray(start, start + 0x8000));
+    }
+    return btoa(binary);
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const file = form.elements.audio.files[0];
+    if (!file) return;
+    const button = document.getElementById("transcribe");
+    button.disabled = true;
+    setStatus("working", "Transcribing " + file.name + "…");
+    try {
+      const answer = await fetch("/api/ui/transcribe", {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          name: file.name, audio: base64(await file.arrayBuffer()), language: form.elements.language.value,
+          translate: form.elements.translate.checked, wordTimestamps: form.elements.wordTimestamps.checked,
+        }),
+      });
+      const result = await answer.json();
+      if (!answer.ok) throw new Error(result.error || answer.statusText);
+      document.getElementById("summary").textContent = result.summaryText;
+      document.getElementById("transcript-text").textContent = result.text;
+      const notes = document.getElementById("notes");
+      notes.replaceChildren(...result.notes.map((note) => {
+        const item = document.createElement("li");
+        item.textContent = note;
+        return item;
+      }));
+      const rows = result.rows.map((row) => {
+        const tr = document.createElement("tr");
+        const time = document.createElement("td");
+        time.textContent = row.timeText;
+        const text = document.createElement("td");
+        text.textContent = row.text;
+        tr.append(time, text);
+        return tr;
+      });
+      document.querySelector("#segments tbody").replaceChildren(...rows);
+      const stem = file.name.replace(/\.[^.]*$/, "") || "transcript";
+      for (const [format, link] of Object.entries(links)) {
+        if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+        link.href = URL.createObjectURL(new Blob([result[format]], { type: format === "srt" ? "application/x-subrip" : "text/vtt" }));
+        link.download = stem + "." + format;
+      }
+      document.getElementById("transcript").hidden = false;
+      setStatus("done", "Done: " + result.summaryText);
+      showMessage("");
+    } catch (error) {
+      setStatus("failed", "");
+      showMessage(error.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
