@@ -80,7 +80,7 @@ public struct TranscribePlayground: Sendable {
 
     static func result(_ transcript: Transcript) -> Result {
         var summary: [String] = []
-        if let language = transcript.language { summary.append(language.prefix(1).uppercased() + language.dropFirst()) }
+        if let language = transcript.language { summary.append(languageName(language)) }
         if let duration = transcript.duration { summary.append(String(format: "%.1f s of audio", duration)) }
         let count = transcript.segments.count
         summary.append(count == 1 ? "1 segment" : "\(count) segments")
@@ -94,6 +94,14 @@ public struct TranscribePlayground: Sendable {
             }, srt: transcript.rendered(as: .srt), vtt: transcript.rendered(as: .vtt),
             notes: transcript.wordTimestampsMissing
                 ? ["The server gave no word timings; the times are per segment."] : [])
+    }
+
+    /// A language as people read it: servers say `en` (faster-whisper) or `english` (OpenAI).
+    static func languageName(_ language: String) -> String {
+        if language.count <= 3, let name = Locale(identifier: "en").localizedString(forLanguageCode: language) {
+            return name
+        }
+        return language.prefix(1).uppercased() + language.dropFirst()
     }
 
     /// `m:ss.t`, or `h:mm:ss.t` past an hour.

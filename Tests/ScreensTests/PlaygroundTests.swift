@@ -65,7 +65,7 @@ import Testing
         func transcribe(_ audio: AudioInput, options: TranscriptionOptions) async throws -> Transcript {
             guard audio.format != nil else { throw ModelDepotError(.invalidArgument, "\(audio.name) is not audio.") }
             return Transcript(
-                text: " Hello there. General Kenobi.", language: options.translate ? "english" : "english",
+                text: " Hello there. General Kenobi.", language: options.translate ? "english" : "en",
                 duration: 3725.5,
                 segments: [
                     .init(start: 0, end: 1.24, text: " Hello there."),

@@ -221,6 +221,7 @@ function transcribePage() {
         return tr;
       });
       document.querySelector("#segments tbody").replaceChildren(...rows);
+      document.getElementById("srt-text").textContent = result.srt;
       const stem = file.name.replace(/\.[^.]*$/, "") || "transcript";
       for (const [format, link] of Object.entries(links)) {
         if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
