@@ -120,8 +120,24 @@ final class PullThroughSource: RepositorySource {
         async throws -> (String, String?)
     {
         let repository = cache.repository(id, type: type)
+        let known = { self.resolved.withLock { $0[key]?.commit } ?? repository.commit(forRevision: revision) }
         do {
-            let info = try await puller.hub.repoInfo(id, type: type, revision: revision)
+            // With an answer at hand, a stuck upstream (a connection that takes the request and never replies)
+            // costs a client at most `staleAfter`, not the transport's read timeouts times the retries.
+            let earlier = known()
+            let asked = try await Self.answer(within: earlier == nil ? nil : upstream.staleAfter) {
+                try await self.puller.hub.repoInfo(id, type: type, revision: revision)
+            }
+            guard let info = asked else {
+                // `answer` gives nil only past a deadline, and there is one only when an earlier answer exists.
+                guard let earlier else {
+                    throw HubServerError.upstream(ModelDepotError(.stalled, "The upstream did not answer."))
+                }
+                logger.warning(
+                    "serving a stale answer: the upstream did not answer in time",
+                    metadata: ["revision": "\(id)@\(revision)", "waited": "\(upstream.staleAfter)"])
+                return (earlier, "the upstream did not answer within \(upstream.staleAfter.components.seconds) s")
+            }
             guard let sha = info.sha?.lowercased(), HubEncoding.isGitID(sha) else {
                 throw HubServerError(
                     status: 502, code: nil,
@@ -134,14 +150,30 @@ final class PullThroughSource: RepositorySource {
             try? repository.setRef(revision, to: sha)
             return (sha, nil)
         } catch let error as ModelDepotError where ModelDepotError.Code.transient.contains(error.code) {
-            let known = resolved.withLock { $0[key]?.commit } ?? repository.commit(forRevision: revision)
-            guard let known else { throw HubServerError.upstream(error) }
+            guard let known = known() else { throw HubServerError.upstream(error) }
             logger.warning(
                 "serving a stale answer: the upstream cannot be reached",
                 metadata: ["revision": "\(id)@\(revision)", "error": "\(error.message)"])
             return (known, "the upstream cannot be reached (\(error.message))")
         } catch let error as ModelDepotError {
             throw HubServerError.upstream(error)
+        }
+    }
+
+    /// `operation`'s result, or nil when `deadline` passes first (the operation is then cancelled); no deadline
+    /// waits for it.
+    static func answer<T: Sendable, C: Clock<Duration>>(
+        within deadline: Duration?, clock: C = ContinuousClock(), _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T? {
+        guard let deadline else { return try await operation() }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await clock.sleep(for: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 
@@ -252,6 +284,9 @@ public struct Upstream: Sendable {
     public var branchTTL: Duration
     /// Retries of metadata calls to the upstream before the mirror answers from what it has.
     public var retryPolicy: RetryPolicy
+    /// How long a client waits for the upstream to say what a branch is when the mirror already knows an
+    /// earlier answer: after that the earlier one is served, marked stale.
+    public var staleAfter: Duration
     /// When set, the cache is kept under this many bytes after every pull: least recently used repositories
     /// are evicted, never pinned ones nor those being served or pulled.
     public var maxCacheSize: Int64?
@@ -261,10 +296,13 @@ public struct Upstream: Sendable {
     ///   - token: the operator's token for gated or private repositories.
     ///   - branchTTL: how long a branch's resolution is kept (60 s by default).
     ///   - maxCacheSize: the most bytes the mirror's cache may hold (no limit by default).
+    ///   - staleAfter: how long to wait for the upstream when an earlier answer can be served (10 s by default).
     public init(
         endpoint: URL, token: String? = nil, branchTTL: Duration = .seconds(60),
-        retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil
+        retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil,
+        staleAfter: Duration = .seconds(10)
     ) {
+        self.staleAfter = staleAfter
         self.endpoint = endpoint
         self.token = token
         self.branchTTL = branchTTL

@@ -64,7 +64,10 @@ def tab_to(matches, limit=80):
 
 
 def notice():
-    return driver.find_element(By.ID, "notice").text
+    # Read in one script call: finding the element and then asking for its text races live updates that
+    # replace it ("Node with given id does not belong to the document", seen under a full test run's load).
+    return driver.execute_script(
+        "const box = document.getElementById('notice'); return box && !box.hidden ? box.innerText : ''")
 
 
 def storage_row(repo):

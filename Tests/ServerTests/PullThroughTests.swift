@@ -2,10 +2,11 @@ import Foundation
 import Logging
 import ModelDepot
 import ModelDepotPlatform
-import ModelDepotServer
 import ModelDepotTesting
 import Synchronization
 import Testing
+
+@testable import ModelDepotServer
 
 /// `serve --upstream`: a mirror that fetches what it lacks from a real upstream on 127.0.0.1 (our own mirror in
 /// folder mode, its file bodies capped per response) into its own Hub cache.
@@ -238,6 +239,23 @@ import Testing
             }
             #expect(!FileManager.default.fileExists(atPath: destination.path))
         }
+    }
+
+    /// A stuck upstream (seen in full runs: a pooled connection to a stopped upstream that takes the request
+    /// and never replies) costs a client the stale deadline, not the transport's read timeouts times the retries.
+    @Test func anEarlierAnswerIsServedWhenTheUpstreamDoesNotAnswerInTime() async throws {
+        let clock = TestClock()
+        let waiting = Task {
+            try await PullThroughSource.answer(within: .seconds(10), clock: clock) {
+                try await Task.sleep(for: .seconds(3600))
+                return "late"
+            }
+        }
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: .seconds(10))
+        #expect(try await waiting.value == nil)
+        #expect(try await PullThroughSource.answer(within: .seconds(10), clock: clock) { "in time" } == "in time")
+        #expect(try await PullThroughSource.answer(within: nil, clock: clock) { "no deadline" } == "no deadline")
     }
 
     @Test func aCachedBranchIsServedStaleWhileTheUpstreamIsDown() async throws {
