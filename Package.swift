@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
         .library(name: "ModelDepotEmbeddings", targets: ["ModelDepotEmbeddings"]),
         .library(name: "ModelDepotScreens", targets: ["ModelDepotScreens"]),
+        .library(name: "ModelDepotSwiftUI", targets: ["ModelDepotSwiftUI"]),
         .executable(name: "modeldepot", targets: ["modeldepot"]),
         .executable(name: "modeldepot-bench", targets: ["modeldepot-bench"]),
     ],
@@ -100,6 +101,10 @@ let package = Package(
         // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
         // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
         .target(name: "ModelDepotScreens", dependencies: ["ModelDepot", "ModelDepotInference"]),
+        // Thin SwiftUI views over the screens, for Apple apps. SwiftPM cannot make a target platform-conditional,
+        // so every file is wrapped in `#if canImport(SwiftUI)`: on Linux the target builds empty, and none of
+        // its views has been compiled here.
+        .target(name: "ModelDepotSwiftUI", dependencies: ["ModelDepotScreens", "ModelDepot"]),
         // The web app over the screens (`modeldepot ui`): Hummingbird routes, Mustache templates, assets, live
         // events. Templates, script and stylesheet are package resources: no CDN, no build chain.
         .target(
@@ -180,7 +185,7 @@ let package = Package(
             name: "ScreensTests",
             dependencies: [
                 "ModelDepotScreens", "ModelDepotWeb", "ModelDepot", "ModelDepotServer", "ModelDepotTesting",
-                "ModelDepotPlatform",
+                "ModelDepotPlatform", "ModelDepotSwiftUI",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -121,6 +121,23 @@ public actor ModelDownloads {
         signal()
     }
 
+    /// Runs the button a screen offered for `name` (``ModelStatus/action``, ``DownloadsScreen/Button``): the one
+    /// dispatch every front end shares, web pages and SwiftUI views alike.
+    ///
+    /// - Throws: `invalidArgument` for ``ModelAction/use`` (using a model is the app's business) and for a name
+    ///   the catalog lacks; what starting the download throws.
+    public func perform(_ action: ModelAction, on name: String) async throws {
+        switch action {
+        case .download: try await start(name)
+        case .pause: try await pause(name)
+        case .resume: try resume(name)
+        case .cancel: try await cancel(name)
+        case .retry: try await retry(name)
+        case .repair: try await repair(name)
+        case .use: throw ModelDepotError(.invalidArgument, "Using a model is up to the app; nothing to do here.")
+        }
+    }
+
     /// Cancels every download still running or paused and returns once each has stopped (an app that quits,
     /// a server that shuts down). What arrived stays for later.
     public func stopAll() async {

@@ -148,7 +148,7 @@ struct UIResponder: HTTPResponder {
         case .apiEvents:
             return UIEvents.response(downloads)
         case .apiAction(let name, let action):
-            try await perform(action, on: name)
+            try await downloads.perform(action, on: name)
             return try Self.json(await DownloadsScreen.load(downloads))
         case .apiBandwidth:
             let limit = try BandwidthForm.parse(Data(buffer: body))
@@ -206,18 +206,6 @@ struct UIResponder: HTTPResponder {
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-        }
-    }
-
-    private func perform(_ action: ModelAction, on name: String) async throws {
-        switch action {
-        case .download: try await downloads.start(name)
-        case .pause: try await downloads.pause(name)
-        case .resume: try await downloads.resume(name)
-        case .cancel: try await downloads.cancel(name)
-        case .retry: try await downloads.retry(name)
-        case .repair: try await downloads.repair(name)
-        case .use: throw ModelDepotError(.invalidArgument, "Using a model is up to the app; nothing to do here.")
         }
     }
 

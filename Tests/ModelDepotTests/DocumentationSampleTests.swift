@@ -74,8 +74,26 @@ enum DownloadingAModelSamples {
 /// "Watching and controlling downloads in SwiftUI".
 enum WatchingDownloadsSamples {
     #if canImport(SwiftUI)
+        // Never compiled here (no SwiftUI on Linux); kept identical to the article so a Mac build checks it.
         struct ModelDownloadRow: View {
-            @State var download: ObservedModelDownload
+            let models: ModelManager
+            let entry: CatalogEntry
+            @State private var download: ObservedModelDownload?
+
+            var body: some View {
+                Group {
+                    if let download {
+                        ModelDownloadProgress(download: download)
+                    } else {
+                        ProgressView()
+                    }
+                }
+                .task { download = ObservedModelDownload(await models.download(entry)) }
+            }
+        }
+
+        struct ModelDownloadProgress: View {
+            let download: ObservedModelDownload
 
             var body: some View {
                 VStack(alignment: .leading) {
@@ -92,11 +110,6 @@ enum WatchingDownloadsSamples {
                     }
                 }
             }
-        }
-
-        @MainActor static func makeRow(models: ModelManager, entry: CatalogEntry) async -> ModelDownloadRow {
-            let task = await models.download(entry)
-            return ModelDownloadRow(download: ObservedModelDownload(task))
         }
     #endif
 

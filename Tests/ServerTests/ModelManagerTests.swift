@@ -95,6 +95,25 @@ import Testing
         }
     }
 
+    /// A view that goes releases its observer, which stops following the task (the task stays as it was).
+    @Test func anObserverThatGoesEndsItsStream() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let task = await manager(hub).download(try RepoID("acme/chat"))
+            await task.pause()
+            #expect(await Self.observeBriefly(task), "the observer never followed the task")
+            #expect(await waitUntil(timeout: .seconds(10)) { task.stateSubscriberCount == 0 })
+            if case .paused = task.state {} else { Issue.record("the task should stay paused, is \(task.state)") }
+            await task.cancel()
+        }
+    }
+
+    /// Makes an observer, waits until it follows `task`, and lets it go on return.
+    @MainActor static func observeBriefly(_ task: ModelDownloadTask) async -> Bool {
+        let observer = ObservedModelDownload(task)
+        let following = await waitUntil { task.stateSubscriberCount == 1 }
+        return following && observer.task === task
+    }
+
     @Test func pauseKeepsWhatArrivedAndResumeFinishes() async throws {
         try await HubFixture.with(Self.layout, cdn: [Self.weights]) { hub in
             let cdn = try #require(hub.cdn)

@@ -125,4 +125,23 @@ import Testing
         #expect(done)
         #expect(model.progress?.fractionCompleted == 1)
     }
+
+    /// An observer a view let go of stops following the task: its loop is cancelled and the task's state
+    /// stream ends, while the task itself stays as the app left it.
+    @MainActor
+    @Test func anObserverThatGoesEndsItsStream() async throws {
+        let fixture = try await DownloadFixture.make(size: 1 << 20)
+        defer { Task { await fixture.cleanUp() } }
+        let task = fixture.downloader().start(fixture.request(sha256: fixture.sha256))
+        await task.pause()
+        var observer: ObservedDownload? = ObservedDownload(task)
+        #expect(await waitUntil { task.stateSubscriberCount == 1 })
+        #expect(observer?.task === task)
+        observer = nil
+        #expect(
+            await waitUntil(timeout: .seconds(10)) { task.stateSubscriberCount == 0 },
+            "the gone observer still follows the task")
+        if case .paused = task.state {} else { Issue.record("the task should stay paused, is \(task.state)") }
+        await task.cancel()
+    }
 }

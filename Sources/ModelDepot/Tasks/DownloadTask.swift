@@ -34,6 +34,9 @@ public final class DownloadTask: Sendable {
     /// Every state from now on, starting with the current one; ends after a final state.
     public var states: AsyncStream<State> { controller.states }
 
+    /// How many ``states`` streams are followed now: a test's way to see that a gone observer let go.
+    package var stateSubscriberCount: Int { controller.subscriberCount }
+
     /// Progress events (phase, bytes, speed, ETA, connections) from now on; ends when the task reaches a final
     /// state, with a `completed` event if it succeeded. The byte count never goes back, not on pause, resume or
     /// retries.

@@ -33,6 +33,9 @@ public final class ModelDownloadTask: Sendable {
     /// Every state from now on, starting with the current one; ends after a final state.
     public var states: AsyncStream<State> { controller.states }
 
+    /// How many ``states`` streams are followed now: a test's way to see that a gone observer let go.
+    package var stateSubscriberCount: Int { controller.subscriberCount }
+
     /// Progress from now on; ends with the task, with a `completed` event if it succeeded.
     /// The figures never go back: not on pause, resume or retries, nor in the final `completed` event.
     public var progress: AsyncStream<SnapshotProgress> {

@@ -2,12 +2,14 @@ import ModelDepotTransfer
 
 #if canImport(Observation)
     import Observation
+    import Synchronization
 
     /// A ``DownloadTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views.
     ///
     /// ```swift
-    /// @State var download = ObservedDownload(downloader.start(request))
-    /// ProgressView(value: download.progress?.fractionCompleted ?? 0)
+    /// @State private var download: ObservedDownload?
+    /// // in body: .task { download = ObservedDownload(downloader.start(request)) }
+    /// ProgressView(value: download?.progress?.fractionCompleted ?? 0)
     /// ```
     @MainActor
     @Observable
@@ -19,16 +21,25 @@ import ModelDepotTransfer
         /// The latest progress, kept through pauses.
         public private(set) var progress: DownloadProgress?
 
-        /// Starts observing `task`; the state follows it until the task ends.
+        /// The loop that follows the task's states; cancelled when this observer goes, which ends its
+        /// subscription to the task (the task itself goes on: pausing or cancelling it is the app's decision).
+        private let following = Mutex<Task<Void, Never>?>(nil)
+
+        /// Starts observing `task`; the state follows it until the task ends or this observer is released.
         public init(_ task: DownloadTask) {
             self.task = task
             self.state = task.state
-            Task { [weak self] in
+            let loop = Task { [weak self] in
                 for await state in task.states {
                     guard let self else { return }
                     self.apply(state)
                 }
             }
+            following.withLock { $0 = loop }
+        }
+
+        deinit {
+            following.withLock { $0?.cancel() }
         }
 
         private func apply(_ state: DownloadTask.State) {

@@ -1,13 +1,15 @@
 #if canImport(Observation)
     import Observation
+    import Synchronization
 
     /// A ``ModelDownloadTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views:
     /// state, byte-weighted progress, files done and the file in flight.
     ///
     /// ```swift
-    /// @State var download = ObservedModelDownload(await models.download(entry))
-    /// ProgressView(value: download.progress?.fractionCompleted ?? 0)
-    /// Text("\(download.progress?.filesCompleted ?? 0) of \(download.progress?.totalFiles ?? 0) files")
+    /// @State private var download: ObservedModelDownload?
+    /// // in body: .task { download = ObservedModelDownload(await models.download(entry)) }
+    /// ProgressView(value: download?.progress?.fractionCompleted ?? 0)
+    /// Text("\(download?.progress?.filesCompleted ?? 0) of \(download?.progress?.totalFiles ?? 0) files")
     /// ```
     @MainActor
     @Observable
@@ -19,11 +21,15 @@
         /// The latest progress, kept through pauses.
         public private(set) var progress: SnapshotProgress?
 
-        /// Starts observing `task`; the state follows it until the task ends.
+        /// The loop that follows the task's states; cancelled when this observer goes, which ends its
+        /// subscription to the task (the task itself goes on: pausing or cancelling it is the app's decision).
+        private let following = Mutex<Task<Void, Never>?>(nil)
+
+        /// Starts observing `task`; the state follows it until the task ends or this observer is released.
         public init(_ task: ModelDownloadTask) {
             self.task = task
             self.state = task.state
-            Task { [weak self] in
+            let loop = Task { [weak self] in
                 for await state in task.states {
                     guard let self else { return }
                     self.state = state
@@ -36,6 +42,11 @@
                     }
                 }
             }
+            following.withLock { $0 = loop }
+        }
+
+        deinit {
+            following.withLock { $0?.cancel() }
         }
 
         /// Pauses the task: connections close, the bytes that arrived stay.

@@ -53,6 +53,9 @@ final class TransferController<Progress: MonotonicProgress, Output: Sendable>: S
     /// The last progress reported, as shown (see ``MonotonicProgress``); survives pauses and resumes.
     var lastProgress: Progress? { inner.withLock { $0.lastProgress } }
 
+    /// How many `states` streams are being followed now (each ends when its reader stops).
+    var subscriberCount: Int { inner.withLock { $0.subscribers.count } }
+
     /// Every state from now on, starting with the current one; ends after a final state.
     var states: AsyncStream<State> {
         AsyncStream { continuation in

@@ -1,0 +1,65 @@
+#if canImport(SwiftUI)
+    import ModelDepotScreens
+    import SwiftUI
+
+    /// Downloads under way and done: each with its state, bytes, speed, time left, files and the buttons
+    /// ``DownloadsScreen`` offers (pause, resume, cancel, retry). Never compiled here.
+    public struct DownloadsView: View {
+        let downloads: ModelDownloads
+        @State private var screen: DownloadsScreen?
+        @State private var failure: (any Error)?
+
+        public init(downloads: ModelDownloads) {
+            self.downloads = downloads
+        }
+
+        public var body: some View {
+            List {
+                if let failure {
+                    ErrorRetryView(failure) { self.failure = nil }
+                }
+                if let overall = screen?.overallText {
+                    VStack(alignment: .leading) {
+                        Text(overall)
+                        if let fraction = screen?.overallFraction { ProgressView(value: fraction) }
+                    }
+                }
+                if let message = screen?.emptyMessage {
+                    Text(message).foregroundStyle(.secondary)
+                }
+                ForEach(screen?.rows ?? [], id: \.name) { row in
+                    VStack(alignment: .leading, spacing: 4) {
+                        HStack {
+                            Text(row.name).font(.headline)
+                            Spacer()
+                            Text(row.stateText).foregroundStyle(.secondary)
+                        }
+                        if let fraction = row.fraction { ProgressView(value: fraction) }
+                        Text(
+                            [row.bytesText, row.speedText, row.etaText, row.filesText].compactMap { $0 }.joined(
+                                separator: " · ")
+                        )
+                        .font(.caption).monospacedDigit()
+                        if let waiting = row.waiting { Text(waiting).font(.caption).foregroundStyle(.orange) }
+                        if let message = row.message { Text(message).font(.caption).foregroundStyle(.red) }
+                        HStack {
+                            ForEach(row.actions, id: \.action) { button in
+                                ModelActionButton(
+                                    button.action, label: button.label, model: row.name, downloads: downloads
+                                ) {
+                                    failure = $0
+                                }
+                                .buttonStyle(.bordered)
+                            }
+                        }
+                    }
+                }
+            }
+            .navigationTitle("Downloads")
+            .task {
+                screen = await DownloadsScreen.load(downloads)
+                for await _ in await downloads.changes() { screen = await DownloadsScreen.load(downloads) }
+            }
+        }
+    }
+#endif
