@@ -9,8 +9,9 @@ struct ModelDepotCommand: AsyncParsableCommand {
         abstract: "Get AI models onto this machine and keep them there.",
         version: "0.1.0",
         subcommands: [
-            PullCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self, InfoCommand.self,
-            PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self, TranscribeCommand.self,
+            PullCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self,
+            InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
+            TranscribeCommand.self,
             RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
             DemoCommand.self, UICommand.self,
         ]

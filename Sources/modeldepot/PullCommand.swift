@@ -18,7 +18,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         help:
             "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), a hf:// URI (hf://org/name, hf://datasets/org/name@revision/path), or an http(s) URL."
     )
-    var source: String
+    var source: String = ""
+
+    @Option(help: "Pull exactly what this lock file names (see `modeldepot lock`), refusing any difference.")
+    var locked: String?
 
     @Argument(help: "Repository: files or folders to pull (as `hf download REPO FILE…`); every file when omitted.")
     var files: [String] = []
@@ -77,6 +80,16 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
+        if locked != nil {
+            guard source.isEmpty, files.isEmpty, include.isEmpty, exclude.isEmpty, revision == nil, localDir == nil
+            else {
+                throw ValidationError(
+                    "--locked pulls what the lock names; give no model, files, globs, --revision or --local-dir.")
+            }
+        } else if source.isEmpty {
+            throw ValidationError(
+                "Give a model to pull (a catalog name, org/name, hf:// URI or URL), or --locked FILE.")
+        }
         guard (1...64).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
         }
@@ -118,6 +131,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     func run() async throws {
         let renderer = outputOptions.renderer
+        if let locked {
+            try await pullLocked(locked)
+            return
+        }
         do {
             if isURL {
                 try await pullURL(renderer: renderer)
@@ -194,6 +211,26 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 after >= 0
                     ? "free space after: \(ByteFormat.string(after))"
                     : "does not fit: \(ByteFormat.string(-after)) more space needed")
+        }
+    }
+
+    /// `--locked FILE`: every repository of the lock at its commit, checked against it before and after.
+    func pullLocked(_ path: String) async throws {
+        let lock = try ModelLock.load(URL(fileURLWithPath: path))
+        let snapshots = try await manager().download(lock: lock)
+        if outputOptions.json {
+            printJSON([
+                "snapshots": snapshots.map {
+                    ["repo": $0.repo.description, "commit": $0.commit, "folder": $0.folder.path]
+                }
+            ])
+            return
+        }
+        for (repository, snapshot) in zip(lock.repositories, snapshots) {
+            printStatus(
+                "\(repository.repo) @ \(repository.commit.prefix(12)): \(counted(repository.files.count, "file")) match the lock (\(snapshot.filesDownloaded) downloaded)"
+            )
+            print(snapshot.folder.path)
         }
     }
 

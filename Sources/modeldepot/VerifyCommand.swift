@@ -20,6 +20,9 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Flag(help: "Download again what is corrupt or missing.")
     var repair = false
 
+    @Option(help: "Check the cache against this lock file instead: every locked file present, its size and digest.")
+    var lock: String?
+
     @Flag(help: "Print a JSON object with the problems found.")
     var json = false
 
@@ -39,6 +42,10 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func run() async throws {
+        if let lock {
+            try verifyLock(lock)
+            return
+        }
         // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
         let models =
             repair
@@ -96,4 +103,34 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
 extension VerifyCommand {
     var failuresAsJSON: Bool { json }
+}
+
+extension VerifyCommand {
+    /// `--lock FILE`: hashes every locked file in the cache and names each difference; exit 1 if any.
+    func verifyLock(_ path: String) throws {
+        guard repo == nil, !repair else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "--lock checks what the lock names; give no repository and no --repair (pull --locked fetches what is missing)."
+            )
+        }
+        let lock = try ModelLock.load(URL(fileURLWithPath: path))
+        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let problems = models.verify(lock: lock)
+        if json {
+            printJSON([
+                "problems": problems.map {
+                    ["repo": $0.repo.description, "path": $0.path ?? "", "problem": $0.message]
+                }
+            ])
+        } else {
+            for problem in problems { print(problem.description) }
+            let files = lock.repositories.reduce(0) { $0 + $1.files.count }
+            printStatus(
+                problems.isEmpty
+                    ? "\(counted(files, "file")) match \(path)"
+                    : "\(counted(problems.count, "problem")) against \(path)")
+        }
+        if !problems.isEmpty { throw ExitCode(1) }
+    }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import ModelDepot
+import Testing
+
+@Suite struct ModelLockTests {
+    static let lock = ModelLock(repositories: [
+        ModelLock.Repository(
+            endpoint: "https://huggingface.co", repo: try! RepoID("zeta/b"), revision: "main",
+            commit: String(repeating: "c", count: 40), source: .init(catalog: "b"),
+            files: [
+                .init(path: "weights.bin", size: 10, sha256: String(repeating: "1", count: 64)),
+                .init(path: "config.json", size: 2, gitBlob: String(repeating: "2", count: 40)),
+            ]),
+        ModelLock.Repository(
+            endpoint: "https://huggingface.co", repo: try! RepoID("alpha/a"), revision: "v1",
+            commit: String(repeating: "d", count: 40), source: .init(include: ["*.gguf"]),
+            files: [.init(path: "a.gguf", size: 3, sha256: String(repeating: "3", count: 64))]),
+    ])
+
+    @Test func aLockIsSortedAndReadsBackAsWritten() throws {
+        #expect(Self.lock.repositories.map(\.repo.description) == ["alpha/a", "zeta/b"])
+        #expect(Self.lock.repositories[1].files.map(\.path) == ["config.json", "weights.bin"])
+        let data = Self.lock.encoded()
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasSuffix("}\n") && text.contains(#""version" : 1"#))
+        // An entry's keys are sorted and the empty pattern lists are left out.
+        #expect(text.contains(#""source" : {"#) && !text.contains(#""exclude""#))
+        let read = try ModelLock.parse(data)
+        #expect(read == Self.lock && read.encoded() == data)
+        #expect(read.repositories[1].totalBytes == 12)
+    }
+
+    @Test func aRepositoryLockedTwiceIsRefused() {
+        var twice = Self.lock
+        twice.repositories.append(twice.repositories[0])
+        #expect(twice.problem == "alpha/a is locked twice")
+        #expect(throws: ModelDepotError.self) { try ModelLock.parse(twice.encoded()) }
+    }
+}
