@@ -11,7 +11,7 @@ struct ModelDepotCommand: AsyncParsableCommand {
         subcommands: [
             PullCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self,
             InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
-            TranscribeCommand.self,
+            TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
             RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
             DemoCommand.self, UICommand.self,
         ]

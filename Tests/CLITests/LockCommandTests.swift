@@ -103,6 +103,107 @@ import Testing
         }
     }
 
+    @Test func aBundleCarriesTheLockToAnOfflineCacheThatPythonReads() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let lockFile = folder.path("modeldepot.lock")
+            let source = ["--cache-dir", folder.path("source-cache").path]
+            #expect(
+                try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile.path, "--endpoint", endpoint]).status == 0)
+            let pulled = try await CLIRunner.run(["pull", "--locked", lockFile.path, "--endpoint", endpoint] + source)
+            try #require(pulled.status == 0, "\(pulled.stderr)")
+            let bundle = folder.path("bundle")
+            let exported = try await CLIRunner.run(["export", "--lock", lockFile.path, "--to", bundle.path] + source)
+            #expect(
+                exported.status == 0 && exported.stdout.contains("exported 3 files"),
+                "\(exported.stdout)\(exported.stderr)")
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: bundle.appendingPathComponent("models/acme/tiny/sub/notes.txt").path))
+            let again = try await CLIRunner.run(["export", "--lock", lockFile.path, "--to", bundle.path] + source)
+            #expect(again.status == 1 && again.stderr.contains("is not empty"))
+
+            // Into a cache on a machine with no network (no endpoint is given): placed, verified, and Python's
+            // huggingface_hub loads it offline.
+            let target = folder.path("offline-cache")
+            let imported = try await CLIRunner.run(["import", bundle.path, "--cache-dir", target.path])
+            #expect(
+                imported.status == 0 && imported.stdout.contains("3 files verified and placed"), "\(imported.stderr)")
+            let verified = try await CLIRunner.run(["verify", "--lock", lockFile.path, "--cache-dir", target.path])
+            #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+            let python = try CLIRunner.startProgram(
+                PythonVenv.python,
+                [
+                    PythonVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/cache_peer.py").path, "load",
+                    target.path, "acme/tiny", "config.json",
+                ]
+            ) { $0.environment = ProcessInfo.processInfo.environment.merging(["HF_HUB_OFFLINE": "1"]) { $1 } }
+            let seen = await CLIRunner.wait(python.0, python.1, python.2)
+            #expect(seen.status == 0, "\(seen.stderr)")
+            let paths = try #require(
+                try JSONSerialization.jsonObject(with: Data(seen.stdout.utf8)) as? [String: String])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(paths["file"]))) == Data(#"{"a": 1}"#.utf8))
+            let snapshot = URL(fileURLWithPath: try #require(paths["snapshot"]))
+            #expect(
+                try Data(contentsOf: snapshot.appendingPathComponent("model.gguf")) == Data(HubCommandTests.weights))
+            // Importing again (an interrupted import run anew) keeps what is placed and succeeds.
+            #expect(try await CLIRunner.run(["import", bundle.path, "--cache-dir", target.path]).status == 0)
+
+            // Bad bundles are refused by name; the structural ones before anything is placed.
+            func variant(_ name: String, _ change: (URL) throws -> Void) throws -> URL {
+                let copy = folder.path(name)
+                try FileManager.default.copyItem(at: bundle, to: copy)
+                try change(copy)
+                return copy
+            }
+            let cases: [(URL, String, Bool)] = [
+                (
+                    try variant("extra") {
+                        try Data("x".utf8).write(to: $0.appendingPathComponent("models/acme/tiny/extra.bin"))
+                    },
+                    "holds models/acme/tiny/extra.bin, which its lock does not name", false
+                ),
+                (
+                    try variant("missing") {
+                        try FileManager.default.removeItem(
+                            at: $0.appendingPathComponent("models/acme/tiny/config.json"))
+                    },
+                    "lacks models/acme/tiny/config.json", false
+                ),
+                (
+                    try variant("link") {
+                        let file = $0.appendingPathComponent("models/acme/tiny/config.json")
+                        try FileManager.default.removeItem(at: file)
+                        try FileManager.default.createSymbolicLink(
+                            atPath: file.path, withDestinationPath: "/etc/passwd")
+                    }, "holds a link, models/acme/tiny/config.json", false
+                ),
+                (
+                    try variant("tampered") {
+                        let file = $0.appendingPathComponent("models/acme/tiny/model.gguf")
+                        var bytes = try Data(contentsOf: file)
+                        bytes[1000] ^= 0xFF
+                        try bytes.write(to: file)
+                    }, "acme/tiny/model.gguf in the bundle is", true
+                ),
+            ]
+            for (index, (bad, expected, _)) in cases.enumerated() {
+                let cache = folder.path("bad-cache-\(index)")
+                let refused = try await CLIRunner.run(["import", bad.path, "--cache-dir", cache.path])
+                #expect(
+                    refused.status == 1 && refused.stderr.contains(expected),
+                    "\(bad.lastPathComponent): \(refused.stderr)")
+                let blobs =
+                    (try? FileManager.default.contentsOfDirectory(
+                        atPath: cache.appendingPathComponent("models--acme--tiny/blobs").path)) ?? []
+                #expect(
+                    !blobs.contains(SampleData.sha256(HubCommandTests.weights)),
+                    "\(bad.lastPathComponent) placed the weights")
+                #expect(blobs.allSatisfy { !$0.hasSuffix(".import") }, "\(bad.lastPathComponent) left \(blobs)")
+                if index < 3 { #expect(blobs.isEmpty, "\(bad.lastPathComponent) placed \(blobs)") }
+            }
+        }
+    }
+
     @Test func badLockFilesAreRefusedByName() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-badlock")
         defer { folder.remove() }

@@ -1,0 +1,178 @@
+import Crypto
+import Foundation
+import ModelDepotCore
+
+/// A folder holding a lock and exactly the files it names, as `export` writes it and `import` reads it: the way
+/// to carry models to a machine without a network, or into an app's build.
+///
+/// ```
+/// BUNDLE/modeldepot.lock
+/// BUNDLE/models/<org>/<name>/<path in the repository>
+/// BUNDLE/datasets/<org>/<name>/<path in the repository>
+/// ```
+public enum ModelBundle {
+    /// The lock's name inside a bundle.
+    public static let lockName = "modeldepot.lock"
+
+    /// Where `file` of `repository` lives inside a bundle.
+    public static func relativePath(_ repository: ModelLock.Repository, _ file: ModelLock.File) -> String {
+        "\(repository.type.rawValue)s/\(repository.repo)/\(file.path)"
+    }
+
+    /// The bundle's lock, once the folder holds exactly what it names: no file missing, none extra, no link,
+    /// nothing but folders and regular files. Every refusal is an `invalidArgument` error naming the entry.
+    public static func checkedLock(in folder: URL) throws -> ModelLock {
+        let lock = try ModelLock.load(folder.appendingPathComponent(lockName))
+        var expected = Set([lockName])
+        for repository in lock.repositories {
+            for file in repository.files { expected.insert(relativePath(repository, file)) }
+        }
+        let keys: [URLResourceKey] = [.isSymbolicLinkKey, .isRegularFileKey, .isDirectoryKey]
+        guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: keys) else {
+            throw ModelDepotError(.fileSystem, "Cannot read the bundle folder \(folder.path).")
+        }
+        var found = Set<String>()
+        let root = folder.standardizedFileURL.path + "/"
+        for case let url as URL in walk {
+            let relative = String(url.standardizedFileURL.path.dropFirst(root.count))
+            let values = try url.resourceValues(forKeys: Set(keys))
+            if values.isSymbolicLink == true {
+                throw ModelDepotError(
+                    .invalidArgument, "The bundle holds a link, \(relative); bundles hold plain files only.")
+            }
+            if values.isDirectory == true { continue }
+            guard values.isRegularFile == true else {
+                throw ModelDepotError(.invalidArgument, "The bundle holds \(relative), which is not a regular file.")
+            }
+            guard expected.contains(relative) else {
+                throw ModelDepotError(
+                    .invalidArgument, "The bundle holds \(relative), which its lock does not name; refusing the bundle."
+                )
+            }
+            found.insert(relative)
+        }
+        if let missing = expected.subtracting(found).sorted().first {
+            throw ModelDepotError(.invalidArgument, "The bundle lacks \(missing), which its lock names.")
+        }
+        return lock
+    }
+}
+
+extension ModelManager {
+    /// Writes the cached files `lock` names, and the lock, into the empty (or new) folder `folder` — after
+    /// checking every one against the lock, so a bundle never carries bytes the lock does not promise.
+    ///
+    /// - Returns: the bytes written.
+    /// - Throws: `invalidArgument` when the folder is not empty, `checksumMismatch` naming a cached file that
+    ///   differs from the lock (pull the lock first), file system errors.
+    @discardableResult
+    public nonisolated func export(lock: ModelLock, to folder: URL) throws -> Int64 {
+        if let existing = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !existing.isEmpty {
+            throw ModelDepotError(.invalidArgument, "\(folder.path) is not empty; export into a new or empty folder.")
+        }
+        if let problem = verify(lock: lock).first {
+            throw ModelDepotError(
+                .checksumMismatch,
+                "The cache does not match the lock: \(problem). Run `modeldepot pull --locked` first.")
+        }
+        var written: Int64 = 0
+        for repository in lock.repositories {
+            let cached = cache.repository(repository.repo, type: repository.type)
+            for file in repository.files {
+                let source = cached.snapshotFile(repository.commit, try RepoFilePath(file.path))
+                    .resolvingSymlinksInPath()
+                let target = folder.appendingPathComponent(ModelBundle.relativePath(repository, file))
+                try FileManager.default.createDirectory(
+                    at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.copyItem(at: source, to: target)
+                written += file.size
+            }
+        }
+        try lock.encoded().write(to: folder.appendingPathComponent(ModelBundle.lockName), options: .atomic)
+        return written
+    }
+
+    /// Places a bundle's files in the cache, each checked against the bundle's lock as it is copied, so Python's
+    /// huggingface_hub and ModelDepot see the models as cached, offline. Interrupted, it resumes: blobs already
+    /// placed (named by their digest) are kept. Nothing unverified is ever placed.
+    ///
+    /// - Returns: the bundle's lock.
+    /// - Throws: `invalidArgument` for a bundle that is not exactly what its lock names (checked before anything
+    ///   is placed), `checksumMismatch` naming a file whose bytes differ from the lock.
+    @discardableResult
+    public nonisolated func importBundle(from folder: URL) throws -> ModelLock {
+        let lock = try ModelBundle.checkedLock(in: folder)
+        for repository in lock.repositories {
+            let cached = cache.repository(repository.repo, type: repository.type)
+            var tree: [RepoFilePath: RecordedTree.File] = [:]
+            for file in repository.files {
+                let path = try RepoFilePath(file.path)
+                let etag = file.sha256 ?? file.gitBlob ?? ""
+                let blob = cached.blob(etag)
+                if !FileManager.default.fileExists(atPath: blob.path) {
+                    try Self.copyVerifying(
+                        folder.appendingPathComponent(ModelBundle.relativePath(repository, file)), to: blob, as: file,
+                        shown: "\(repository.repo)/\(file.path)")
+                }
+                try cached.link(path, commit: repository.commit, toBlob: etag)
+                let pointer = file.sha256.map {
+                    GitBlob.id(of: Array(GitBlob.lfsPointer(sha256: $0, size: file.size).utf8))
+                }
+                tree[path] = RecordedTree.File(
+                    size: file.size, blobID: pointer ?? etag, lfsSHA256: file.sha256,
+                    lfsSize: file.sha256 == nil ? nil : file.size)
+            }
+            // What the cache knew of this commit stays; the bundle adds its files. A branch already pointing
+            // elsewhere is left alone (it may be newer); a missing one is set, so `main` finds the snapshot offline.
+            let known = cached.recordedTree(repository.commit)?.files ?? [:]
+            try cached.recordTree(RecordedTree(files: known.merging(tree) { old, _ in old }), commit: repository.commit)
+            if cached.commit(forRevision: repository.revision) == nil, !HubEncoding.isGitID(repository.revision) {
+                try cached.setRef(repository.revision, to: repository.commit)
+            }
+        }
+        try? cache.writeCacheDirectoryTag()
+        return lock
+    }
+
+    /// Copies `source` to `blob` through a temporary name, hashing as it goes; the blob appears only when the
+    /// digest and size match the lock.
+    static func copyVerifying(_ source: URL, to blob: URL, as file: ModelLock.File, shown: String) throws {
+        try FileManager.default.createDirectory(at: blob.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let temporary = blob.deletingLastPathComponent().appendingPathComponent(
+            ".\(blob.lastPathComponent).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).import")
+        guard let input = FileHandle(forReadingAtPath: source.path) else {
+            throw ModelDepotError(.fileSystem, "Cannot open \(source.path).")
+        }
+        defer { try? input.close() }
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
+            let output = FileHandle(forWritingAtPath: temporary.path)
+        else { throw ModelDepotError(.fileSystem, "Cannot write \(temporary.path).") }
+        var placed = false
+        defer {
+            try? output.close()
+            if !placed { try? FileManager.default.removeItem(at: temporary) }
+        }
+        var sha256 = SHA256()
+        var sha1 = Insecure.SHA1()
+        sha1.update(data: Array("blob \(file.size)\0".utf8))
+        var size: Int64 = 0
+        while let chunk = try input.read(upToCount: 8 << 20), !chunk.isEmpty {
+            if file.sha256 != nil { sha256.update(data: chunk) } else { sha1.update(data: chunk) }
+            try output.write(contentsOf: chunk)
+            size += Int64(chunk.count)
+        }
+        let digest = file.sha256 != nil ? sha256.finalize().hexString : sha1.finalize().hexString
+        let expected = file.sha256 ?? file.gitBlob ?? ""
+        guard size == file.size, digest == expected else {
+            throw ModelDepotError(
+                .checksumMismatch,
+                "\(shown) in the bundle is \(size) bytes with digest \(digest); the lock says \(file.size) bytes, \(file.digestText). Nothing of it was placed."
+            )
+        }
+        try output.close()
+        // Another import may have placed the same verified blob meanwhile: either copy is the same bytes.
+        if FileManager.default.fileExists(atPath: blob.path) { return }
+        try FileManager.default.moveItem(at: temporary, to: blob)
+        placed = true
+    }
+}
