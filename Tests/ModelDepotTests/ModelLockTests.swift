@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotTesting
 import Testing
 
 @Suite struct ModelLockTests {
@@ -35,5 +36,31 @@ import Testing
         twice.repositories.append(twice.repositories[0])
         #expect(twice.problem == "alpha/a is locked twice")
         #expect(throws: ModelDepotError.self) { try ModelLock.parse(twice.encoded()) }
+    }
+
+    /// The copy an import makes: digests of what landed, across chunk boundaries, and of an empty file.
+    @Test func aVerifyingCopyHashesWhatItWrote() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("md-copy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for size in [0, 1, (8 << 20) + 12_345, 17 << 20] {
+            let source = folder.appendingPathComponent("source-\(size)")
+            try Data(SampleData.bytes(count: size, seed: UInt64(size))).write(to: source)
+            let copy = folder.appendingPathComponent("copy-\(size)")
+            let sha = try VerifyingCopy.copy(from: source.path, to: copy.path, computing: .sha256)
+            let expected = try FileDigests.sha256(ofFileAt: source.path)
+            #expect(sha.bytes == Int64(size) && sha.digest == expected)
+            let copied = try Data(contentsOf: copy)
+            #expect(try copied == Data(contentsOf: source))
+            let git = try VerifyingCopy.copy(
+                from: source.path, to: copy.path, computing: .gitBlob(expectedSize: Int64(size)))
+            let blobID = try FileDigests.gitBlobID(ofFileAt: source.path)
+            #expect(git.digest == blobID, "size \(size)")
+        }
+        #expect(throws: (any Error).self) {
+            try VerifyingCopy.copy(
+                from: folder.appendingPathComponent("missing").path, to: folder.appendingPathComponent("x").path,
+                computing: .sha256)
+        }
     }
 }

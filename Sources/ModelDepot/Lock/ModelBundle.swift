@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import ModelDepotCore
 
@@ -140,28 +139,11 @@ extension ModelManager {
         try FileManager.default.createDirectory(at: blob.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = blob.deletingLastPathComponent().appendingPathComponent(
             ".\(blob.lastPathComponent).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).import")
-        guard let input = FileHandle(forReadingAtPath: source.path) else {
-            throw ModelDepotError(.fileSystem, "Cannot open \(source.path).")
-        }
-        defer { try? input.close() }
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
-            let output = FileHandle(forWritingAtPath: temporary.path)
-        else { throw ModelDepotError(.fileSystem, "Cannot write \(temporary.path).") }
         var placed = false
-        defer {
-            try? output.close()
-            if !placed { try? FileManager.default.removeItem(at: temporary) }
-        }
-        var sha256 = SHA256()
-        var sha1 = Insecure.SHA1()
-        sha1.update(data: Array("blob \(file.size)\0".utf8))
-        var size: Int64 = 0
-        while let chunk = try input.read(upToCount: 8 << 20), !chunk.isEmpty {
-            if file.sha256 != nil { sha256.update(data: chunk) } else { sha1.update(data: chunk) }
-            try output.write(contentsOf: chunk)
-            size += Int64(chunk.count)
-        }
-        let digest = file.sha256 != nil ? sha256.finalize().hexString : sha1.finalize().hexString
+        defer { if !placed { try? FileManager.default.removeItem(at: temporary) } }
+        let (digest, size) = try VerifyingCopy.copy(
+            from: source.path, to: temporary.path,
+            computing: file.sha256 != nil ? .sha256 : .gitBlob(expectedSize: file.size))
         let expected = file.sha256 ?? file.gitBlob ?? ""
         guard size == file.size, digest == expected else {
             throw ModelDepotError(
@@ -169,7 +151,6 @@ extension ModelManager {
                 "\(shown) in the bundle is \(size) bytes with digest \(digest); the lock says \(file.size) bytes, \(file.digestText). Nothing of it was placed."
             )
         }
-        try output.close()
         // Another import may have placed the same verified blob meanwhile: either copy is the same bytes.
         if FileManager.default.fileExists(atPath: blob.path) { return }
         try FileManager.default.moveItem(at: temporary, to: blob)
