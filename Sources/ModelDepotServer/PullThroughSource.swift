@@ -107,7 +107,10 @@ final class PullThroughSource: RepositorySource {
     /// The upstream's history up to `snapshot`'s commit; while the upstream cannot be reached, the one commit known.
     func commits(of snapshot: RepoSnapshot) async throws -> [RepoCommit] {
         do {
-            return try await puller.hub.listCommits(snapshot.id, type: snapshot.type, revision: snapshot.commit)
+            let listed = try await Self.answer(within: upstream.staleAfter) {
+                try await self.puller.hub.listCommits(snapshot.id, type: snapshot.type, revision: snapshot.commit)
+            }
+            return listed ?? [snapshot.knownCommit]
         } catch let error as ModelDepotError where ModelDepotError.Code.transient.contains(error.code) {
             return [snapshot.knownCommit]
         } catch let error as ModelDepotError {
@@ -296,11 +299,11 @@ public struct Upstream: Sendable {
     ///   - token: the operator's token for gated or private repositories.
     ///   - branchTTL: how long a branch's resolution is kept (60 s by default).
     ///   - maxCacheSize: the most bytes the mirror's cache may hold (no limit by default).
-    ///   - staleAfter: how long to wait for the upstream when an earlier answer can be served (10 s by default).
+    ///   - staleAfter: how long to wait for the upstream when an earlier answer can be served (5 s by default).
     public init(
         endpoint: URL, token: String? = nil, branchTTL: Duration = .seconds(60),
         retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil,
-        staleAfter: Duration = .seconds(10)
+        staleAfter: Duration = .seconds(5)
     ) {
         self.staleAfter = staleAfter
         self.endpoint = endpoint
