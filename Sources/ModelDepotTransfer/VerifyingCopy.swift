@@ -15,21 +15,25 @@ public enum VerifyingCopy {
         case gitBlob(expectedSize: Int64)
     }
 
-    /// Copies `source` to `destination` (created or truncated) and returns the digest of the bytes written and
-    /// their count.
-    public static func copy(from source: String, to destination: String, computing digest: Digest) throws -> (
-        digest: String, bytes: Int64
-    ) {
+    /// Copies `source` (from `offset`, at most `length` bytes; all of it by default) to `destination` (created
+    /// or truncated) and returns the digest of the bytes written and their count.
+    public static func copy(
+        from source: String, offset: Int64 = 0, length: Int64? = nil, to destination: String,
+        computing digest: Digest
+    ) throws -> (digest: String, bytes: Int64) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw POSIXFailure.error("Cannot open \(source)", errno: errno) }
         defer { close(input) }
+        guard lseek(input, off_t(offset), SEEK_SET) == off_t(offset) else {
+            throw POSIXFailure.error("Cannot seek in \(source)", errno: errno)
+        }
         let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw POSIXFailure.error("Cannot create \(destination)", errno: errno) }
         defer { close(output) }
         let readBack = open(destination, O_RDONLY | O_CLOEXEC)
         guard readBack >= 0 else { throw POSIXFailure.error("Cannot open \(destination)", errno: errno) }
         defer { close(readBack) }
-        let state = State(digest: digest)
+        let state = State(digest: digest, limit: length ?? .max)
         defer { state.release() }
         DispatchQueue.concurrentPerform(iterations: 2) { lane in
             if lane == 0 {
@@ -54,8 +58,10 @@ public enum VerifyingCopy {
         var sha256 = SHA256()
         var sha1 = Insecure.SHA1()
         let isSHA256: Bool
+        let limit: Int64
 
-        init(digest: Digest) {
+        init(digest: Digest, limit: Int64) {
+            self.limit = limit
             switch digest {
             case .sha256:
                 isSHA256 = true
@@ -71,7 +77,10 @@ public enum VerifyingCopy {
                 progress.signal()
             }
             while true {
-                let moved = KernelCopy.copy(from: input, to: output, count: Self.chunk, buffer: copyBuffer)
+                let left = limit - copied.load(ordering: .relaxed)
+                if left <= 0 { return }
+                let moved = KernelCopy.copy(
+                    from: input, to: output, count: Int(min(Int64(Self.chunk), left)), buffer: copyBuffer)
                 if moved < 0 {
                     if errno == EINTR { continue }
                     let code = errno

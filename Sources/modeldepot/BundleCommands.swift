@@ -16,16 +16,28 @@ struct ExportCommand: AsyncParsableCommand {
     var lock: String
 
     @Option(help: "A new or empty folder to write the bundle into.")
-    var to: String
+    var to: String?
+
+    @Option(help: "A tar file to write the bundle into instead of a folder.")
+    var archive: String?
 
     @OptionGroup var hub: HubOptions
+
+    func validate() throws {
+        guard (to == nil) != (archive == nil) else {
+            throw ValidationError("Give --to DIR (a folder) or --archive FILE.tar, one of them.")
+        }
+    }
 
     func run() async throws {
         let lock = try ModelLock.load(URL(fileURLWithPath: self.lock))
         let models = ModelManager(cache: hub.cache, environment: hub.environment)
-        let bytes = try models.export(lock: lock, to: URL(fileURLWithPath: to))
+        let target = to ?? archive ?? ""
+        let bytes =
+            try archive.map { try models.export(lock: lock, toArchive: URL(fileURLWithPath: $0)) }
+            ?? models.export(lock: lock, to: URL(fileURLWithPath: target))
         let files = lock.repositories.reduce(0) { $0 + $1.files.count }
-        print("exported \(counted(files, "file")) (\(ByteFormat.string(bytes))) to \(to)")
+        print("exported \(counted(files, "file")) (\(ByteFormat.string(bytes))) to \(target)")
     }
 }
 
@@ -40,14 +52,19 @@ struct ImportCommand: AsyncParsableCommand {
             models in the cache offline.
             """)
 
-    @Argument(help: "The bundle folder `modeldepot export` wrote.")
+    @Argument(help: "The bundle `modeldepot export` wrote: its folder, or its tar file.")
     var bundle: String
 
     @OptionGroup var hub: HubOptions
 
     func run() async throws {
         let models = ModelManager(cache: hub.cache, environment: hub.environment)
-        let lock = try models.importBundle(from: URL(fileURLWithPath: bundle))
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isFolder) else {
+            throw ModelDepotError(.invalidArgument, "\(bundle) does not exist; give a bundle folder or tar file.")
+        }
+        let url = URL(fileURLWithPath: bundle)
+        let lock = try isFolder.boolValue ? models.importBundle(from: url) : models.importBundle(fromArchive: url)
         for repository in lock.repositories {
             print(
                 "\(repository.repo) @ \(repository.commit.prefix(12)): \(counted(repository.files.count, "file")) verified and placed"

@@ -204,6 +204,75 @@ import Testing
         }
     }
 
+    @Test func aTarBundleRoundTripsAndHostileArchivesAreRefused() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let lockFile = folder.path("modeldepot.lock")
+            let source = ["--cache-dir", folder.path("source-cache").path]
+            #expect(
+                try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile.path, "--endpoint", endpoint]).status == 0)
+            let pulled = try await CLIRunner.run(["pull", "--locked", lockFile.path, "--endpoint", endpoint] + source)
+            try #require(pulled.status == 0, "\(pulled.stderr)")
+            let archive = folder.path("bundle.tar")
+            let exported = try await CLIRunner.run(
+                ["export", "--lock", lockFile.path, "--archive", archive.path] + source)
+            #expect(exported.status == 0, "\(exported.stderr)")
+            // Python's tarfile reads what we wrote: the lock first, then the files, plain and unchanged.
+            let listing = try CLIRunner.startProgram(
+                PythonVenv.python,
+                [
+                    "-c",
+                    "import json,sys,tarfile; t=tarfile.open(sys.argv[1]); print(json.dumps([[m.name, m.size, m.isfile()] for m in t]))",
+                    archive.path,
+                ])
+            let listed = await CLIRunner.wait(listing.0, listing.1, listing.2)
+            let entries = try #require(
+                try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[Any]], "\(listed.stderr)")
+            #expect(
+                entries.map { $0[0] as? String } == [
+                    "modeldepot.lock", "models/acme/tiny/config.json", "models/acme/tiny/model.gguf",
+                    "models/acme/tiny/sub/notes.txt",
+                ])
+            #expect(entries.allSatisfy { $0[2] as? Bool == true })
+
+            let target = ["--cache-dir", folder.path("offline-cache").path]
+            let imported = try await CLIRunner.run(["import", archive.path] + target)
+            #expect(
+                imported.status == 0 && imported.stdout.contains("3 files verified and placed"), "\(imported.stderr)")
+            #expect(try await CLIRunner.run(["verify", "--lock", lockFile.path] + target).status == 0)
+
+            // Archives written by Python's tarfile with a link, a climbing name, an absolute name or an extra file.
+            let bundle = folder.path("bundle")
+            #expect(
+                try await CLIRunner.run(["export", "--lock", lockFile.path, "--to", bundle.path] + source).status == 0)
+            let writer = try CLIRunner.startProgram(
+                PythonVenv.python,
+                [
+                    PythonVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/hostile_tar.py").path, bundle.path,
+                    folder.path("hostile").path,
+                ])
+            let written = await CLIRunner.wait(writer.0, writer.1, writer.2)
+            let hostile = try #require(
+                try JSONSerialization.jsonObject(with: Data(written.stdout.utf8)) as? [String: String], "\(written.stderr)")
+            let expected = [
+                "link": "holds a link, models/acme/tiny/evil", "escape": "a path that leaves the bundle",
+                "absolute": "a path that leaves the bundle",
+                "extra": "holds models/acme/tiny/extra.bin, which its lock does not name",
+            ]
+            for (name, message) in expected.sorted(by: { $0.key < $1.key }) {
+                let cache = folder.path("hostile-cache-\(name)")
+                let refused = try await CLIRunner.run([
+                    "import", try #require(hostile[name]), "--cache-dir", cache.path,
+                ])
+                #expect(refused.status == 1 && refused.stderr.contains(message), "\(name): \(refused.stderr)")
+                #expect(
+                    !FileManager.default.fileExists(atPath: cache.appendingPathComponent("models--acme--tiny").path),
+                    "\(name) placed files")
+            }
+            #expect(!FileManager.default.fileExists(atPath: "/tmp/modeldepot-absolute.txt"))
+            #expect(!FileManager.default.fileExists(atPath: folder.path("escaped.txt").path))
+        }
+    }
+
     @Test func badLockFilesAreRefusedByName() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-badlock")
         defer { folder.remove() }

@@ -22,10 +22,6 @@ public enum ModelBundle {
     /// nothing but folders and regular files. Every refusal is an `invalidArgument` error naming the entry.
     public static func checkedLock(in folder: URL) throws -> ModelLock {
         let lock = try ModelLock.load(folder.appendingPathComponent(lockName))
-        var expected = Set([lockName])
-        for repository in lock.repositories {
-            for file in repository.files { expected.insert(relativePath(repository, file)) }
-        }
         let keys: [URLResourceKey] = [.isSymbolicLinkKey, .isRegularFileKey, .isDirectoryKey]
         guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: keys) else {
             throw ModelDepotError(.fileSystem, "Cannot read the bundle folder \(folder.path).")
@@ -43,17 +39,25 @@ public enum ModelBundle {
             guard values.isRegularFile == true else {
                 throw ModelDepotError(.invalidArgument, "The bundle holds \(relative), which is not a regular file.")
             }
-            guard expected.contains(relative) else {
-                throw ModelDepotError(
-                    .invalidArgument, "The bundle holds \(relative), which its lock does not name; refusing the bundle."
-                )
-            }
             found.insert(relative)
         }
-        if let missing = expected.subtracting(found).sorted().first {
+        try check(found, against: lock)
+        return lock
+    }
+
+    /// Refuses a bundle whose files are not exactly the lock's (and the lock itself).
+    static func check(_ names: Set<String>, against lock: ModelLock) throws {
+        var expected = Set([lockName])
+        for repository in lock.repositories {
+            for file in repository.files { expected.insert(relativePath(repository, file)) }
+        }
+        if let extra = names.subtracting(expected).sorted().first {
+            throw ModelDepotError(
+                .invalidArgument, "The bundle holds \(extra), which its lock does not name; refusing the bundle.")
+        }
+        if let missing = expected.subtracting(names).sorted().first {
             throw ModelDepotError(.invalidArgument, "The bundle lacks \(missing), which its lock names.")
         }
-        return lock
     }
 }
 
@@ -101,6 +105,45 @@ extension ModelManager {
     @discardableResult
     public nonisolated func importBundle(from folder: URL) throws -> ModelLock {
         let lock = try ModelBundle.checkedLock(in: folder)
+        try place(lock) { repository, file in
+            (folder.appendingPathComponent(ModelBundle.relativePath(repository, file)), 0, nil)
+        }
+        return lock
+    }
+
+    /// ``importBundle(from:)`` for a tar archive `export --archive` wrote: the same checks, reading each file
+    /// where it lies in the archive. A link, a device, a name that leaves the bundle or one the lock does not
+    /// name is refused before anything is placed.
+    @discardableResult
+    public nonisolated func importBundle(fromArchive archive: URL) throws -> ModelLock {
+        let members = try BundleArchive.members(of: archive)
+        let byName = Dictionary(members.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        guard byName.count == members.count else {
+            throw ModelDepotError(.invalidArgument, "\(archive.lastPathComponent) holds a file twice; refusing it.")
+        }
+        guard let lockMember = byName[ModelBundle.lockName], lockMember.size < 64 << 20 else {
+            throw ModelDepotError(.invalidArgument, "\(archive.lastPathComponent) holds no \(ModelBundle.lockName).")
+        }
+        guard let handle = FileHandle(forReadingAtPath: archive.path) else {
+            throw ModelDepotError(.fileSystem, "Cannot open \(archive.path).")
+        }
+        try handle.seek(toOffset: UInt64(lockMember.offset))
+        let lockData = try handle.read(upToCount: Int(lockMember.size)) ?? Data()
+        try? handle.close()
+        let lock = try ModelLock.parse(lockData, name: "\(archive.lastPathComponent)'s \(ModelBundle.lockName)")
+        try ModelBundle.check(Set(byName.keys), against: lock)
+        try place(lock) { repository, file in
+            let member = byName[ModelBundle.relativePath(repository, file)]!
+            return (archive, member.offset, member.size)
+        }
+        return lock
+    }
+
+    /// Places every file of `lock`, read from where `source` says (a file, an offset, a length or the rest of
+    /// the file), each verified as it is copied.
+    private nonisolated func place(
+        _ lock: ModelLock, from source: (ModelLock.Repository, ModelLock.File) -> (URL, Int64, Int64?)
+    ) throws {
         for repository in lock.repositories {
             let cached = cache.repository(repository.repo, type: repository.type)
             var tree: [RepoFilePath: RecordedTree.File] = [:]
@@ -109,8 +152,9 @@ extension ModelManager {
                 let etag = file.sha256 ?? file.gitBlob ?? ""
                 let blob = cached.blob(etag)
                 if !FileManager.default.fileExists(atPath: blob.path) {
+                    let (url, offset, length) = source(repository, file)
                     try Self.copyVerifying(
-                        folder.appendingPathComponent(ModelBundle.relativePath(repository, file)), to: blob, as: file,
+                        url, offset: offset, length: length, to: blob, as: file,
                         shown: "\(repository.repo)/\(file.path)")
                 }
                 try cached.link(path, commit: repository.commit, toBlob: etag)
@@ -130,19 +174,20 @@ extension ModelManager {
             }
         }
         try? cache.writeCacheDirectoryTag()
-        return lock
     }
 
     /// Copies `source` to `blob` through a temporary name, hashing as it goes; the blob appears only when the
     /// digest and size match the lock.
-    static func copyVerifying(_ source: URL, to blob: URL, as file: ModelLock.File, shown: String) throws {
+    static func copyVerifying(
+        _ source: URL, offset: Int64, length: Int64?, to blob: URL, as file: ModelLock.File, shown: String
+    ) throws {
         try FileManager.default.createDirectory(at: blob.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = blob.deletingLastPathComponent().appendingPathComponent(
             ".\(blob.lastPathComponent).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).import")
         var placed = false
         defer { if !placed { try? FileManager.default.removeItem(at: temporary) } }
         let (digest, size) = try VerifyingCopy.copy(
-            from: source.path, to: temporary.path,
+            from: source.path, offset: offset, length: length, to: temporary.path,
             computing: file.sha256 != nil ? .sha256 : .gitBlob(expectedSize: file.size))
         let expected = file.sha256 ?? file.gitBlob ?? ""
         guard size == file.size, digest == expected else {
