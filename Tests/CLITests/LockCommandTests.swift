@@ -251,8 +251,8 @@ import Testing
                     folder.path("hostile").path,
                 ])
             let written = await CLIRunner.wait(writer.0, writer.1, writer.2)
-            let hostile = try #require(
-                try JSONSerialization.jsonObject(with: Data(written.stdout.utf8)) as? [String: String], "\(written.stderr)")
+            let made = try JSONSerialization.jsonObject(with: Data(written.stdout.utf8))
+            let hostile = try #require(made as? [String: String], "\(written.stderr)")
             let expected = [
                 "link": "holds a link, models/acme/tiny/evil", "escape": "a path that leaves the bundle",
                 "absolute": "a path that leaves the bundle",
