@@ -23,7 +23,7 @@ struct TranscribeCommandTests {
         try FileManager.default.moveItem(at: speech.appendingPathComponent("speech.wav"), to: folder.path("lemons.wav"))
         try FileManager.default.moveItem(at: speech.appendingPathComponent("speech.mp3"), to: folder.path("truck.ogg"))
         try Data("these are notes, not audio\n".utf8).write(to: folder.path("notes.mp3"))
-        let environment = ["MODELDEPOT_WHISPER_PYTHON": WhisperVenv.python.path]
+        let environment = WhisperVenv.environment
         let inputs = ["lemons.wav", "notes.mp3", "truck.ogg"].map { folder.path($0).path }
 
         let subtitles = try await CLIRunner.run(
@@ -88,6 +88,9 @@ struct TranscribeCommandTests {
 /// The transcription venv `scripts/test` makes.
 enum WhisperVenv {
     static let packageRoot = PythonVenv.packageRoot
+    /// For the CLI: this venv's faster-whisper-server, on one core (CTranslate2 reads OMP_NUM_THREADS) so the
+    /// rest of the suite, on the other, keeps its timing.
+    static let environment = ["MODELDEPOT_WHISPER_PYTHON": python.path, "OMP_NUM_THREADS": "1"]
     static let python = packageRoot.appendingPathComponent(".venv-whisper/bin/python")
     static var modelFolder: URL {
         let lib = packageRoot.appendingPathComponent(".venv-whisper/lib")

@@ -352,7 +352,7 @@ extension WebUIBrowserTests {
         try await PeerProcess.with(
             CLIRunner.executable,
             ["ui", "--port", "0", "--transcribe-local", "whisper-tiny-en-ct2", "--offline"] + cache,
-            in: folder.url, environment: ["MODELDEPOT_WHISPER_PYTHON": WhisperVenv.python.path],
+            in: folder.url, environment: WhisperVenv.environment,
             log: folder.path("ui.log")
         ) { ui in
             let started = await waitUntil(timeout: .seconds(120)) { ui.output.contains("ModelDepot is at") }

@@ -18,7 +18,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from faster_whisper import WhisperModel
 
-model = WhisperModel(sys.argv[1], device="cpu", compute_type="int8")
+# One thread: the Swift suite runs beside it on two cores, and its servers must stay responsive.
+model = WhisperModel(sys.argv[1], device="cpu", compute_type="int8", cpu_threads=1)
 record_path = sys.argv[2]
 app = FastAPI()
 
