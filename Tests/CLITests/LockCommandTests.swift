@@ -9,6 +9,18 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
     }
 
+    /// Locks all of acme/tiny into `folder/modeldepot.lock` and pulls it into `folder/source-cache`; returns the
+    /// lock file and the `--cache-dir` arguments of that cache.
+    static func lockAndPull(endpoint: String, folder: TemporaryDirectory) async throws -> (URL, [String]) {
+        let lockFile = folder.path("modeldepot.lock")
+        let source = ["--cache-dir", folder.path("source-cache").path]
+        let locked = try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile.path, "--endpoint", endpoint])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        let pulled = try await CLIRunner.run(["pull", "--locked", lockFile.path, "--endpoint", endpoint] + source)
+        try #require(pulled.status == 0, "\(pulled.stderr)")
+        return (lockFile, source)
+    }
+
     @Test func aLockPullsExactlyItsBytesAndRefusesAnyDifference() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
             let lockFile = folder.path("modeldepot.lock")
@@ -105,12 +117,7 @@ import Testing
 
     @Test func aBundleCarriesTheLockToAnOfflineCacheThatPythonReads() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
-            let lockFile = folder.path("modeldepot.lock")
-            let source = ["--cache-dir", folder.path("source-cache").path]
-            #expect(
-                try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile.path, "--endpoint", endpoint]).status == 0)
-            let pulled = try await CLIRunner.run(["pull", "--locked", lockFile.path, "--endpoint", endpoint] + source)
-            try #require(pulled.status == 0, "\(pulled.stderr)")
+            let (lockFile, source) = try await Self.lockAndPull(endpoint: endpoint, folder: folder)
             let bundle = folder.path("bundle")
             let exported = try await CLIRunner.run(["export", "--lock", lockFile.path, "--to", bundle.path] + source)
             #expect(
@@ -206,12 +213,7 @@ import Testing
 
     @Test func aTarBundleRoundTripsAndHostileArchivesAreRefused() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
-            let lockFile = folder.path("modeldepot.lock")
-            let source = ["--cache-dir", folder.path("source-cache").path]
-            #expect(
-                try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile.path, "--endpoint", endpoint]).status == 0)
-            let pulled = try await CLIRunner.run(["pull", "--locked", lockFile.path, "--endpoint", endpoint] + source)
-            try #require(pulled.status == 0, "\(pulled.stderr)")
+            let (lockFile, source) = try await Self.lockAndPull(endpoint: endpoint, folder: folder)
             let archive = folder.path("bundle.tar")
             let exported = try await CLIRunner.run(
                 ["export", "--lock", lockFile.path, "--archive", archive.path] + source)

@@ -303,32 +303,9 @@ extension WebUIBrowserTests {
                 let launch = try #require(
                     ui.output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ")
                         .last.map(String.init))
-                try await PeerProcess.with(
-                    python,
-                    [
-                        WebUIBrowserTests.packageRoot.appendingPathComponent("Tests/PythonPeers/playground_driver.py")
-                            .path,
-                        launch,
-                        WebUIBrowserTests.packageRoot.appendingPathComponent(".build/ui-screenshots/playgrounds").path,
-                    ], in: folder.url, environment: [:], log: folder.path("driver.log")
-                ) { driver in
-                    let passed = await driver.waitForExit()
-                    let said = driver.output
-                    #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
-                    let result = said.split(separator: "\n").last.flatMap {
-                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                    }
-                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-                    #expect(flows.count == 4, "\(flows.keys.sorted())")
-                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
-                        #expect(outcome == "ok", "\(name): \(outcome)")
-                    }
-                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
-                    #expect(audits.count == 14, "\(audits.keys.sorted())")
-                    for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
-                        #expect(violations.isEmpty, "axe in \(state): \(violations)")
-                    }
-                }
+                try await Self.drive(
+                    "playground_driver.py", [launch], screenshots: "playgrounds", in: folder, ui: ui, flows: 4,
+                    audits: 14)
             }
         }
     }
@@ -360,31 +337,43 @@ extension WebUIBrowserTests {
             let launch = try #require(
                 ui.output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ")
                     .last.map(String.init))
-            try await PeerProcess.with(
-                python,
-                [
-                    WebUIBrowserTests.packageRoot.appendingPathComponent("Tests/PythonPeers/transcribe_driver.py").path,
-                    launch,
-                    WebUIBrowserTests.packageRoot.appendingPathComponent(".build/ui-screenshots/transcribe").path,
-                    speech.appendingPathComponent("speech.m4a").path, notAudio.path,
-                ], in: folder.url, environment: [:], log: folder.path("driver.log")
-            ) { driver in
-                let passed = await driver.waitForExit()
-                let said = driver.output
-                #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
-                let result = said.split(separator: "\n").last.flatMap {
-                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                }
-                let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-                #expect(flows.count == 3, "\(flows.keys.sorted())")
-                for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
-                    #expect(outcome == "ok", "\(name): \(outcome)")
-                }
-                let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
-                #expect(audits.count == 7, "\(audits.keys.sorted())")
-                for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
-                    #expect(violations.isEmpty, "axe in \(state): \(violations)")
-                }
+            try await Self.drive(
+                "transcribe_driver.py", [launch], screenshots: "transcribe",
+                extra: [speech.appendingPathComponent("speech.m4a").path, notAudio.path], in: folder, ui: ui, flows: 3,
+                audits: 7)
+        }
+    }
+}
+
+extension WebUIBrowserTests {
+    /// Runs a browser driver (`Tests/PythonPeers/NAME`) against a running `ui`, its screenshots into
+    /// `.build/ui-screenshots/SCREENSHOTS`, and holds its report: every flow ok, `flows` of them, `audits` axe runs
+    /// with no serious or critical violation.
+    static func drive(
+        _ script: String, _ arguments: [String], screenshots: String, extra: [String] = [],
+        in folder: TemporaryDirectory, ui: PeerProcess, flows expectedFlows: Int, audits expectedAudits: Int
+    ) async throws {
+        try await PeerProcess.with(
+            python,
+            [packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments
+                + [packageRoot.appendingPathComponent(".build/ui-screenshots/\(screenshots)").path] + extra,
+            in: folder.url, environment: [:], log: folder.path("driver.log")
+        ) { driver in
+            let passed = await driver.waitForExit()
+            let said = driver.output
+            #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
+            let result = said.split(separator: "\n").last.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+            #expect(flows.count == expectedFlows, "\(flows.keys.sorted())")
+            for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+                #expect(outcome == "ok", "\(name): \(outcome)")
+            }
+            let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+            #expect(audits.count == expectedAudits, "\(audits.keys.sorted())")
+            for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
+                #expect(violations.isEmpty, "axe in \(state): \(violations)")
             }
         }
     }

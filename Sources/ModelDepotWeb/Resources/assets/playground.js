@@ -229,7 +229,7 @@ function transcribePage() {
         link.download = stem + "." + format;
       }
       document.getElementById("transcript").hidden = false;
-      setStatus("done", "Done: " + result.summaryText);
+      setStatus("done", "Done.");
       showMessage("");
     } catch (error) {
       setStatus("failed", "");
