@@ -79,6 +79,17 @@ public struct ModelStorage: Sendable {
         }
     }
 
+    /// Where ModelDepot remembers which bundled models it has verified, and for which build of the app: the
+    /// app's Application Support (apps), or beside the Hub cache in `HF_HOME` (command line) — never inside the
+    /// cache, whose every top-level folder Python reads as a repository.
+    public var verificationRecordsDirectory: URL {
+        let base =
+            platform.isApp
+            ? platform.applicationSupportDirectory.appendingPathComponent("ModelDepot", isDirectory: true)
+            : environment.home.appendingPathComponent("modeldepot", isDirectory: true)
+        return base.appendingPathComponent("bundled-verified", isDirectory: true)
+    }
+
     /// Whether the system or a backup tool should skip the folder: only re-downloadable models.
     public func isExcludedFromBackup(_ kind: Kind) -> Bool { kind == .redownloadable }
 }
@@ -101,11 +112,14 @@ public struct StoragePlatform: Sendable, Hashable {
     public var documentsDirectory: URL
     /// The app bundle's resources, when there is a bundle.
     public var bundleResourcesDirectory: URL?
+    /// The app's build number (`CFBundleVersion` in its Info.plist), when there is one: bundled models are
+    /// verified once per build.
+    public var bundleVersion: String?
 
     /// A platform; ``current`` is this process's.
     public init(
         system: System, isApp: Bool, applicationSupportDirectory: URL, cachesDirectory: URL,
-        documentsDirectory: URL, bundleResourcesDirectory: URL? = nil
+        documentsDirectory: URL, bundleResourcesDirectory: URL? = nil, bundleVersion: String? = nil
     ) {
         self.system = system
         self.isApp = isApp
@@ -113,6 +127,7 @@ public struct StoragePlatform: Sendable, Hashable {
         self.cachesDirectory = cachesDirectory
         self.documentsDirectory = documentsDirectory
         self.bundleResourcesDirectory = bundleResourcesDirectory
+        self.bundleVersion = bundleVersion
     }
 
     /// This process: the system it was built for, whether it runs as an app (on macOS: from a `.app` bundle),
@@ -145,6 +160,8 @@ public struct StoragePlatform: Sendable, Hashable {
             applicationSupportDirectory: folder(.applicationSupportDirectory, "Library/Application Support"),
             cachesDirectory: folder(.cachesDirectory, "Library/Caches"),
             documentsDirectory: folder(.documentDirectory, "Documents"),
-            bundleResourcesDirectory: isBundledApp ? Bundle.main.resourceURL : nil)
+            bundleResourcesDirectory: isBundledApp ? Bundle.main.resourceURL : nil,
+            // Bundle.object(forInfoDictionaryKey:) reads the app's Info.plist; command-line tools have none.
+            bundleVersion: isApp ? Bundle.main.object(forInfoDictionaryKey: "CFBundleVersion") as? String : nil)
     }
 }

@@ -9,7 +9,10 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: """
             Every file is checked against the lock first (a cache that differs is refused: run \
             `pull --locked` first). The folder holds modeldepot.lock and models/<org>/<name>/<path>; \
-            `modeldepot import FOLDER` places it in another machine's cache, offline.
+            `modeldepot import FOLDER` places it in another machine's cache, offline. With --layout app the \
+            folder is for an app's resources (add it as Models): one read-only folder per repository, \
+            models--<org>--<name>/<path>, read in place by the app's ModelManager (BundledModels) and verified \
+            once per build.
             """)
 
     @Option(help: "The lock file whose models to export.")
@@ -21,11 +24,17 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "A tar file to write the bundle into instead of a folder.")
     var archive: String?
 
+    @Option(help: "How the folder is arranged: bundle (to import into a cache) or app (to ship inside an app).")
+    var layout: ModelBundle.Layout = .bundle
+
     @OptionGroup var hub: HubOptions
 
     func validate() throws {
         guard (to == nil) != (archive == nil) else {
             throw ValidationError("Give --to DIR (a folder) or --archive FILE.tar, one of them.")
+        }
+        if archive != nil, layout == .app {
+            throw ValidationError("--layout app writes a folder for an app's resources; give --to DIR.")
         }
     }
 
@@ -35,7 +44,7 @@ struct ExportCommand: AsyncParsableCommand {
         let target = to ?? archive ?? ""
         let bytes =
             try archive.map { try models.export(lock: lock, toArchive: URL(fileURLWithPath: $0)) }
-            ?? models.export(lock: lock, to: URL(fileURLWithPath: target))
+            ?? models.export(lock: lock, to: URL(fileURLWithPath: target), layout: layout)
         let files = lock.repositories.reduce(0) { $0 + $1.files.count }
         print("exported \(counted(files, "file")) (\(ByteFormat.string(bytes))) to \(target)")
     }
@@ -73,3 +82,5 @@ struct ImportCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension ModelBundle.Layout: ExpressibleByArgument {}

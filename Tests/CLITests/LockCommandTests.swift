@@ -211,6 +211,93 @@ import Testing
         }
     }
 
+    @Test func anAppLayoutIsReadInPlaceAndVerifiedOncePerBuild() async throws {
+        try await HubCommandTests.withHub { endpoint, _, folder in
+            let (lockFile, source) = try await Self.lockAndPull(endpoint: endpoint, folder: folder)
+            let models = folder.path("App.app/Models")
+            let exported = try await CLIRunner.run(
+                ["export", "--lock", lockFile.path, "--to", models.path, "--layout", "app"] + source)
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let weights = models.appendingPathComponent("models--acme--tiny/model.gguf")
+            let mode = try FileManager.default.attributesOfItem(atPath: weights.path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o444)
+            #expect(try Data(contentsOf: weights) == Data(HubCommandTests.weights))
+            let tarred = try await CLIRunner.run(
+                ["export", "--lock", lockFile.path, "--archive", folder.path("a.tar").path, "--layout", "app"] + source)
+            #expect(tarred.status != 0 && tarred.stderr.contains("give --to DIR"), "\(tarred.stderr)")
+            try await Self.readBundled(models, records: folder.path("records"), cache: folder.path("empty-cache"))
+
+            // The same folder imports into a cache like any bundle.
+            let imported = try await CLIRunner.run(["import", models.path, "--cache-dir", folder.path("cache").path])
+            #expect(imported.status == 0 && imported.stdout.contains("3 files verified"), "\(imported.stderr)")
+        }
+    }
+
+    /// An app's manager over the bundled folder `models` and an empty cache: unverified until verified, then found
+    /// in place; verified once per build, and again when the build (or, without one, a file's size or time) changes.
+    static func readBundled(_ models: URL, records: URL, cache: URL) async throws {
+        let filesBefore = try FileManager.default.subpathsOfDirectory(atPath: models.path).sorted()
+        let repo = try RepoID("acme/tiny")
+        let entry = CatalogEntry(
+            name: "tiny", repo: repo, files: ["*.gguf", "config.json"], required: ["model.gguf"], format: .gguf,
+            capabilities: [.textGeneration], sizeBytes: Int64(HubCommandTests.weights.count), description: "tiny")
+        let offline = HubEnvironment(variables: ["HF_HUB_OFFLINE": "1"])
+        func manager(version: String?) throws -> ModelManager {
+            ModelManager(
+                cache: HubCache(root: cache), environment: offline,
+                bundled: try BundledModels(folder: models, records: records, version: version))
+        }
+        let app = try manager(version: "1")
+        #expect(app.localPath(repo) == nil && !app.isComplete(entry))
+        let before = try app.readiness(of: entry)
+        #expect(before.storage == .bundled && before.readiness == .unverified(["config.json", "model.gguf"]))
+        let total = Int64(HubCommandTests.weights.count + 8 + 6)
+        #expect(try await app.verifyBundledModels() == .verified(bytes: total))
+        #expect(app.localPath(repo) == models.appendingPathComponent("models--acme--tiny"))
+        #expect(
+            app.localPath(repo, file: "config.json") == models.appendingPathComponent("models--acme--tiny/config.json"))
+        #expect(app.localPath(repo, revision: "other") == nil && app.localPath(repo, file: "absent.bin") == nil)
+        let after = try app.readiness(of: entry)
+        #expect(after.readiness == .ready && after.folder == app.localPath(repo) && app.isComplete(entry))
+        #expect(app.readyModels(in: try ModelCatalog(models: [entry])).map(\.name) == ["tiny"])
+
+        // The next launch of the same build hashes nothing, even if the bytes changed meanwhile: once per build.
+        let weights = models.appendingPathComponent("models--acme--tiny/model.gguf")
+        let good = try Data(contentsOf: weights)
+        var damaged = good
+        damaged[4096] ^= 0xFF
+        try damaged.write(to: weights)
+        #expect(try await manager(version: "1").verifyBundledModels() == .alreadyVerified)
+        // A new build checks again and names the damage; nothing is remembered, so it stays unverified.
+        let next = try manager(version: "2")
+        await #expect(throws: ModelDepotError.self) { try await next.verifyBundledModels() }
+        do {
+            try await next.verifyBundledModels()
+        } catch let error as ModelDepotError {
+            #expect(error.code == .checksumMismatch && error.message.contains("acme/tiny/model.gguf"), "\(error)")
+        }
+        #expect(next.localPath(repo) == nil && !next.isComplete(entry))
+        #expect(try next.readiness(of: entry).readiness == .unverified(["config.json", "model.gguf"]))
+        #expect(throws: ModelDepotError.self) { try next.readiness(of: entry, verifying: true) }
+
+        // Without a build number, the files' sizes and times stand in: restored bytes verify, a rewrite rechecks.
+        try good.write(to: weights)
+        let unversioned = try manager(version: nil)
+        #expect(try await unversioned.verifyBundledModels() == .verified(bytes: total))
+        #expect(try await unversioned.verifyBundledModels() == .alreadyVerified)
+        try damaged.write(to: weights)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: weights.path)
+        #expect(!unversioned.bundled!.isVerified && unversioned.localPath(repo) == nil)
+        await #expect(throws: ModelDepotError.self) { try await unversioned.verifyBundledModels() }
+        try good.write(to: weights)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: weights.path)
+
+        // Read in place: the bundle folder gained nothing; verification records live elsewhere.
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: models.path).sorted() == filesBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: records.path).count == 1)
+    }
+
     @Test func aTarBundleRoundTripsAndHostileArchivesAreRefused() async throws {
         try await HubCommandTests.withHub { endpoint, _, folder in
             let (lockFile, source) = try await Self.lockAndPull(endpoint: endpoint, folder: folder)

@@ -113,7 +113,7 @@ enum BundleArchive {
 }
 
 extension ModelManager {
-    /// ``export(lock:to:)`` as one tar file: the lock first, then every file, checked against the lock first.
+    /// ``export(lock:to:layout:)`` as one tar file: the lock first, then every file, checked against the lock first.
     @discardableResult
     public nonisolated func export(lock: ModelLock, toArchive archive: URL) throws -> Int64 {
         if let problem = verify(lock: lock).first {

@@ -2,26 +2,63 @@ import Foundation
 import ModelDepotCore
 
 /// A folder holding a lock and exactly the files it names, as `export` writes it and `import` reads it: the way
-/// to carry models to a machine without a network, or into an app's build.
+/// to carry models to a machine without a network, or into an app's build. Two layouts:
 ///
 /// ```
-/// BUNDLE/modeldepot.lock
-/// BUNDLE/models/<org>/<name>/<path in the repository>
-/// BUNDLE/datasets/<org>/<name>/<path in the repository>
+/// bundle (to import into a cache)               app (to ship inside an app, read in place)
+/// BUNDLE/modeldepot.lock                         Models/modeldepot.lock
+/// BUNDLE/models/<org>/<name>/<path>              Models/models--<org>--<name>/<path>
+/// BUNDLE/datasets/<org>/<name>/<path>            Models/datasets--<org>--<name>/<path>
 /// ```
+///
+/// The app layout gives each repository one folder at the top, named as the Hub cache names it, so an app
+/// project adds `Models` as one folder reference and finds a model's folder with a single lookup; its files are
+/// written read-only. ``BundledModels`` reads it.
 public enum ModelBundle {
     /// The lock's name inside a bundle.
     public static let lockName = "modeldepot.lock"
 
-    /// Where `file` of `repository` lives inside a bundle.
-    public static func relativePath(_ repository: ModelLock.Repository, _ file: ModelLock.File) -> String {
-        "\(repository.type.rawValue)s/\(repository.repo)/\(file.path)"
+    /// How a bundle folder arranges its files.
+    public enum Layout: String, Sendable, CaseIterable {
+        /// `models/<org>/<name>/<path>`: for `import` into another machine's cache.
+        case bundle
+        /// `models--<org>--<name>/<path>`, read-only files: for an app's `Models` resource folder.
+        case app
     }
 
-    /// The bundle's lock, once the folder holds exactly what it names: no file missing, none extra, no link,
-    /// nothing but folders and regular files. Every refusal is an `invalidArgument` error naming the entry.
-    public static func checkedLock(in folder: URL) throws -> ModelLock {
+    /// Where `file` of `repository` lives inside a bundle.
+    public static func relativePath(
+        _ repository: ModelLock.Repository, _ file: ModelLock.File, layout: Layout = .bundle
+    ) -> String {
+        "\(repositoryFolder(repository, layout: layout))/\(file.path)"
+    }
+
+    /// The folder holding `repository`'s files inside a bundle.
+    public static func repositoryFolder(_ repository: ModelLock.Repository, layout: Layout) -> String {
+        switch layout {
+        case .bundle: "\(repository.type.rawValue)s/\(repository.repo)"
+        case .app: repository.repo.cacheFolderName(type: repository.type)
+        }
+    }
+
+    /// The bundle's lock and layout, once the folder holds exactly what the lock names: no file missing, none
+    /// extra, no link, nothing but folders and regular files. Every refusal is an `invalidArgument` error naming
+    /// the entry. The layout is the one whose first file is there (`layout` insists on one).
+    public static func checkedLock(in folder: URL, layout: Layout? = nil) throws -> (ModelLock, Layout) {
         let lock = try ModelLock.load(folder.appendingPathComponent(lockName))
+        let found = try regularFiles(in: folder)
+        let detected =
+            layout ?? lock.repositories.first.flatMap { repository in
+                repository.files.first.flatMap { file in
+                    Layout.allCases.first { found.contains(relativePath(repository, file, layout: $0)) }
+                }
+            } ?? .bundle
+        try check(found, against: lock, layout: detected)
+        return (lock, detected)
+    }
+
+    /// The relative paths of the folder's files; refuses links and anything that is not a folder or a file.
+    static func regularFiles(in folder: URL) throws -> Set<String> {
         let keys: [URLResourceKey] = [.isSymbolicLinkKey, .isRegularFileKey, .isDirectoryKey]
         guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: keys) else {
             throw ModelDepotError(.fileSystem, "Cannot read the bundle folder \(folder.path).")
@@ -41,15 +78,14 @@ public enum ModelBundle {
             }
             found.insert(relative)
         }
-        try check(found, against: lock)
-        return lock
+        return found
     }
 
     /// Refuses a bundle whose files are not exactly the lock's (and the lock itself).
-    static func check(_ names: Set<String>, against lock: ModelLock) throws {
+    static func check(_ names: Set<String>, against lock: ModelLock, layout: Layout = .bundle) throws {
         var expected = Set([lockName])
         for repository in lock.repositories {
-            for file in repository.files { expected.insert(relativePath(repository, file)) }
+            for file in repository.files { expected.insert(relativePath(repository, file, layout: layout)) }
         }
         if let extra = names.subtracting(expected).sorted().first {
             throw ModelDepotError(
@@ -62,14 +98,16 @@ public enum ModelBundle {
 }
 
 extension ModelManager {
-    /// Writes the cached files `lock` names, and the lock, into the empty (or new) folder `folder` — after
-    /// checking every one against the lock, so a bundle never carries bytes the lock does not promise.
+    /// Writes the cached files `lock` names, and the lock, into the empty (or new) folder `folder` in `layout` —
+    /// after checking every one against the lock, so a bundle never carries bytes the lock does not promise.
     ///
     /// - Returns: the bytes written.
     /// - Throws: `invalidArgument` when the folder is not empty, `checksumMismatch` naming a cached file that
     ///   differs from the lock (pull the lock first), file system errors.
     @discardableResult
-    public nonisolated func export(lock: ModelLock, to folder: URL) throws -> Int64 {
+    public nonisolated func export(lock: ModelLock, to folder: URL, layout: ModelBundle.Layout = .bundle) throws
+        -> Int64
+    {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !existing.isEmpty {
             throw ModelDepotError(.invalidArgument, "\(folder.path) is not empty; export into a new or empty folder.")
         }
@@ -84,10 +122,15 @@ extension ModelManager {
             for file in repository.files {
                 let source = cached.snapshotFile(repository.commit, try RepoFilePath(file.path))
                     .resolvingSymlinksInPath()
-                let target = folder.appendingPathComponent(ModelBundle.relativePath(repository, file))
+                let target = folder.appendingPathComponent(
+                    ModelBundle.relativePath(repository, file, layout: layout))
                 try FileManager.default.createDirectory(
                     at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try FileManager.default.copyItem(at: source, to: target)
+                if layout == .app {
+                    // Shipped files are never written: read-only already on the build machine.
+                    try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: target.path)
+                }
                 written += file.size
             }
         }
@@ -104,9 +147,9 @@ extension ModelManager {
     ///   is placed), `checksumMismatch` naming a file whose bytes differ from the lock.
     @discardableResult
     public nonisolated func importBundle(from folder: URL) throws -> ModelLock {
-        let lock = try ModelBundle.checkedLock(in: folder)
+        let (lock, layout) = try ModelBundle.checkedLock(in: folder)
         try place(lock) { repository, file in
-            (folder.appendingPathComponent(ModelBundle.relativePath(repository, file)), 0, nil)
+            (folder.appendingPathComponent(ModelBundle.relativePath(repository, file, layout: layout)), 0, nil)
         }
         return lock
     }

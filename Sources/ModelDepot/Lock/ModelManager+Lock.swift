@@ -144,22 +144,7 @@ extension ModelManager {
             guard let path = try? RepoFilePath(file.path) else { return problem(file.path, "not a file path") }
             // Snapshot entries are links into blobs/: size and hash what they lead to.
             let url = cached.snapshotFile(repository.commit, path).resolvingSymlinksInPath()
-            guard
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
-            else { return problem(file.path, "missing") }
-            guard size == file.size else { return problem(file.path, "\(size) bytes, the lock says \(file.size)") }
-            do {
-                if let sha256 = file.sha256 {
-                    let actual = try FileDigests.sha256(ofFileAt: url.path)
-                    return actual == sha256
-                        ? nil : problem(file.path, "sha256:\(actual), the lock says sha256:\(sha256)")
-                }
-                let actual = try FileDigests.gitBlobID(ofFileAt: url.path)
-                return actual == file.gitBlob
-                    ? nil : problem(file.path, "git:\(actual), the lock says \(file.digestText)")
-            } catch {
-                return problem(file.path, "cannot be read: \(error)")
-            }
+            return file.mismatch(at: url).map { problem(file.path, $0) }
         }
     }
 

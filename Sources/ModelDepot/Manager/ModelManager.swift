@@ -20,37 +20,45 @@ public actor ModelManager {
     public nonisolated let cache: HubCache
     /// The pull every download of this manager goes through (Hub client, cache, engine).
     public nonisolated let pull: SnapshotDownloader
+    /// Models shipped inside the app, read in place: found before the cache once verified for this build.
+    public nonisolated let bundled: BundledModels?
     /// Repository reports reused between listings while their folders are unchanged (screens ask often).
     nonisolated let scanMemo = CacheScanMemo()
     private var inFlight: [SnapshotRequest: ModelDownloadTask] = [:]
 
     /// A manager around a configured pull: its Hub client, cache and engine settings.
-    public init(pull: SnapshotDownloader) {
+    public init(pull: SnapshotDownloader, bundled: BundledModels? = nil) {
         self.pull = pull
         self.cache = pull.cache
+        self.bundled = bundled
     }
 
     /// A manager that pulls from `hub` into `cache` with the engine tuned by `configuration` (connections, segment
     /// size, durable writes).
-    public init(hub: HubClient, cache: HubCache, configuration: DownloadConfiguration = DownloadConfiguration()) {
+    public init(
+        hub: HubClient, cache: HubCache, configuration: DownloadConfiguration = DownloadConfiguration(),
+        bundled: BundledModels? = nil
+    ) {
         self.init(
-            pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration)))
+            pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration)),
+            bundled: bundled)
     }
 
     /// A manager for `cache`, with the endpoint, token and offline mode the environment names; offline when
     /// the environment's endpoint is unusable, so managing the cache never depends on it.
-    public init(cache: HubCache, environment: HubEnvironment = HubEnvironment()) {
+    public init(cache: HubCache, environment: HubEnvironment = HubEnvironment(), bundled: BundledModels? = nil) {
         let hub =
             (try? HubClient(environment: environment))
             ?? HubClient(endpoint: URL(string: "https://huggingface.co")!, offline: true)
-        self.init(pull: SnapshotDownloader(hub: hub, cache: cache))
+        self.init(pull: SnapshotDownloader(hub: hub, cache: cache), bundled: bundled)
     }
 
     /// A manager for the cache, endpoint, token and offline mode the environment names (as Python reads them).
-    public init(environment: HubEnvironment = HubEnvironment()) throws {
+    public init(environment: HubEnvironment = HubEnvironment(), bundled: BundledModels? = nil) throws {
         self.init(
             pull: SnapshotDownloader(
-                hub: try HubClient(environment: environment), cache: HubCache(environment: environment)))
+                hub: try HubClient(environment: environment), cache: HubCache(environment: environment)),
+            bundled: bundled)
     }
 
     /// Starts (or joins) downloading the files of `repo` at `revision` that match the patterns.
@@ -83,8 +91,9 @@ public actor ModelManager {
     }
 
     /// Whether a catalog entry's files are all cached (per the recorded file list) and every path it requires
-    /// for loading is present. No network.
+    /// for loading is present, or the app ships it verified. No network.
     public nonisolated func isComplete(_ entry: CatalogEntry) -> Bool {
+        if bundledReadiness(of: entry)?.readiness == .ready { return true }
         let request = entry.snapshotRequest
         guard isComplete(request.repo, type: request.type, revision: request.revision, matching: entry.files),
             let folder = localPath(request.repo, type: request.type, revision: request.revision)
@@ -94,10 +103,16 @@ public actor ModelManager {
         }
     }
 
-    /// The snapshot folder, or one file in it, when cached at `revision`; nil otherwise. No network.
+    /// The snapshot folder, or one file in it, when cached at `revision` (or shipped in the app and verified for
+    /// this build); nil otherwise. No network.
     public nonisolated func localPath(
         _ repo: RepoID, type: RepoType = .model, revision: String = "main", file: String? = nil
     ) -> URL? {
+        if let bundled, bundled.isVerified,
+            let url = bundled.localPath(repo, type: type, revision: revision, file: file)
+        {
+            return url
+        }
         let repository = cache.repository(repo, type: type)
         guard let commit = repository.commit(forRevision: revision) else { return nil }
         guard let file else {
@@ -264,9 +279,46 @@ public actor ModelManager {
         return plan
     }
 
-    /// The readiness of a catalog entry; only ready models should be loaded.
+    /// The readiness of a catalog entry; only ready models should be loaded. One the app ships is read from its
+    /// bundle (``ReadinessReport/storage`` says so): ready once ``verifyBundledModels()`` has run for this build.
     public nonisolated func readiness(of entry: CatalogEntry, verifying: Bool = false) throws -> ReadinessReport {
-        try ReadinessChecker(cache: cache).check(entry, verifying: verifying)
+        if let report = bundledReadiness(of: entry) {
+            if verifying, !report.readiness.isReady, let bundled {
+                try bundled.verify()
+                return bundledReadiness(of: entry) ?? report
+            }
+            return report
+        }
+        return try ReadinessChecker(cache: cache).check(entry, verifying: verifying)
+    }
+
+    /// Hashes the app's bundled models against their lock unless done for this build; afterwards they are ready
+    /// and ``localPath(_:type:revision:file:)`` finds them. Nothing to do without bundled models.
+    ///
+    /// - Throws: `checksumMismatch` naming a damaged file (the bundled models then stay unverified).
+    @discardableResult
+    public nonisolated func verifyBundledModels() async throws -> BundledModels.Verification? {
+        guard let bundled else { return nil }
+        return try bundled.verify()
+    }
+
+    /// The entry's readiness from the app's bundle, when the bundle holds every file of it; nil otherwise.
+    nonisolated func bundledReadiness(of entry: CatalogEntry) -> ReadinessReport? {
+        let request = entry.snapshotRequest
+        guard let bundled,
+            let repository = bundled.repository(entry.repo, type: entry.repoType, revision: request.revision)
+        else { return nil }
+        let paths = repository.files.map(\.path)
+        let selected = paths.filter { request.selection.selects($0) }
+        let holdsRequired = entry.required.allSatisfy { required in
+            paths.contains { $0 == required || $0.hasPrefix(required + "/") }
+        }
+        guard !selected.isEmpty, holdsRequired else { return nil }
+        return ReadinessReport(
+            name: entry.name, repo: entry.repo, revision: request.revision, commit: repository.commit,
+            readiness: bundled.isVerified ? .ready : .unverified(selected), files: selected, details: [:],
+            folder: bundled.localPath(entry.repo, type: entry.repoType, revision: request.revision),
+            storage: .bundled)
     }
 
     /// The catalog entries that are ready to load right now, optionally with a capability — the selection an
@@ -275,7 +327,7 @@ public actor ModelManager {
     {
         let checker = ReadinessChecker(cache: cache)
         return catalog.entries(capability: capability).filter { entry in
-            (try? checker.check(entry).readiness) == .ready
+            (bundledReadiness(of: entry)?.readiness ?? (try? checker.check(entry).readiness)) == .ready
         }
     }
 

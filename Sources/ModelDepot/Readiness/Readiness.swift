@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCache
 import ModelDepotCore
 
 /// Whether a model can be loaded, and if not, why — never a bare boolean.
@@ -57,6 +58,8 @@ public struct ReadinessReport: Sendable {
     public var files: [String]
     /// What the format checks read, per file (`GGUF v3 · qwen2 · Q4_K_M · 494M parameters · context 32768`).
     public var details: [String: String]
-    /// The snapshot folder, when cached.
+    /// The snapshot folder, when cached (the bundle's folder for a bundled model).
     public var folder: URL?
+    /// Where the model lives: the Hub cache (`ModelStorage.Kind.redownloadable`) or the app's bundle.
+    public var storage: ModelStorage.Kind = .redownloadable
 }
