@@ -77,6 +77,14 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Flag(help: "Flush the file to disk before moving it into place (survives power loss; slower).")
     var fsync = false
 
+    @Flag(
+        help:
+            "Refuse a model unless its signature (OpenSSF Model Signing) is --trusted-key's and covers exactly its files."
+    )
+    var requireSignature = false
+
+    @OptionGroup var signature: SignatureOptions
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -100,6 +108,12 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         if let maxWorkers, !(1...64).contains(maxWorkers) {
             throw ValidationError("--max-workers must be between 1 and 64 (got \(maxWorkers)).")
         }
+        if requireSignature, isURL || locked != nil || localDir != nil {
+            throw ValidationError(
+                "--require-signature applies to repositories pulled into the cache, not to URLs, --locked or --local-dir."
+            )
+        }
+        try signature.validate(checking: requireSignature, flag: "--require-signature")
     }
 
     var engineConfiguration: DownloadConfiguration {
@@ -186,8 +200,44 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             render(try await models.plan(request))
             return
         }
-        let task = await models.download(request)
-        renderer.finish(try await task.follow(rendering: renderer), named: !named.isEmpty)
+        renderer.finish(try await download(request, with: models, renderer: renderer), named: !named.isEmpty)
+    }
+
+    /// Downloads `request`; with `--require-signature`, fetches the signature first and refuses before downloading
+    /// anything else when it is missing or not the trusted key's, pins the commit it was read at, and holds the
+    /// downloaded snapshot to it (no snapshot folder is printed for a model that fails).
+    func download(_ request: SnapshotRequest, with models: ModelManager, renderer: ProgressRenderer) async throws
+        -> Snapshot
+    {
+        guard let key = try signature.key() else {
+            return try await models.download(request).follow(rendering: renderer)
+        }
+        let path = signature.signaturePath
+        var signatureOnly = request
+        signatureOnly.selection = .everything
+        signatureOnly.files = [path]
+        let signed: Snapshot
+        do {
+            signed = try await models.download(signatureOnly).follow(rendering: renderer)
+        } catch let error as ModelDepotError where error.code == .entryNotFound {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "\(request.repo) has no signature at \(path); refusing it (--require-signature). Ask the publisher to sign it with model_signing, or give --signature PATH."
+            )
+        }
+        let bundle = try Data(contentsOf: signed.folder.appendingPathComponent(path))
+        _ = try ModelSignature(bundle: bundle, name: "\(request.repo)/\(path)").verified(by: key)
+        var pinned = request
+        pinned.revision = signed.commit
+        if pinned.files != nil { pinned.files?.append(path) }
+        let snapshot = try await models.download(pinned).follow(rendering: renderer)
+        renderer.finishLine()
+        let check = try models.verifySignature(
+            of: request.repo, type: request.type, revision: signed.commit, signaturePath: path, key: key)
+        printStatus(
+            "signature: \(counted(check.signed.files.count, "file")) signed by the trusted key match (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
+        )
+        return snapshot
     }
 
     /// `--dry-run`: the plan as a table on stdout, or as one JSON object with `--json`.
@@ -259,7 +309,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 render(try await models.plan(request))
                 continue
             }
-            renderer.finish(try await models.download(request).follow(rendering: renderer))
+            renderer.finish(try await download(request, with: models, renderer: renderer))
         }
     }
 

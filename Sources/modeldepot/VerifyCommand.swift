@@ -23,6 +23,14 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Option(help: "Check the cache against this lock file instead: every locked file present, its size and digest.")
     var lock: String?
 
+    @Flag(
+        help:
+            "Check the repository's signature instead (OpenSSF Model Signing): --trusted-key's, covering exactly its files."
+    )
+    var signature = false
+
+    @OptionGroup var signatureOptions: SignatureOptions
+
     @Flag(help: "Print a JSON object with the problems found.")
     var json = false
 
@@ -41,7 +49,19 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         var bytesHashed: Int64
     }
 
+    func validate() throws {
+        try signatureOptions.validate(checking: signature, flag: "--signature")
+        if signature, repo == nil || repair || lock != nil {
+            throw ValidationError(
+                "--signature checks one repository: give org/name[@revision], without --repair or --lock.")
+        }
+    }
+
     func run() async throws {
+        if signature {
+            try verifySignature()
+            return
+        }
         if let lock {
             try verifyLock(lock)
             return
@@ -106,6 +126,25 @@ extension VerifyCommand {
 }
 
 extension VerifyCommand {
+    /// `--signature`: the cached snapshot held to its signature; exit 1 naming every difference.
+    func verifySignature() throws {
+        let reference = try hub.cacheOptions.reference(repo ?? "")
+        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let check = try models.verifySignature(
+            of: reference.repo, type: reference.type, revision: reference.revision ?? "main",
+            signaturePath: signatureOptions.signaturePath, key: try signatureOptions.key()!)
+        if json {
+            printJSON([
+                "repo": reference.repo.description, "commit": check.commit, "model": check.signed.modelName,
+                "files": "\(check.signed.files.count)", "bytesHashed": "\(check.bytesHashed)",
+            ])
+        } else {
+            print(
+                "\(reference.repo) @ \(check.commit.prefix(12)): signed by the trusted key; \(counted(check.signed.files.count, "file")) match the signature (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
+            )
+        }
+    }
+
     /// `--lock FILE`: hashes every locked file in the cache and names each difference; exit 1 if any.
     func verifyLock(_ path: String) throws {
         guard repo == nil, !repair else {

@@ -1,0 +1,99 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotPlatform
+import ModelDepotTransfer
+
+/// What checking a cached model's signature found.
+public struct SignatureCheck: Sendable {
+    /// The files the signature covers, as verified.
+    public var signed: SignedFiles
+    /// The commit checked.
+    public var commit: String
+    /// Files whose digest was taken from the download's own verification (no bytes read).
+    public var reusedDigests: Int
+    /// Bytes hashed because no verified digest was at hand.
+    public var bytesHashed: Int64
+}
+
+extension ModelManager {
+    /// The signature file model-signing writes into a model folder by default.
+    public static let defaultSignaturePath = "model.sig"
+
+    /// Checks a cached snapshot against its OpenSSF model signature: the signature must be `key`'s, and the
+    /// signed files must be exactly the repository's files at that commit (the signature file and `.git*` aside),
+    /// each with the signed SHA-256.
+    ///
+    /// The repository's file tree as recorded at pull time is what is held to the signature, so a file the pull
+    /// left out still counts (by the digest the Hub lists for it). Digests the download already verified are
+    /// reused; only files without one are hashed, so a check costs at most one hash of the model.
+    ///
+    /// - Parameters:
+    ///   - repo: the repository.
+    ///   - type: its kind.
+    ///   - revision: the branch, tag or commit whose snapshot to check.
+    ///   - signaturePath: where the signature is in the repository (`model.sig`).
+    ///   - signatureFile: a signature kept outside the repository, read instead.
+    ///   - key: the publisher's public key.
+    /// - Throws: `notCached` without the snapshot; `signatureInvalid` naming every difference, or what is wrong
+    ///   with the signature itself (missing, unreadable, another key, changed after signing).
+    @discardableResult
+    public nonisolated func verifySignature(
+        of repo: RepoID, type: RepoType = .model, revision: String = "main",
+        signaturePath: String = ModelManager.defaultSignaturePath, signatureFile: URL? = nil, key: TrustedKey
+    ) throws -> SignatureCheck {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision),
+            FileManager.default.fileExists(atPath: repository.snapshotFolder(commit).path)
+        else {
+            throw ModelDepotError(.notCached, "\(repo) at \(revision) is not in the cache; pull it first.")
+        }
+        let signatureURL = try signatureFile ?? repository.snapshotFile(commit, RepoFilePath(signaturePath))
+        guard let bundle = FileManager.default.contents(atPath: signatureURL.path) else {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "\(repo) has no signature at \(signaturePath) (the publisher did not sign it, or it was not pulled).")
+        }
+        let signed = try ModelSignature(bundle: bundle, name: "\(repo)/\(signaturePath)").verified(by: key)
+
+        let tree = repository.recordedTree(commit)
+        var paths = Set(tree?.files.keys.map(\.value) ?? [])
+        paths.formUnion(CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).map(\.value))
+        var memory = VerificationMemory(repository: repository)
+        var actual: [String: String] = [:]
+        var unknown: [String] = []
+        var check = SignatureCheck(signed: signed, commit: commit, reusedDigests: 0, bytesHashed: 0)
+        for path in paths.sorted() where !signed.ignores(path, signaturePath: signaturePath) {
+            let filePath = try RepoFilePath(path)
+            let recorded = tree?.files[filePath]
+            guard repository.hasFile(filePath, commit: commit) else {
+                // Not pulled: the listing's SHA-256 stands for it; a small file has only its git id there.
+                if let sha256 = recorded?.lfsSHA256 { actual[path] = sha256 } else { unknown.append(path) }
+                continue
+            }
+            let file = repository.snapshotFile(commit, filePath).resolvingSymlinksInPath()
+            if let sha256 = recorded?.lfsSHA256, file.lastPathComponent == sha256,
+                memory.outcome(forBlob: file.path) == true
+            {
+                actual[path] = sha256
+                check.reusedDigests += 1
+                continue
+            }
+            let digest = try FileDigests.sha256(ofFileAt: file.path)
+            check.bytesHashed += FileStatus(path: file.path)?.size ?? 0
+            if HubEncoding.isSHA256(file.lastPathComponent) {
+                memory.remember(blob: file.path, ok: digest == file.lastPathComponent)
+            }
+            actual[path] = digest
+        }
+        memory.save()
+        var problems = signed.problems(comparedWith: actual)
+        problems += unknown.map { "\($0) was not pulled and the Hub lists no SHA-256 for it; pull it to check it" }
+        guard problems.isEmpty else {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "\(repo) @ \(commit.prefix(12)) does not match its signature: \(problems.joined(separator: "; ")).")
+        }
+        return check
+    }
+}

@@ -1,0 +1,210 @@
+import Crypto
+import Foundation
+import ModelDepotCore
+
+/// A detached model signature in the OpenSSF Model Signing format (v1.0, what `model-signing` 1.x writes to
+/// `model.sig`): a Sigstore bundle whose DSSE envelope carries an in-toto statement listing every file of the model
+/// folder with its SHA-256.
+///
+/// ``verified(by:)`` checks the envelope's ECDSA signature over DSSE's pre-authentication encoding with a key the
+/// user trusts, then reads the statement; ``SignedFiles/problems(comparedWith:)`` holds a model's files to it.
+/// Nothing in the statement is believed before the signature over it checks out.
+public struct ModelSignature: Sendable {
+    /// The DSSE payload type model signatures carry.
+    static let payloadType = "application/vnd.in-toto+json"
+
+    /// The statement's raw bytes, exactly as signed.
+    let payload: Data
+    let signature: Data
+    let keyHint: String?
+    let hasCertificate: Bool
+
+    /// Reads a signature file's bytes.
+    ///
+    /// - Throws: `signatureInvalid` naming what is wrong: not JSON, not a Sigstore bundle, no DSSE envelope, a
+    ///   payload type other than in-toto's, no signature, or a base64 field that does not decode.
+    public init(bundle data: Data, name: String = "the signature") throws {
+        func refuse(_ problem: String) -> ModelDepotError {
+            ModelDepotError(.signatureInvalid, "\(name) \(problem); it cannot be checked.")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw refuse("is not a JSON Sigstore bundle (truncated?)")
+        }
+        guard let mediaType = object["mediaType"] as? String,
+            mediaType.hasPrefix("application/vnd.dev.sigstore.bundle")
+        else { throw refuse("is not a Sigstore bundle (no application/vnd.dev.sigstore.bundle media type)") }
+        guard let envelope = object["dsseEnvelope"] as? [String: Any] else {
+            throw refuse("holds no DSSE envelope (a message signature is not a model signature)")
+        }
+        guard let type = envelope["payloadType"] as? String, type == Self.payloadType else {
+            throw refuse("carries \(envelope["payloadType"] as? String ?? "no payload type"), not \(Self.payloadType)")
+        }
+        guard let payloadText = envelope["payload"] as? String, let payload = Data(base64Encoded: payloadText) else {
+            throw refuse("has a payload that is not base64")
+        }
+        guard let signatures = envelope["signatures"] as? [[String: Any]], signatures.count == 1,
+            let signatureText = signatures[0]["sig"] as? String, let signature = Data(base64Encoded: signatureText)
+        else { throw refuse("does not hold exactly one base64 signature") }
+        let material = object["verificationMaterial"] as? [String: Any] ?? [:]
+        self.payload = payload
+        self.signature = signature
+        self.keyHint = (material["publicKey"] as? [String: Any])?["hint"] as? String
+        self.hasCertificate = material["certificate"] != nil || material["x509CertificateChain"] != nil
+    }
+
+    /// DSSE's pre-authentication encoding of the payload: what the ECDSA signature is over.
+    var preAuthenticationEncoding: Data {
+        var bytes = Data("DSSEv1 \(Self.payloadType.utf8.count) \(Self.payloadType) \(payload.count) ".utf8)
+        bytes.append(payload)
+        return bytes
+    }
+
+    /// The signed file list, once the signature is `key`'s over exactly this statement.
+    ///
+    /// - Throws: `signatureInvalid`: made with a certificate (only key signatures are checked so far), a key hint
+    ///   naming another key, a signature that does not verify (another key, or a statement changed after
+    ///   signing), or a statement that is not a v1.0 model signature (see ``SignedFiles``).
+    public func verified(by key: TrustedKey) throws -> SignedFiles {
+        if hasCertificate {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "The model was signed with a certificate; ModelDepot checks signatures made with a key (model_signing sign key) so far."
+            )
+        }
+        if let keyHint, keyHint.lowercased() != key.hint {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "The model was signed with another key (its signature names key \(keyHint.prefix(16))…, the trusted key is \(key.hint.prefix(16))…)."
+            )
+        }
+        guard key.isValid(signature: signature, for: preAuthenticationEncoding) else {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "The signature does not verify with the trusted \(key.curve) key: the statement was changed after signing, or another key signed it."
+            )
+        }
+        return try SignedFiles(statement: payload)
+    }
+}
+
+/// What a verified model signature says: the model's name and every file's SHA-256, with the paths signing ignored.
+public struct SignedFiles: Sendable, Equatable {
+    /// The name the signer gave the model (its folder's name).
+    public var modelName: String
+    /// Every signed file, by its path in the model folder, with its lowercase hex SHA-256.
+    public var files: [String: String]
+    /// Paths signing skipped (the signature file itself, `.git`, `.gitattributes`, …), as the statement lists them.
+    public var ignoredPaths: [String]
+
+    /// Reads an in-toto statement of model-signing's v1.0 predicate.
+    ///
+    /// - Throws: `signatureInvalid` naming the problem: not an in-toto v1 statement, another predicate, a
+    ///   serialization other than whole files with SHA-256, a digest of the wrong length, a path that leaves the
+    ///   model folder or is listed twice, or a root digest that does not match the files.
+    init(statement: Data) throws {
+        func refuse(_ problem: String) -> ModelDepotError {
+            ModelDepotError(.signatureInvalid, "The signed statement \(problem).")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: statement) as? [String: Any] else {
+            throw refuse("is not JSON")
+        }
+        guard object["_type"] as? String == "https://in-toto.io/Statement/v1" else {
+            throw refuse("is not an in-toto v1 statement")
+        }
+        let predicateType = object["predicateType"] as? String ?? "none"
+        guard predicateType == "https://model_signing/signature/v1.0" else {
+            throw refuse("has predicate type \(predicateType), not model-signing's v1.0")
+        }
+        guard let subjects = object["subject"] as? [[String: Any]], subjects.count == 1,
+            let name = subjects[0]["name"] as? String,
+            let root = (subjects[0]["digest"] as? [String: Any])?["sha256"] as? String
+        else { throw refuse("does not name exactly one model with a SHA-256 digest") }
+        guard let predicate = object["predicate"] as? [String: Any],
+            let serialization = predicate["serialization"] as? [String: Any],
+            let resources = predicate["resources"] as? [[String: Any]]
+        else { throw refuse("has no serialization or resources") }
+        let method = serialization["method"] as? String ?? "none"
+        guard method == "files" else {
+            throw refuse("hashes by \(method); only whole files (\"files\") are checked so far")
+        }
+        guard serialization["hash_type"] as? String == "sha256" else {
+            throw refuse("uses hash type \(serialization["hash_type"] as? String ?? "none"), not sha256")
+        }
+        var files: [String: String] = [:]
+        var rootHasher = SHA256()
+        for resource in resources {
+            guard let path = resource["name"] as? String, let digest = resource["digest"] as? String else {
+                throw refuse("lists a file without a name or digest")
+            }
+            guard resource["algorithm"] as? String == "sha256" else {
+                throw refuse("hashes \(path) with \(resource["algorithm"] as? String ?? "no algorithm"), not sha256")
+            }
+            guard (try? RepoFilePath(path)) != nil else {
+                throw refuse("names \(path), which leaves the model folder")
+            }
+            guard digest.utf8.count == 64, let bytes = Data(hexString: digest) else {
+                throw refuse("gives \(path) a digest that is not 64 hex digits")
+            }
+            guard files.updateValue(digest.lowercased(), forKey: path) == nil else {
+                throw refuse("lists \(path) twice")
+            }
+            rootHasher.update(data: bytes)
+        }
+        guard rootHasher.finalize().hexString == root.lowercased() else {
+            throw refuse("is inconsistent: its file digests do not hash to the model's digest")
+        }
+        self.modelName = name
+        self.files = files
+        self.ignoredPaths = serialization["ignore_paths"] as? [String] ?? []
+    }
+
+    /// Whether signing skipped `path`: listed in the statement's ignored paths (or below one), the signature file
+    /// `signaturePath`, or a `.git*` entry at the top, as model-signing skips them.
+    public func ignores(_ path: String, signaturePath: String) -> Bool {
+        if path == signaturePath || path.split(separator: "/").first?.hasPrefix(".git") == true { return true }
+        return ignoredPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
+    /// How a model's files (path → SHA-256, ignored ones left out) differ from what was signed; empty when they
+    /// are exactly the signed ones.
+    public func problems(comparedWith actual: [String: String]) -> [String] {
+        var problems: [String] = []
+        for (path, digest) in actual.sorted(by: { $0.key < $1.key }) {
+            guard let signed = files[path] else {
+                problems.append("\(path) is not covered by the signature")
+                continue
+            }
+            if signed != digest.lowercased() { problems.append("\(path) differs from what was signed") }
+        }
+        for path in files.keys.sorted() where actual[path] == nil {
+            problems.append("\(path) is signed but not in the model")
+        }
+        return problems
+    }
+}
+
+extension Data {
+    /// Bytes from an even number of hex digits; nil for anything else.
+    init?(hexString text: String) {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(text.utf8.count / 2)
+        var high: UInt8?
+        for character in text.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        guard high == nil else { return nil }
+        self.init(bytes)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotServer
+import ModelDepotTesting
+import Testing
+
+/// `pull --require-signature` and `verify --signature` against repositories signed by the reference signer, PyPI's
+/// model-signing 1.1.1 (the venv `scripts/test` makes, `.venv-signing`), served by our mirror.
+@Suite(.enabled(if: SigningVenv.isInstalled, "model-signing is missing (scripts/test installs it)"))
+struct SignatureCommandTests {
+    @Test func signaturesModelSigningMadeAreCheckedAndEveryTamperingIsRefused() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-signing")
+        defer { folder.remove() }
+        let prepared = try await SigningVenv.run(["prepare", folder.url.path])
+        try #require(prepared.status == 0, "\(prepared.stderr)")
+        let keys = try #require(
+            try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
+        let trusted = try #require(keys["trusted"])
+
+        let mirror = MirrorServer(
+            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (addresses, announce) = AsyncStream<URL>.makeStream()
+        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
+        defer { serving.cancel() }
+        let endpoint = try #require(await addresses.first { _ in true }).absoluteString
+        func pull(_ name: String, key: String = trusted) async throws -> (CLIRunner.Output, URL) {
+            let cache = folder.path("cache-\(name)")
+            let output = try await CLIRunner.run([
+                "pull", "acme/\(name)", "--require-signature", "--trusted-key", key, "--endpoint", endpoint,
+                "--cache-dir", cache.path,
+            ])
+            return (output, cache)
+        }
+
+        // Signed by the trusted key: pulled, and the weights' digest is the download's own (nothing re-hashed
+        // but the two small files).
+        let (good, cache) = try await pull("good")
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(
+            good.stderr.contains("signature: 3 files signed by the trusted key match (1 digests from the download"),
+            "\(good.stderr)")
+        let snapshot = try #require(good.stdout.split(separator: "\n").last.map(String.init))
+        #expect(snapshot.contains("/snapshots/"))
+        // model-signing itself agrees that the snapshot, as the cache holds it, is what was signed.
+        let signatureBlob = URL(fileURLWithPath: snapshot + "/model.sig").resolvingSymlinksInPath().path
+        let theirs = try await SigningVenv.run(["verify", snapshot, trusted, signatureBlob])
+        #expect(theirs.status == 0, "\(theirs.stderr)")
+        let verified = try await CLIRunner.run([
+            "verify", "acme/good", "--signature", "--trusted-key", trusted, "--cache-dir", cache.path,
+        ])
+        #expect(verified.status == 0 && verified.stdout.contains("3 files match the signature"), "\(verified.stderr)")
+        // A byte of the cached weights flipped: the remembered verification no longer holds, so it is hashed again.
+        let weights = URL(fileURLWithPath: snapshot + "/weights.bin").resolvingSymlinksInPath()
+        var bytes = try Data(contentsOf: weights)
+        bytes[4096] ^= 1
+        try bytes.write(to: weights)
+        let flipped = try await CLIRunner.run([
+            "verify", "acme/good", "--signature", "--trusted-key", trusted, "--cache-dir", cache.path,
+        ])
+        #expect(
+            flipped.status == 1 && flipped.stderr.contains("weights.bin differs from what was signed"),
+            "\(flipped.stderr)")
+
+        let (p384, _) = try await pull("p384", key: try #require(keys["p384"]))
+        #expect(p384.status == 0, "\(p384.stderr)")
+
+        // Each refusal names its reason; no snapshot folder is printed; those refused on the signature alone
+        // download none of the weights.
+        let refusals: [(String, String, Bool)] = [
+            ("tampered", "config.json differs from what was signed", false),
+            ("extra", "extra.txt is not covered by the signature", false),
+            ("removed", "sub/notes.txt is signed but not in the model", false),
+            ("otherkey", "signed with another key", true),
+            ("altered", "does not verify with the trusted P-256 key", true),
+            ("forged", "does not verify with the trusted P-256 key", true),
+            ("unsigned", "has no signature at model.sig", true),
+            ("truncated", "is not a JSON Sigstore bundle", true),
+            ("climbing", "names ../outside.json, which leaves the model folder", true),
+            ("sharded", "only whole files", true),
+        ]
+        for (name, reason, beforeWeights) in refusals {
+            let (refused, cache) = try await pull(name)
+            #expect(refused.status == 1 && refused.stderr.contains(reason), "\(name): \(refused.stderr)")
+            #expect(!refused.stdout.contains("/snapshots/"), "\(name): \(refused.stdout)")
+            if beforeWeights {
+                let blobs = cache.appendingPathComponent("models--acme--\(name)/blobs")
+                let sizes = ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).compactMap {
+                    FileManager.default.fileSize(blobs.appendingPathComponent($0))
+                }
+                #expect(sizes.allSatisfy { $0 < 1 << 20 }, "\(name) downloaded the weights: \(sizes)")
+            }
+        }
+
+        // Bad keys and flags, before anything is downloaded.
+        let (rsa, _) = try await pull("good", key: try #require(keys["rsa"]))
+        #expect(rsa.status == 1 && rsa.stderr.contains("not an ECDSA key"), "\(rsa.stderr)")
+        let noKey = try await CLIRunner.run(["pull", "acme/good", "--require-signature", "--endpoint", endpoint])
+        #expect(noKey.status != 0 && noKey.stderr.contains("needs --trusted-key"), "\(noKey.stderr)")
+    }
+}
+
+enum SigningVenv {
+    static let python = PythonVenv.packageRoot.appendingPathComponent(".venv-signing/bin/python")
+    static let isInstalled = FileManager.default.isExecutableFile(atPath: python.path)
+
+    /// Runs the signing peer with `arguments`.
+    static func run(_ arguments: [String]) async throws -> CLIRunner.Output {
+        let script = PythonVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/signing_peer.py").path
+        let started = try CLIRunner.startProgram(python, [script] + arguments)
+        return await CLIRunner.wait(started.0, started.1, started.2)
+    }
+}
+
+extension FileManager {
+    func fileSize(_ url: URL) -> Int64? {
+        (try? attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+    }
+}
