@@ -201,6 +201,39 @@ public struct HubClient: Sendable {
         }
     }
 
+    /// The first `count` bytes of a file at `revision` (fewer when it is shorter), from a `Range` request on its
+    /// resolve URL; redirects are followed to a CDN, which never sees the token. A server that ignores the range
+    /// and sends the whole file is read only that far.
+    ///
+    /// - Throws: `entryNotFound` when the file does not exist; the other Hub errors as usual.
+    public func firstBytes(
+        _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath, count: Int
+    ) async throws -> [UInt8] {
+        if !mirrors.isEmpty {
+            return try await failingOver {
+                try await $0.firstBytes(repo, type: type, revision: revision, path: path, count: count)
+            }
+        }
+        let resolve = resolveURL(repo, type: type, revision: revision, path: path)
+        return try await withRetries {
+            let range = [("Range", "bytes=0-\(max(count, 1) - 1)")]
+            let (response, current) = try await HTTPExchange.following(
+                redirectsFrom: resolve, limit: Self.maximumRedirects,
+                send: { try await send(method: "GET", url: $0, extraHeaders: range) }, follows: { _, _ in true })
+            guard (200..<300).contains(response.status) else {
+                throw Self.hubError(
+                    for: response, url: current,
+                    body: try await Self.collect(response.body, limit: 1 << 16, url: current))
+            }
+            var bytes: [UInt8] = []
+            for try await chunk in response.body {
+                bytes += chunk.readableBytesView.prefix(count - bytes.count)
+                if bytes.count >= count { break }
+            }
+            return bytes
+        }
+    }
+
     /// A file that exists, or one the Hub says is missing (with the commit, so the cache can remember it).
     package enum FileLookup: Sendable {
         case found(HubFileMetadata)
@@ -270,14 +303,15 @@ public struct HubClient: Sendable {
     // MARK: - Transport
 
     /// Sends one request with the identity encoding and, for the endpoint's origin, the token.
-    func send(method: String, url: URL) async throws -> TransportResponse {
+    func send(method: String, url: URL, extraHeaders: [(String, String)] = []) async throws -> TransportResponse {
         guard !isOffline else {
             throw ModelDepotError(
                 .notCached,
                 "Offline mode is on (HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online."
             )
         }
-        let headers = [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + authorization(for: url)
+        let headers =
+            [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + extraHeaders + authorization(for: url)
         do {
             return try await transport.send(TransportRequest(method: method, url: url, headers: headers))
         } catch let error as ModelDepotError {

@@ -38,8 +38,10 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             var cached: Bool
             var header: ModelFileSummary?
             var damaged: String?
+            /// When the file is a Python pickle: what loading it runs.
+            var pickle: String?
 
-            private enum CodingKeys: String, CodingKey { case path, size, sha256, cached, damaged }
+            private enum CodingKeys: String, CodingKey { case path, size, sha256, cached, damaged, pickle }
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
@@ -48,11 +50,12 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 try container.encodeIfPresent(sha256, forKey: .sha256)
                 try container.encode(cached, forKey: .cached)
                 try container.encodeIfPresent(damaged, forKey: .damaged)
+                try container.encodeIfPresent(pickle, forKey: .pickle)
                 try header?.encode(to: encoder)
             }
 
             /// The header's line for people, or the damage.
-            var formatText: String { header?.description ?? damaged.map { "damaged: \($0)" } ?? "" }
+            var formatText: String { header?.description ?? pickle ?? damaged.map { "damaged: \($0)" } ?? "" }
         }
         var catalogEntry: CatalogEntry?
         var id: String
@@ -81,13 +84,24 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             throw hub.cacheOptions.explaining(error, id, asked: type)
         }
         let (commit, source) = (listing.commit, listing.source)
-        let files = listing.files.filter { selection.selects($0.path) }.map { file in
+        var files = listing.files.filter { selection.selects($0.path) }.map { file in
             let path = try? RepoFilePath(file.path)
             let (header, damaged) = path.map { Self.header(of: repository.snapshotFile(commit, $0).path) } ?? (nil, nil)
             return Report.File(
                 path: file.path, size: file.size, sha256: file.sha256,
                 cached: path.map { repository.hasFile($0, commit: commit) } ?? false, header: header,
                 damaged: damaged)
+        }
+        // Pickles, judged by their bytes: cached ones read, the others probed by their first bytes.
+        do {
+            let pickles = try await models.pickles(in: id, type: type, commit: commit, paths: files.map(\.path))
+            for finding in pickles {
+                guard let index = files.firstIndex(where: { $0.path == finding.path }) else { continue }
+                files[index].pickle = finding.detail
+                files[index].damaged = nil
+            }
+        } catch {
+            printStatus("pickle check skipped: \(error)")
         }
         let report = Report(
             catalogEntry: entry, id: id.description, type: type.rawValue, revision: revision, commit: commit,

@@ -85,6 +85,14 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     @OptionGroup var signature: SignatureOptions
 
+    @Flag(
+        help:
+            "Refuse to download Python pickles (raw, or PyTorch ZIP checkpoints), which can run code when loaded; judged by each file's first bytes."
+    )
+    var refusePickle = false
+
+    var policy: DownloadPolicy { DownloadPolicy(refusePickle: refusePickle) }
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -197,7 +205,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             })
         let models = try manager()
         if dryRun {
-            render(try await models.plan(request))
+            try await render(models.plan(request), request, with: models)
             return
         }
         renderer.finish(try await download(request, with: models, renderer: renderer), named: !named.isEmpty)
@@ -210,7 +218,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         -> Snapshot
     {
         guard let key = try signature.key() else {
-            return try await models.download(request).follow(rendering: renderer)
+            return try await models.download(request, policy: policy).follow(rendering: renderer)
         }
         let path = signature.signaturePath
         var signatureOnly = request
@@ -230,7 +238,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         var pinned = request
         pinned.revision = signed.commit
         if pinned.files != nil { pinned.files?.append(path) }
-        let snapshot = try await models.download(pinned).follow(rendering: renderer)
+        let snapshot = try await models.download(pinned, policy: policy).follow(rendering: renderer)
         renderer.finishLine()
         let check = try models.verifySignature(
             of: request.repo, type: request.type, revision: signed.commit, signaturePath: path, key: key)
@@ -240,10 +248,37 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         return snapshot
     }
 
-    /// `--dry-run`: the plan as a table on stdout, or as one JSON object with `--json`.
-    func render(_ plan: SnapshotPlan) {
+    /// `--dry-run`: the plan as a table on stdout (pickles marked), or as one JSON object with `--json`.
+    func render(_ plan: SnapshotPlan, _ request: SnapshotRequest, with models: ModelManager) async throws {
+        var pickles: [PickleFinding] = []
+        do {
+            pickles = try await models.pickles(
+                in: request.repo, type: request.type, commit: plan.commit, paths: plan.files.map(\.path))
+        } catch {
+            printStatus("pickle check skipped: \(error)")
+        }
         if outputOptions.json {
-            printJSON(plan)
+            struct Report: Encodable {
+                var plan: SnapshotPlan
+                var pickles: [[String: String]]
+                func encode(to encoder: any Encoder) throws {
+                    try plan.encode(to: encoder)
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encode(pickles, forKey: Key(stringValue: "pickles")!)
+                }
+                struct Key: CodingKey {
+                    var stringValue: String
+                    var intValue: Int? { nil }
+                    init?(stringValue: String) { self.stringValue = stringValue }
+                    init?(intValue: Int) { nil }
+                }
+            }
+            printJSON(
+                Report(
+                    plan: plan,
+                    pickles: pickles.map {
+                        ["path": $0.path, "summary": $0.file.summary, "dangerous": "\($0.file.isDangerous)"]
+                    }))
             return
         }
         let toFetch = plan.files.filter(\.willDownload)
@@ -254,8 +289,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             let state = file.willDownload ? (file.cached ? "again" : "download") : "cached"
             let size = ByteFormat.string(file.size)
             let column = String(repeating: " ", count: max(0, 11 - size.count)) + size
-            print("  \(state.padding(toLength: 9, withPad: " ", startingAt: 0))\(column)  \(file.path)")
+            let flag = pickles.contains { $0.path == file.path } ? "  [pickle: can run code when loaded]" : ""
+            print("  \(state.padding(toLength: 9, withPad: " ", startingAt: 0))\(column)  \(file.path)\(flag)")
         }
+        for finding in pickles { print("pickle: \(finding)") }
         if let after = plan.freeBytesAfter {
             print(
                 after >= 0
@@ -306,7 +343,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             request.revision = revision ?? request.revision
             request.forceDownload = forceDownload
             if dryRun {
-                render(try await models.plan(request))
+                try await render(models.plan(request), request, with: models)
                 continue
             }
             renderer.finish(try await download(request, with: models, renderer: renderer))

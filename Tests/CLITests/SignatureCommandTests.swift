@@ -106,9 +106,7 @@ enum SigningVenv {
 
     /// Runs the signing peer with `arguments`.
     static func run(_ arguments: [String]) async throws -> CLIRunner.Output {
-        let script = PythonVenv.packageRoot.appendingPathComponent("Tests/PythonPeers/signing_peer.py").path
-        let started = try CLIRunner.startProgram(python, [script] + arguments)
-        return await CLIRunner.wait(started.0, started.1, started.2)
+        try await run(script: "signing_peer.py", arguments)
     }
 }
 

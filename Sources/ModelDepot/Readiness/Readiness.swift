@@ -60,6 +60,8 @@ public struct ReadinessReport: Sendable {
     public var details: [String: String]
     /// The snapshot folder, when cached (the bundle's folder for a bundled model).
     public var folder: URL?
+    /// Files that are Python pickles (they can run code when loaded; ``details`` says what each imports).
+    public var pickles: [String] = []
     /// Where the model lives: the Hub cache (`ModelStorage.Kind.redownloadable`) or the app's bundle.
     public var storage: ModelStorage.Kind = .redownloadable
 }

@@ -103,7 +103,12 @@ public struct ReadinessChecker: Sendable {
                 continue
             }
             do {
-                if let detail = try Self.inspect(file) { report.details[path.value] = detail }
+                if let detail = try ModelFileSummary.read(path: file)?.description {
+                    report.details[path.value] = detail
+                } else if let pickle = try PickleFile.inspect(URL(fileURLWithPath: file)) {
+                    report.details[path.value] = pickle.summary
+                    report.pickles.append(path.value)
+                }
             } catch let problem as ModelDepotError where problem.code == .invalidModelFile {
                 corrupt[path.value] = problem.message
                 continue
@@ -143,9 +148,10 @@ public struct ReadinessChecker: Sendable {
         Directory.names(repository.blobsFolder.path).contains { $0.hasSuffix(".incomplete") }
     }
 
-    /// Checks a file's format by its extension; returns a one-line summary, nil for formats it does not read.
+    /// Checks a file's format (by its extension, and any file for a Python pickle by its bytes); returns a one-line
+    /// summary, nil for formats it does not read.
     public static func inspect(_ path: String) throws -> String? {
-        try ModelFileSummary.read(path: path)?.description
+        try ModelFileSummary.read(path: path)?.description ?? PickleFile.inspect(URL(fileURLWithPath: path))?.summary
     }
 
     /// Hashes a blob against its name (64 hex: SHA-256, 40 hex: git blob id); nil for names that are not hashes.

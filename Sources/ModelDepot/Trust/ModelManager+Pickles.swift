@@ -1,0 +1,110 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+
+/// What a download may fetch: ``refusePickle`` keeps out weights that can run code when loaded.
+public struct DownloadPolicy: Sendable, Hashable {
+    /// Refuse a download that selects a Python pickle (raw or in a PyTorch ZIP), judged by its bytes.
+    public var refusePickle: Bool
+
+    public init(refusePickle: Bool = false) {
+        self.refusePickle = refusePickle
+    }
+}
+
+/// A pickle found among a repository's files.
+public struct PickleFinding: Sendable, Equatable {
+    /// Its path in the repository.
+    public var path: String
+    /// What it is; its imports are known when the file is cached (only its first bytes are read otherwise).
+    public var file: PickleFile
+    /// Safetensors files beside it, which usually hold the same weights without the risk.
+    public var safetensorsAlternatives: [String]
+
+    /// What it is and what to use instead, for people.
+    public var detail: String {
+        guard !safetensorsAlternatives.isEmpty else { return file.summary }
+        return
+            "\(file.summary); the same folder has \(safetensorsAlternatives.joined(separator: ", ")) (safetensors: cannot run code)"
+    }
+
+    /// One line for people: the path and the detail.
+    public var description: String { "\(path): \(detail)" }
+}
+
+extension ModelManager {
+    /// Extensions of files that are never pickles (their formats are text, or checked elsewhere): not probed.
+    static let notPickleExtensions: Set<String> = [
+        "json", "txt", "md", "safetensors", "gguf", "yaml", "yml", "jinja", "png", "jpg", "jpeg", "gif", "py",
+        "model", "tiktoken", "csv", "onnx", "mlmodel", "wav", "mp3", "flac", "gitattributes", "sig",
+    ]
+
+    /// Which of `paths` at `commit` are Python pickles, judged by their bytes: a cached file is read (its imports
+    /// listed); another is probed with a `Range` request for its first bytes. Files whose extension names a format
+    /// that is never a pickle (JSON, safetensors, GGUF, …) are not probed.
+    ///
+    /// - Throws: the Hub's errors for a probe; `invalidModelFile` for a cached pickle that cannot be judged.
+    public nonisolated func pickles(
+        in repo: RepoID, type: RepoType = .model, commit: String, paths: [String]
+    ) async throws -> [PickleFinding] {
+        let repository = cache.repository(repo, type: type)
+        let candidates = paths.filter {
+            !Self.notPickleExtensions.contains(($0 as NSString).pathExtension.lowercased())
+        }
+        var found: [String: PickleFile] = [:]
+        try await withThrowingTaskGroup(of: (String, PickleFile?).self) { group in
+            var next = candidates.makeIterator()
+            func add() -> Bool {
+                guard let path = next.next() else { return false }
+                group.addTask { [pull] in
+                    let filePath = try RepoFilePath(path)
+                    if repository.hasFile(filePath, commit: commit) {
+                        return (path, try PickleFile.inspect(repository.snapshotFile(commit, filePath)))
+                    }
+                    let prefix = try await pull.hub.firstBytes(
+                        repo, type: type, revision: commit, path: filePath, count: PickleFile.sniffLength)
+                    return (path, PickleFile.sniff(prefix))
+                }
+                return true
+            }
+            for _ in 0..<8 where add() {}
+            while let (path, file) = try await group.next() {
+                if let file { found[path] = file }
+                _ = add()
+            }
+        }
+        return found.keys.sorted().map { path in
+            let folder = (path as NSString).deletingLastPathComponent
+            let alternatives = paths.filter {
+                ($0 as NSString).deletingLastPathComponent == folder && $0.hasSuffix(".safetensors")
+            }
+            return PickleFinding(path: path, file: found[path]!, safetensorsAlternatives: alternatives.sorted())
+        }
+    }
+
+    /// Starts (or joins) a download once `policy` allows it: with ``DownloadPolicy/refusePickle`` the selected files
+    /// are probed first and a pickle among them refuses the download before a byte of it is fetched.
+    ///
+    /// - Throws: `unsafeFormat` naming every pickle (and the safetensors files beside them); the plan's errors.
+    public func download(_ request: SnapshotRequest, policy: DownloadPolicy) async throws -> ModelDownloadTask {
+        if policy.refusePickle {
+            var pinned = request
+            let plan = try await self.plan(request)
+            pinned.revision = plan.commit
+            let findings = try await pickles(
+                in: request.repo, type: request.type, commit: plan.commit, paths: plan.files.map(\.path))
+            try Self.refuse(findings, of: request.repo)
+            return download(pinned)
+        }
+        return download(request)
+    }
+
+    /// Throws `unsafeFormat` naming each pickle; nothing when there is none.
+    static func refuse(_ findings: [PickleFinding], of repo: RepoID) throws {
+        guard !findings.isEmpty else { return }
+        throw ModelDepotError(
+            .unsafeFormat,
+            "\(repo) selects Python pickles, which can run code when loaded, and the policy refuses them: \(findings.map(\.description).joined(separator: "; ")). Exclude them (--exclude), or pull without --refuse-pickle if you trust the publisher."
+        )
+    }
+}

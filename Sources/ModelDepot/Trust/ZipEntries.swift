@@ -1,0 +1,145 @@
+import Foundation
+import ModelDepotCore
+
+/// The entries of a ZIP file, read from its central directory (ZIP64 included: checkpoints pass 4 GiB), so a
+/// PyTorch checkpoint's pickles can be found and read without reading its tensors.
+struct ZipEntries {
+    /// The largest pickle read into memory; a checkpoint's object graph is kilobytes to a few megabytes.
+    static let largestPickle = 256 << 20
+
+    struct Entry {
+        var method: UInt16
+        var compressedSize: Int64
+        var size: Int64
+        var localHeader: Int64
+    }
+
+    let handle: FileHandle
+    let name: String
+    private(set) var names: [String] = []
+    private var entries: [String: Entry] = [:]
+
+    /// The name of the first entry, from the local header a ZIP starts with; nil when `prefix` is not a ZIP's start.
+    static func firstLocalName(_ prefix: [UInt8]) -> String? {
+        guard prefix.count >= 30, little(prefix, 0, 4) == 0x0403_4B50 else { return nil }
+        let length = Int(little(prefix, 26, 2))
+        guard prefix.count >= 30 + length else { return nil }
+        return String(decoding: prefix[30..<30 + length], as: UTF8.self)
+    }
+
+    /// Reads the central directory of the ZIP open in `handle`.
+    ///
+    /// - Throws: `invalidModelFile` naming what is wrong (no end record, a directory outside the file).
+    init(handle: FileHandle, name: String) throws {
+        self.handle = handle
+        self.name = name
+        let size = Int64(try handle.seekToEnd())
+        let tailLength = min(size, 65_557)
+        let tail = try read(at: size - tailLength, count: Int(tailLength))
+        guard
+            let end = stride(from: tail.count - 22, through: 0, by: -1).first(where: {
+                Self.little(tail, $0, 4) == 0x0605_4B50
+            })
+        else { throw refuse("has no ZIP end record") }
+        var count = Int64(Self.little(tail, end + 10, 2))
+        var directorySize = Int64(Self.little(tail, end + 12, 4))
+        var directoryOffset = Int64(Self.little(tail, end + 16, 4))
+        if count == 0xFFFF || directoryOffset == 0xFFFF_FFFF || directorySize == 0xFFFF_FFFF {
+            // ZIP64: a locator just before the end record points at the ZIP64 end record.
+            guard end >= 20, Self.little(tail, end - 20, 4) == 0x0706_4B50 else {
+                throw refuse("lacks its ZIP64 locator")
+            }
+            let record = try read(at: Int64(Self.little(tail, end - 12, 8)), count: 56)
+            guard Self.little(record, 0, 4) == 0x0606_4B50 else { throw refuse("has a damaged ZIP64 end record") }
+            count = Int64(Self.little(record, 32, 8))
+            directorySize = Int64(Self.little(record, 40, 8))
+            directoryOffset = Int64(Self.little(record, 48, 8))
+        }
+        guard directoryOffset >= 0, directorySize >= 0, directoryOffset + directorySize <= size,
+            directorySize <= Int64(Self.largestPickle), count <= 1_000_000
+        else { throw refuse("has a central directory outside the file") }
+        let directory = try read(at: directoryOffset, count: Int(directorySize))
+        var at = 0
+        for _ in 0..<count {
+            guard at + 46 <= directory.count, Self.little(directory, at, 4) == 0x0201_4B50 else {
+                throw refuse("has a damaged central directory")
+            }
+            let nameLength = Int(Self.little(directory, at + 28, 2))
+            let extraLength = Int(Self.little(directory, at + 30, 2))
+            let commentLength = Int(Self.little(directory, at + 32, 2))
+            guard at + 46 + nameLength + extraLength + commentLength <= directory.count else {
+                throw refuse("has a damaged central directory")
+            }
+            var entry = Entry(
+                method: UInt16(Self.little(directory, at + 10, 2)),
+                compressedSize: Int64(Self.little(directory, at + 20, 4)),
+                size: Int64(Self.little(directory, at + 24, 4)),
+                localHeader: Int64(Self.little(directory, at + 42, 4)))
+            let entryName = String(decoding: directory[at + 46..<at + 46 + nameLength], as: UTF8.self)
+            Self.applyZip64(directory[(at + 46 + nameLength)..<(at + 46 + nameLength + extraLength)], to: &entry)
+            names.append(entryName)
+            entries[entryName] = entry
+            at += 46 + nameLength + extraLength + commentLength
+        }
+    }
+
+    /// ZIP64's extra field (id 1) holds the sizes and offset that did not fit in 32 bits, in this order.
+    private static func applyZip64(_ extra: ArraySlice<UInt8>, to entry: inout Entry) {
+        let bytes = Array(extra)
+        var at = 0
+        while at + 4 <= bytes.count {
+            let id = little(bytes, at, 2)
+            let length = Int(little(bytes, at + 2, 2))
+            guard at + 4 + length <= bytes.count else { return }
+            if id == 1 {
+                var field = at + 4
+                func next() -> Int64? {
+                    guard field + 8 <= at + 4 + length else { return nil }
+                    defer { field += 8 }
+                    return Int64(little(bytes, field, 8))
+                }
+                if entry.size == 0xFFFF_FFFF, let value = next() { entry.size = value }
+                if entry.compressedSize == 0xFFFF_FFFF, let value = next() { entry.compressedSize = value }
+                if entry.localHeader == 0xFFFF_FFFF, let value = next() { entry.localHeader = value }
+                return
+            }
+            at += 4 + length
+        }
+    }
+
+    /// The bytes of a stored (uncompressed) entry, as `torch.save` writes them.
+    ///
+    /// - Throws: `invalidModelFile` for a compressed or oversized entry, or one whose header is damaged.
+    func storedBytes(of entryName: String) throws -> [UInt8] {
+        guard let entry = entries[entryName] else { throw refuse("has no entry \(entryName)") }
+        guard entry.method == 0 else {
+            throw refuse("holds \(entryName) compressed (method \(entry.method)); PyTorch stores pickles uncompressed")
+        }
+        guard entry.size <= Int64(Self.largestPickle), entry.size == entry.compressedSize else {
+            throw refuse("holds \(entryName) of \(entry.size) bytes, too large to be a checkpoint's pickle")
+        }
+        let header = try read(at: entry.localHeader, count: 30)
+        guard Self.little(header, 0, 4) == 0x0403_4B50 else { throw refuse("has a damaged header for \(entryName)") }
+        let start = entry.localHeader + 30 + Int64(Self.little(header, 26, 2)) + Int64(Self.little(header, 28, 2))
+        return try read(at: start, count: Int(entry.size))
+    }
+
+    private func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard offset >= 0 else { throw refuse("points before its start") }
+        try handle.seek(toOffset: UInt64(offset))
+        let bytes = [UInt8](try handle.read(upToCount: count) ?? Data())
+        guard bytes.count == count else { throw refuse("is truncated") }
+        return bytes
+    }
+
+    private func refuse(_ problem: String) -> ModelDepotError {
+        ModelDepotError(.invalidModelFile, "\(name) \(problem); its pickles cannot be judged, so it is refused.")
+    }
+
+    /// A little-endian unsigned integer of `width` bytes at `offset`.
+    static func little(_ bytes: [UInt8], _ offset: Int, _ width: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<width { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+        return value
+    }
+}
