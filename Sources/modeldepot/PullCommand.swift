@@ -217,7 +217,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     func download(_ request: SnapshotRequest, with models: ModelManager, renderer: ProgressRenderer) async throws
         -> Snapshot
     {
-        guard let key = try signature.key() else {
+        guard let trust = try signature.trust() else {
             return try await models.download(request, policy: policy).follow(rendering: renderer)
         }
         let path = signature.signaturePath
@@ -234,16 +234,16 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             )
         }
         let bundle = try Data(contentsOf: signed.folder.appendingPathComponent(path))
-        _ = try ModelSignature(bundle: bundle, name: "\(request.repo)/\(path)").verified(by: key)
+        _ = try await ModelSignature(bundle: bundle, name: "\(request.repo)/\(path)").verified(by: trust)
         var pinned = request
         pinned.revision = signed.commit
         if pinned.files != nil { pinned.files?.append(path) }
         let snapshot = try await models.download(pinned, policy: policy).follow(rendering: renderer)
         renderer.finishLine()
-        let check = try models.verifySignature(
-            of: request.repo, type: request.type, revision: signed.commit, signaturePath: path, key: key)
+        let check = try await models.verifySignature(
+            of: request.repo, type: request.type, revision: signed.commit, signaturePath: path, trust: trust)
         printStatus(
-            "signature: \(counted(check.signed.files.count, "file")) signed by the trusted key match (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
+            "signature: \(counted(check.signed.files.count, "file")) signed by the trusted publisher match (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
         )
         return snapshot
     }

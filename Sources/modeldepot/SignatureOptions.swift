@@ -8,24 +8,35 @@ struct SignatureOptions: ParsableArguments {
     @Option(help: "A PEM public key (ECDSA P-256/384/521) whose model signatures to trust.")
     var trustedKey: String?
 
+    @Option(
+        help: "PEM certificates a signature's signing certificate must chain to (signatures made with certificates).")
+    var trustedCertificate: String?
+
     @Option(help: "Where the signature is in the repository.")
     var signaturePath: String = ModelManager.defaultSignaturePath
 
-    /// Refuses a key given without the flag that uses it, and a required check without a key.
+    /// Refuses a key given without the flag that uses it, and a required check without exactly one trust anchor.
     func validate(checking: Bool, flag: String) throws {
-        if checking, trustedKey == nil {
-            throw ValidationError("\(flag) needs --trusted-key KEY.pem, the publisher's public key.")
+        let given = [trustedKey, trustedCertificate].compactMap { $0 }.count
+        if checking, given != 1 {
+            throw ValidationError(
+                "\(flag) needs --trusted-key KEY.pem (the publisher's public key) or --trusted-certificate CA.pem, one of them."
+            )
         }
-        if trustedKey != nil, !checking {
-            throw ValidationError("--trusted-key is used with \(flag).")
+        if given > 0, !checking {
+            throw ValidationError("--trusted-key and --trusted-certificate are used with \(flag).")
         }
         if (try? RepoFilePath(signaturePath)) == nil {
             throw ValidationError("--signature-path '\(signaturePath)' is not a path inside a repository.")
         }
     }
 
-    /// The trusted key, read before anything is downloaded; nil without one.
-    func key() throws -> TrustedKey? {
-        try trustedKey.map { try TrustedKey(contentsOf: URL(fileURLWithPath: $0)) }
+    /// Whom to trust, read before anything is downloaded; nil when no signature is checked.
+    func trust() throws -> SignatureTrust? {
+        if let trustedKey { return .key(try TrustedKey(contentsOf: URL(fileURLWithPath: trustedKey))) }
+        if let trustedCertificate {
+            return .certificates(try TrustedCertificates(contentsOf: URL(fileURLWithPath: trustedCertificate)))
+        }
+        return nil
     }
 }

@@ -59,7 +59,7 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     func run() async throws {
         if signature {
-            try verifySignature()
+            try await verifySignature()
             return
         }
         if let lock {
@@ -127,12 +127,12 @@ extension VerifyCommand {
 
 extension VerifyCommand {
     /// `--signature`: the cached snapshot held to its signature; exit 1 naming every difference.
-    func verifySignature() throws {
+    func verifySignature() async throws {
         let reference = try hub.cacheOptions.reference(repo ?? "")
         let models = ModelManager(cache: hub.cache, environment: hub.environment)
-        let check = try models.verifySignature(
+        let check = try await models.verifySignature(
             of: reference.repo, type: reference.type, revision: reference.revision ?? "main",
-            signaturePath: signatureOptions.signaturePath, key: try signatureOptions.key()!)
+            signaturePath: signatureOptions.signaturePath, trust: try signatureOptions.trust()!)
         if json {
             printJSON([
                 "repo": reference.repo.description, "commit": check.commit, "model": check.signed.modelName,
@@ -140,7 +140,7 @@ extension VerifyCommand {
             ])
         } else {
             print(
-                "\(reference.repo) @ \(check.commit.prefix(12)): signed by the trusted key; \(counted(check.signed.files.count, "file")) match the signature (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
+                "\(reference.repo) @ \(check.commit.prefix(12)): signed by the trusted publisher; \(counted(check.signed.files.count, "file")) match the signature (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
             )
         }
     }

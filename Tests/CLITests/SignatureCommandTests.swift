@@ -38,7 +38,8 @@ struct SignatureCommandTests {
         let (good, cache) = try await pull("good")
         #expect(good.status == 0, "\(good.stderr)")
         #expect(
-            good.stderr.contains("signature: 3 files signed by the trusted key match (1 digests from the download"),
+            good.stderr.contains(
+                "signature: 3 files signed by the trusted publisher match (1 digests from the download"),
             "\(good.stderr)")
         let snapshot = try #require(good.stdout.split(separator: "\n").last.map(String.init))
         #expect(snapshot.contains("/snapshots/"))
@@ -92,11 +93,38 @@ struct SignatureCommandTests {
             }
         }
 
+        // Signed with certificates: the publisher's certificate chains to the trusted root (model-signing agrees);
+        // a stranger's does not; a certificate that may not sign is refused; a key signature is not a certificate's.
+        let root = try #require(keys["root"])
+        func pullCertified(_ name: String) async throws -> CLIRunner.Output {
+            try await CLIRunner.run([
+                "pull", "acme/\(name)", "--require-signature", "--trusted-certificate", root, "--endpoint", endpoint,
+                "--cache-dir", folder.path("cache-\(name)").path,
+            ])
+        }
+        let certified = try await pullCertified("cert-good")
+        #expect(certified.status == 0, "\(certified.stderr)")
+        let certifiedSnapshot = try #require(certified.lastLine)
+        let theirVerdict = try await SigningVenv.run([
+            "verify", certifiedSnapshot, root,
+            URL(fileURLWithPath: certifiedSnapshot + "/model.sig").resolvingSymlinksInPath().path,
+        ])
+        #expect(theirVerdict.status == 0, "\(theirVerdict.stderr)")
+        for (name, reason) in [
+            ("cert-stranger", "does not chain to a trusted certificate"),
+            ("cert-encipherer", "may not be used for signing"), ("good", "signed with a key, not a certificate"),
+        ] {
+            let refused = try await pullCertified(name)
+            #expect(refused.status == 1 && refused.stderr.contains(reason), "\(name): \(refused.stderr)")
+        }
+        let keyForCertificate = try await pull("cert-good")
+        #expect(keyForCertificate.0.stderr.contains("signed with a certificate"), "\(keyForCertificate.0.stderr)")
+
         // Bad keys and flags, before anything is downloaded.
         let (rsa, _) = try await pull("good", key: try #require(keys["rsa"]))
         #expect(rsa.status == 1 && rsa.stderr.contains("not an ECDSA key"), "\(rsa.stderr)")
         let noKey = try await CLIRunner.run(["pull", "acme/good", "--require-signature", "--endpoint", endpoint])
-        #expect(noKey.status != 0 && noKey.stderr.contains("needs --trusted-key"), "\(noKey.stderr)")
+        #expect(noKey.status != 0 && noKey.stderr.contains("needs --trusted-key KEY.pem"), "\(noKey.stderr)")
     }
 }
 

@@ -16,8 +16,12 @@ import shutil
 import sys
 import tempfile
 
+import datetime
+
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
 from model_signing import hashing, signing, verifying
 
 
@@ -34,6 +38,58 @@ def write_key(folder, name, private_key):
         )
     )
     return public
+
+
+def certificate(subject, key, issuer=None, issuer_key=None, ca=False, signing=True):
+    """An X.509 certificate for `key`, signed by the issuer (self-signed without one), valid from yesterday."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer.subject if issuer else name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=signing, content_commitment=False, key_encipherment=not signing,
+                data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+                encipher_only=False, decipher_only=False,
+            ),
+            critical=True,
+        )
+    )
+    return builder.sign(issuer_key or key, hashes.SHA256())
+
+
+def write_certificates(folder):
+    """A root, a publisher's leaf it issued (digital signatures), a leaf that may not sign, and a stranger's root."""
+    root_key = ec.generate_private_key(ec.SECP256R1())
+    root = certificate("ModelDepot Test Root", root_key, ca=True)
+    publisher_key = ec.generate_private_key(ec.SECP256R1())
+    publisher = certificate("Publisher", publisher_key, root, root_key)
+    encipher_key = ec.generate_private_key(ec.SECP256R1())
+    encipher_only = certificate("Encipherer", encipher_key, root, root_key, signing=False)
+    stranger_key = ec.generate_private_key(ec.SECP256R1())
+    stranger = certificate("Stranger Root", stranger_key, ca=True)
+    stranger_leaf_key = ec.generate_private_key(ec.SECP256R1())
+    stranger_leaf = certificate("Stranger", stranger_leaf_key, stranger, stranger_key)
+    for name, cert in [("root", root), ("publisher", publisher), ("encipherer", encipher_only),
+                       ("stranger-root", stranger), ("stranger", stranger_leaf)]:
+        (folder / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    for name, key in [("publisher", publisher_key), ("encipherer", encipher_key), ("stranger", stranger_leaf_key)]:
+        write_key(folder, f"{name}-cert", key)
+
+
+def sign_with_certificate(folder, keys, name, chain):
+    config = hashing.Config().set_ignored_paths(paths=["model.sig"])
+    signing.Config().use_certificate_signer(
+        private_key=keys / f"{name}-cert.pem", signing_certificate=keys / f"{name}.crt",
+        certificate_chain=[keys / f"{c}.crt" for c in chain],
+    ).set_hashing_config(config).sign(folder, folder / "model.sig")
 
 
 def make_model(folder, weights_size):
@@ -131,19 +187,32 @@ def prepare(root):
     _, statement = statement_of(sharded)
     statement["predicate"]["serialization"]["method"] = "shards"
     (sharded / "model.sig").write_text(json.dumps(sign_statement(statement, keys / "trusted.pem", trusted)))
-    print(json.dumps({"trusted": str(trusted), "p384": str(p384), "rsa": str(rsa_public)}))
+    # Signed with certificates: the publisher's leaf under the test root; a stranger's chain; a leaf that may not
+    # sign (key usage without digital signatures).
+    write_certificates(keys)
+    for name, signer, chain in [("cert-good", "publisher", ["root"]), ("cert-stranger", "stranger", ["stranger-root"]),
+                                ("cert-encipherer", "encipherer", ["root"])]:
+        folder = repos / name
+        make_model(folder, size)
+        sign_with_certificate(folder, keys, signer, chain)
+    print(json.dumps({"trusted": str(trusted), "p384": str(p384), "rsa": str(rsa_public),
+                      "root": str(keys / "root.crt")}))
 
 
 def verify(model, public_key, signature):
+    """model-signing's verdict; `public_key` ending in .crt is a trusted root certificate instead."""
     # A Hub cache snapshot is links into blobs/, which model-signing 1.1.1 refuses (its allow_symlinks setting does
     # not reach the serializer): check a copy with the links followed, the files as the cache serves them.
     with tempfile.TemporaryDirectory() as scratch:
         plain = pathlib.Path(scratch) / pathlib.Path(model).name
         shutil.copytree(model, plain, symlinks=False)
         config = hashing.Config().set_ignored_paths(paths=["model.sig"])
-        verifying.Config().use_elliptic_key_verifier(public_key=public_key).set_hashing_config(config).verify(
-            plain, signature
-        )
+        verifier = verifying.Config()
+        if public_key.endswith(".crt"):
+            verifier = verifier.use_certificate_verifier(certificate_chain=[public_key])
+        else:
+            verifier = verifier.use_elliptic_key_verifier(public_key=public_key)
+        verifier.set_hashing_config(config).verify(plain, signature)
 
 
 if __name__ == "__main__":

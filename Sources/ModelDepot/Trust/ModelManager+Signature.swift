@@ -20,7 +20,8 @@ extension ModelManager {
     /// The signature file model-signing writes into a model folder by default.
     public static let defaultSignaturePath = "model.sig"
 
-    /// Checks a cached snapshot against its OpenSSF model signature: the signature must be `key`'s, and the
+    /// Checks a cached snapshot against its OpenSSF model signature: the signature must be the trusted publisher's
+    /// (their key, or a certificate chaining to one you trust), and the
     /// signed files must be exactly the repository's files at that commit (the signature file and `.git*` aside),
     /// each with the signed SHA-256.
     ///
@@ -34,14 +35,14 @@ extension ModelManager {
     ///   - revision: the branch, tag or commit whose snapshot to check.
     ///   - signaturePath: where the signature is in the repository (`model.sig`).
     ///   - signatureFile: a signature kept outside the repository, read instead.
-    ///   - key: the publisher's public key.
+    ///   - trust: the publisher's key, or the certificates their signing certificate must chain to.
     /// - Throws: `notCached` without the snapshot; `signatureInvalid` naming every difference, or what is wrong
     ///   with the signature itself (missing, unreadable, another key, changed after signing).
     @discardableResult
     public nonisolated func verifySignature(
         of repo: RepoID, type: RepoType = .model, revision: String = "main",
-        signaturePath: String = ModelManager.defaultSignaturePath, signatureFile: URL? = nil, key: TrustedKey
-    ) throws -> SignatureCheck {
+        signaturePath: String = ModelManager.defaultSignaturePath, signatureFile: URL? = nil, trust: SignatureTrust
+    ) async throws -> SignatureCheck {
         let repository = cache.repository(repo, type: type)
         guard let commit = repository.commit(forRevision: revision),
             FileManager.default.fileExists(atPath: repository.snapshotFolder(commit).path)
@@ -54,7 +55,7 @@ extension ModelManager {
                 .signatureInvalid,
                 "\(repo) has no signature at \(signaturePath) (the publisher did not sign it, or it was not pulled).")
         }
-        let signed = try ModelSignature(bundle: bundle, name: "\(repo)/\(signaturePath)").verified(by: key)
+        let signed = try await ModelSignature(bundle: bundle, name: "\(repo)/\(signaturePath)").verified(by: trust)
 
         let tree = repository.recordedTree(commit)
         var paths = Set(tree?.files.keys.map(\.value) ?? [])

@@ -6,7 +6,7 @@ import ModelDepotCore
 /// `model.sig`): a Sigstore bundle whose DSSE envelope carries an in-toto statement listing every file of the model
 /// folder with its SHA-256.
 ///
-/// ``verified(by:)`` checks the envelope's ECDSA signature over DSSE's pre-authentication encoding with a key the
+/// ``verified(by:)-(SignatureTrust)`` checks the envelope's ECDSA signature over DSSE's pre-authentication encoding with a key the
 /// user trusts, then reads the statement; ``SignedFiles/problems(comparedWith:)`` holds a model's files to it.
 /// Nothing in the statement is believed before the signature over it checks out.
 public struct ModelSignature: Sendable {
@@ -17,7 +17,8 @@ public struct ModelSignature: Sendable {
     let payload: Data
     let signature: Data
     let keyHint: String?
-    let hasCertificate: Bool
+    /// The certificates the signature carries (DER, the signing one first); empty for a key signature.
+    let certificateChain: [[UInt8]]
 
     /// Reads a signature file's bytes.
     ///
@@ -49,7 +50,14 @@ public struct ModelSignature: Sendable {
         self.payload = payload
         self.signature = signature
         self.keyHint = (material["publicKey"] as? [String: Any])?["hint"] as? String
-        self.hasCertificate = material["certificate"] != nil || material["x509CertificateChain"] != nil
+        var chain = (material["x509CertificateChain"] as? [String: Any])?["certificates"] as? [[String: Any]] ?? []
+        if let single = material["certificate"] as? [String: Any] { chain = [single] }
+        self.certificateChain = try chain.map { entry in
+            guard let text = entry["rawBytes"] as? String, let der = Data(base64Encoded: text) else {
+                throw refuse("holds a certificate that is not base64")
+            }
+            return [UInt8](der)
+        }
     }
 
     /// DSSE's pre-authentication encoding of the payload: what the ECDSA signature is over.
@@ -59,16 +67,34 @@ public struct ModelSignature: Sendable {
         return bytes
     }
 
-    /// The signed file list, once the signature is `key`'s over exactly this statement.
+    /// The signed file list, once the signature is the trusted publisher's over exactly this statement.
     ///
-    /// - Throws: `signatureInvalid`: made with a certificate (only key signatures are checked so far), a key hint
-    ///   naming another key, a signature that does not verify (another key, or a statement changed after
-    ///   signing), or a statement that is not a v1.0 model signature (see ``SignedFiles``).
+    /// - Throws: `signatureInvalid`: a key signature where certificates are trusted or the reverse, a certificate
+    ///   that does not chain to a trusted one or may not sign, a key hint naming another key, a signature that
+    ///   does not verify (another key, or a statement changed after signing), or a statement that is not a v1.0
+    ///   model signature (see ``SignedFiles``).
+    public func verified(by trust: SignatureTrust) async throws -> SignedFiles {
+        switch trust {
+        case .key(let key):
+            return try verified(by: key)
+        case .certificates(let certificates):
+            guard !certificateChain.isEmpty else {
+                throw ModelDepotError(
+                    .signatureInvalid,
+                    "The model was signed with a key, not a certificate; check it with the publisher's key (--trusted-key)."
+                )
+            }
+            let key = try await certificates.signingKey(of: certificateChain)
+            return try checked(by: key)
+        }
+    }
+
+    /// The signed file list, once the signature is `key`'s over exactly this statement.
     public func verified(by key: TrustedKey) throws -> SignedFiles {
-        if hasCertificate {
+        guard certificateChain.isEmpty else {
             throw ModelDepotError(
                 .signatureInvalid,
-                "The model was signed with a certificate; ModelDepot checks signatures made with a key (model_signing sign key) so far."
+                "The model was signed with a certificate; check it against the certificates you trust (--trusted-certificate)."
             )
         }
         if let keyHint, keyHint.lowercased() != key.hint {
@@ -77,6 +103,11 @@ public struct ModelSignature: Sendable {
                 "The model was signed with another key (its signature names key \(keyHint.prefix(16))…, the trusted key is \(key.hint.prefix(16))…)."
             )
         }
+        return try checked(by: key)
+    }
+
+    /// The statement, once `key` verifies the signature over it.
+    private func checked(by key: TrustedKey) throws -> SignedFiles {
         guard key.isValid(signature: signature, for: preAuthenticationEncoding) else {
             throw ModelDepotError(
                 .signatureInvalid,

@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import ModelDepotCore
+import X509
+
+/// Certificates a user trusts to anchor model signatures made with certificates (`model_signing sign
+/// certificate`): the signing certificate in a signature must chain to one of them (RFC 5280 path validation by
+/// swift-certificates, at the signing certificate's start of validity, as model-signing checks it), and must be
+/// allowed to sign (key usage `digitalSignature`, or the code-signing extended key usage).
+public struct TrustedCertificates: Sendable {
+    let certificates: [Certificate]
+
+    /// Reads one or more PEM certificates (`-----BEGIN CERTIFICATE-----` blocks).
+    ///
+    /// - Throws: `invalidArgument` for text holding no certificate, or one that does not parse.
+    public init(pem: String) throws {
+        let marker = "-----END CERTIFICATE-----"
+        let blocks = pem.components(separatedBy: marker).dropLast().map { $0 + marker }
+        guard !blocks.isEmpty else {
+            throw ModelDepotError(
+                .invalidArgument, "The trusted certificates hold no PEM certificate (-----BEGIN CERTIFICATE-----).")
+        }
+        certificates = try blocks.map { block in
+            do {
+                return try Certificate(pemEncoded: block.trimmingCharacters(in: .whitespacesAndNewlines))
+            } catch {
+                throw ModelDepotError(.invalidArgument, "A trusted certificate does not parse: \(error).")
+            }
+        }
+    }
+
+    /// Reads the PEM certificates in `file`.
+    public init(contentsOf file: URL) throws {
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw ModelDepotError(.invalidArgument, "Cannot read the trusted certificates \(file.path).")
+        }
+        try self.init(pem: String(decoding: data, as: UTF8.self))
+    }
+
+    /// The signing key of `chain` (DER certificates, the signing one first, as a signature carries them), once the
+    /// chain is validated up to a trusted certificate and the leaf may sign.
+    ///
+    /// - Throws: `signatureInvalid` naming the problem.
+    func signingKey(of chain: [[UInt8]]) async throws -> TrustedKey {
+        func refuse(_ problem: String) -> ModelDepotError {
+            ModelDepotError(.signatureInvalid, "The signature's certificate \(problem).")
+        }
+        let parsed = try chain.map { der in
+            do { return try Certificate(derEncoded: der) } catch { throw refuse("does not parse (\(error))") }
+        }
+        guard let leaf = parsed.first else { throw refuse("chain is empty") }
+        var verifier = Verifier(rootCertificates: CertificateStore(certificates)) {
+            RFC5280Policy(validationTime: leaf.notValidBefore)
+        }
+        let result = await verifier.validate(
+            leaf: leaf, intermediates: CertificateStore(parsed.dropFirst()))
+        guard case .validCertificate = result else {
+            throw refuse("(\(leaf.subject)) does not chain to a trusted certificate")
+        }
+        let usage = try? leaf.extensions.keyUsage
+        let extended = try? leaf.extensions.extendedKeyUsage
+        guard usage?.digitalSignature == true || extended?.contains(.codeSigning) == true else {
+            throw refuse("(\(leaf.subject)) may not be used for signing: its key usage lacks digital signatures")
+        }
+        guard let key = TrustedKey(leaf.publicKey) else {
+            throw refuse("(\(leaf.subject)) holds a key other than ECDSA P-256, P-384 or P-521")
+        }
+        return key
+    }
+}
+
+/// Whom a model signature must come from.
+public enum SignatureTrust: Sendable {
+    /// A publisher's public key (`model_signing sign key`).
+    case key(TrustedKey)
+    /// Certificates a publisher's signing certificate must chain to (`model_signing sign certificate`).
+    case certificates(TrustedCertificates)
+}
+
+extension TrustedKey {
+    /// The key of a certificate, when it is ECDSA on P-256, P-384 or P-521.
+    init?(_ key: Certificate.PublicKey) {
+        if let inner = P256.Signing.PublicKey(key) {
+            self.key = .p256(inner)
+        } else if let inner = P384.Signing.PublicKey(key) {
+            self.key = .p384(inner)
+        } else if let inner = P521.Signing.PublicKey(key) {
+            self.key = .p521(inner)
+        } else {
+            return nil
+        }
+    }
+}
