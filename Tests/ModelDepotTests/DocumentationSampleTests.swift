@@ -161,6 +161,37 @@ enum RunningAMirrorSamples {
     }
 }
 
+/// "Shipping models you can reproduce and trust" (compiled; each call is exercised by LockCommandTests,
+/// SignatureCommandTests and PickleCommandTests).
+enum ShippingAndTrustingModelsSamples {
+    static func pinTheBytes() async throws {
+        let models = try ModelManager()
+        let lock = try await models.lock([
+            ModelLock.Target(repo: try RepoID("sentence-transformers/all-MiniLM-L6-v2"), revision: "main")
+        ])
+        try lock.encoded().write(to: URL(fileURLWithPath: "modeldepot.lock"))
+        _ = try await models.download(lock: lock)
+    }
+
+    static func shipInsideTheApp() async throws {
+        let bundled = try BundledModels(storage: ModelStorage())
+        let models = ModelManager(cache: HubCache(root: ModelStorage().cacheDirectory), bundled: bundled)
+        try await models.verifyBundledModels()
+        _ = models.localPath(try RepoID("sentence-transformers/all-MiniLM-L6-v2"))
+    }
+
+    static func requireTheSignature(_ models: ModelManager) async throws {
+        let key = try TrustedKey(contentsOf: URL(fileURLWithPath: "publisher.pub.pem"))
+        let check = try await models.verifySignature(of: try RepoID("acme/model"), trust: .key(key))
+        print(check.signed.files.count, "files are the publisher's")
+    }
+
+    static func keepOutPickles(_ models: ModelManager) async throws {
+        _ = try await models.download(
+            SnapshotRequest(repo: try RepoID("acme/model")), policy: DownloadPolicy(refusePickle: true))
+    }
+}
+
 /// "Testing your app's downloads": this one runs.
 @Suite struct DocumentationSampleTests {
     @Test func aResetMidBodyIsRetriedAndTheFileIsExact() async throws {

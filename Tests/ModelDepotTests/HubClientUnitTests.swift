@@ -124,3 +124,26 @@ import Testing
         #expect(clock.sleeps.filter { $0 == .seconds(20) }.count == 4, "four attempts fit in 90 s")
     }
 }
+
+@Suite struct HubSecurityScanTests {
+    @Test func theHubsScanIsReadWhenGivenAndAbsentOtherwise() async throws {
+        let flagged =
+            #"{"id": "acme/flagged", "securityRepoStatus": {"scansDone": true, "filesWithIssues": [{"path": "pytorch_model.bin", "level": "unsafe"}]}}"#
+        let server = try await FaultServer.start(files: [
+            "/api/models/acme/flagged/revision/main": Array(flagged.utf8),
+            "/api/models/acme/clean": Array(#"{"id": "acme/clean", "securityRepoStatus": {"scansDone": true}}"#.utf8),
+            "/api/models/acme/pending": Array(
+                #"{"securityRepoStatus": {"scansDone": false, "filesWithIssues": []}}"#.utf8),
+            "/api/models/acme/mirror": Array(#"{"id": "acme/mirror"}"#.utf8),
+        ])
+        defer { Task { try? await server.shutdown() } }
+        let hub = HubClient(endpoint: server.baseURL)
+        let scan = try #require(try await hub.securityScan(try RepoID("acme/flagged"), revision: "main"))
+        #expect(scan.filesWithIssues == [.init(path: "pytorch_model.bin", level: "unsafe")])
+        #expect(scan.summary == "1 file flagged: pytorch_model.bin (unsafe)")
+        #expect(try await hub.securityScan(try RepoID("acme/clean"))?.summary == "no issues")
+        #expect(try await hub.securityScan(try RepoID("acme/pending"))?.summary == "scans not finished")
+        #expect(try await hub.securityScan(try RepoID("acme/mirror")) == nil)
+        #expect(server.requests.map(\.path).contains("/api/models/acme/flagged/revision/main"))
+    }
+}
