@@ -72,15 +72,18 @@ mbps() { python3 -c "print(f'{$size_mib*1048576/1e6/$1:.0f} MB/s')"; }
 curl_cmd=(curl -s -o "$work/out/model.bin")
 aria_cmd=(aria2c -q -x8 -s8 --allow-overwrite=true --file-allocation=none -d "$work/out" -o model.bin)
 ours_cmd=("$bin" pull -o "$work/out/model.bin" --sha256 "$sha" --quiet)
+# The same pull on Foundation's URLSession (Apple platforms' default transport; here swift-corelibs-foundation).
+urls_cmd=("$bin" pull -o "$work/out/model.bin" --sha256 "$sha" --quiet --transport urlsession)
 
 echo "== 1. ${size_mib} MiB over loopback from nginx (median of $runs, the clients taking turns)"
 # Turns rather than blocks: the page cache and the VM's memory behave differently from minute to minute,
 # and each client should see the same conditions.
-for name in curl aria ours; do : > "$work/$name.runs"; done
+for name in curl aria ours urls; do : > "$work/$name.runs"; done
 for _ in $(seq "$runs"); do
     measure "${curl_cmd[@]}" "$base/files/model.bin" >> "$work/curl.runs"
     measure "${aria_cmd[@]}" "$base/files/model.bin" >> "$work/aria.runs"
     measure "${ours_cmd[@]}" "$base/files/model.bin" >> "$work/ours.runs"
+    measure "${urls_cmd[@]}" "$base/files/model.bin" >> "$work/urls.runs"
 done
 summary() {  # summary NAME → "median_seconds max_rss median_cpu_seconds"
     echo "$(cut -d' ' -f1 "$work/$1.runs" | median) $(cut -d' ' -f2 "$work/$1.runs" | sort -n | tail -1) $(cut -d' ' -f3 "$work/$1.runs" | median)"
@@ -88,13 +91,15 @@ summary() {  # summary NAME → "median_seconds max_rss median_cpu_seconds"
 read -r curl_t curl_m curl_c < <(summary curl)
 read -r aria_t aria_m aria_c < <(summary aria)
 read -r ours_t ours_m ours_c < <(summary ours)
+read -r urls_t urls_m urls_c < <(summary urls)
 # The SHA-256 alone, from the page cache, with the same SHA-NI code path (OpenSSL): the part of our work
 # curl does not do.
 sha_t=$( { /usr/bin/time -f "%e" openssl dgst -sha256 "$work/www/model.bin" >/dev/null; } 2>&1 | tail -1)
 cores=$(nproc)
 printf '  curl          %6.2f s  %9s  rss %6d KiB  cpu %5.2f s\n' "$curl_t" "$(mbps "$curl_t")" "$curl_m" "$curl_c"
 printf '  aria2c -x8    %6.2f s  %9s  rss %6d KiB  cpu %5.2f s\n' "$aria_t" "$(mbps "$aria_t")" "$aria_m" "$aria_c"
-printf '  modeldepot    %6.2f s  %9s  rss %6d KiB  cpu %5.2f s  (SHA-256 verified)\n' "$ours_t" "$(mbps "$ours_t")" "$ours_m" "$ours_c"
+printf '  modeldepot    %6.2f s  %9s  rss %6d KiB  cpu %5.2f s  (SHA-256 verified; async-http-client)\n' "$ours_t" "$(mbps "$ours_t")" "$ours_m" "$ours_c"
+printf '  modeldepot    %6.2f s  %9s  rss %6d KiB  cpu %5.2f s  (SHA-256 verified; --transport urlsession)\n' "$urls_t" "$(mbps "$urls_t")" "$urls_m" "$urls_c"
 echo "  ratio: our time / curl time = $(ratio "$ours_t" "$curl_t")   (target <= 0.80)"
 echo "  for scale: SHA-256 of the file alone takes $sha_t s here; curl's CPU plus that hash, spread perfectly"
 echo "  over $cores cores, would take $(python3 -c "print(f'{($curl_c+$sha_t)/$cores:.2f}')") s = $(python3 -c "print(f'{($curl_c+$sha_t)/$cores/$curl_t:.2f}')")× curl's time"

@@ -43,7 +43,7 @@ public struct HubClient: Sendable {
         token: String? = nil,
         mirrors: [HubMirror] = [],
         offline: Bool = false,
-        transport: any HTTPTransport = AsyncHTTPTransport.shared,
+        transport: any HTTPTransport = DefaultTransport.shared,
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 6),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -62,7 +62,7 @@ public struct HubClient: Sendable {
 
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`.
     public init(
-        environment: HubEnvironment, transport: any HTTPTransport = AsyncHTTPTransport.shared,
+        environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,
         clock: any Clock<Duration> = ContinuousClock()
     ) throws {
         guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil,

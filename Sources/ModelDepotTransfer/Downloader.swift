@@ -30,14 +30,14 @@ public struct Downloader: Sendable {
     let random: @Sendable () -> Double
 
     /// - Parameters:
-    ///   - transport: the HTTP stack; ``AsyncHTTPTransport/shared`` by default.
+    ///   - transport: the HTTP stack; ``DefaultTransport/shared`` by default.
     ///   - fileSystem: the disk seam; tests pass one that fills up.
     ///   - clock: every sleep (backoff, stall timeout, lock polling) and speed measurement uses it.
     ///   - configuration: connections, segment size, retries, timeouts.
     ///   - logger: where the engine logs attempts and retries; silent by default.
     ///   - random: jitter source in `0..<1`, injectable for deterministic tests.
     public init(
-        transport: any HTTPTransport = AsyncHTTPTransport.shared,
+        transport: any HTTPTransport = DefaultTransport.shared,
         fileSystem: any DownloadFileSystem = LocalFileSystem(),
         clock: any Clock<Duration> = ContinuousClock(),
         configuration: DownloadConfiguration = DownloadConfiguration(),

@@ -6,12 +6,23 @@ import NIOCore
 ///
 /// The engine follows redirects itself (so it decides which headers cross origins) and asks for raw bytes
 /// (`Accept-Encoding: identity`), so an implementation must not follow redirects nor decode bodies.
-/// ``AsyncHTTPTransport`` is the portable implementation; an Apple-only URLSession transport (background
-/// downloads on iOS) can conform without the engine changing.
+/// ``AsyncHTTPTransport`` and ``URLSessionTransport`` implement it; ``DefaultTransport`` picks one per platform.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
     /// Dropping the body before its end closes the connection.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// The transport used when none is given: URLSession on Apple platforms (the system's networking, no socket
+/// stack of our own in an app), async-http-client elsewhere.
+public enum DefaultTransport {
+    public static var shared: any HTTPTransport {
+        #if canImport(Darwin)
+            URLSessionTransport.shared
+        #else
+            AsyncHTTPTransport.shared
+        #endif
+    }
 }
 
 /// One HTTP request as the engine sends it.

@@ -86,6 +86,8 @@ package enum TransportFailure {
             return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
         case let other where NetworkFrameworkError.posixCode(of: other) == ECONNREFUSED:
             return true
+        case let other where URLSessionFailure.isRefusedConnection(other):
+            return true
         default: return false
         }
     }

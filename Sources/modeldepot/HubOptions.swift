@@ -91,8 +91,8 @@ struct HubOptions: ParsableArguments {
     var cache: HubCache { cacheOptions.cache }
     func type() throws -> RepoType { try cacheOptions.type() }
 
-    func hubClient() throws -> HubClient {
-        try HubClient(environment: environment)
+    func hubClient(transport: any HTTPTransport = DefaultTransport.shared) throws -> HubClient {
+        try HubClient(environment: environment, transport: transport)
     }
 }
 

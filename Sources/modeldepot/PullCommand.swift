@@ -77,6 +77,25 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     @Flag(help: "Flush the file to disk before moving it into place (survives power loss; slower).")
     var fsync = false
 
+    @Option(
+        help:
+            "Diagnostic: the HTTP stack, urlsession (Foundation's URLSession) or ahc (async-http-client); default: the platform's (URLSession on Apple platforms, ahc elsewhere)."
+    )
+    var transport: TransportChoice?
+
+    enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
+        case urlsession, ahc
+
+        var transport: any HTTPTransport {
+            switch self {
+            case .urlsession: URLSessionTransport.shared
+            case .ahc: AsyncHTTPTransport.shared
+            }
+        }
+    }
+
+    var chosenTransport: any HTTPTransport { transport?.transport ?? DefaultTransport.shared }
+
     @Flag(
         help:
             "Refuse a model unless its signature (OpenSSF Model Signing) is --trusted-key's and covers exactly its files."
@@ -325,7 +344,8 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     func manager() throws -> ModelManager {
         ModelManager(
             pull: SnapshotDownloader(
-                hub: try hub.hubClient(), cache: hub.cache, downloader: Downloader(configuration: engineConfiguration),
+                hub: try hub.hubClient(transport: chosenTransport), cache: hub.cache,
+                downloader: Downloader(transport: chosenTransport, configuration: engineConfiguration),
                 maxConcurrentFiles: maxWorkers ?? 8, maxConcurrentSmallFiles: maxWorkers ?? 16))
     }
 
@@ -363,7 +383,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             throw ModelDepotError(.invalidURL, "'\(source)' is not a URL; give a full http:// or https:// URL.")
         }
         let destination = try Self.destination(for: source, output: output)
-        let downloader = Downloader(configuration: engineConfiguration)
+        let downloader = Downloader(transport: chosenTransport, configuration: engineConfiguration)
         // A URL on the Hub endpoint's origin (a `resolve` URL) gets the Hub token, as `hf download` sends it;
         // any other origin gets none.
         let request = DownloadRequest(

@@ -40,10 +40,10 @@ struct DownloadFixture {
     func downloader(
         _ configuration: DownloadConfiguration = DownloadFixture.configuration(),
         fileSystem: any DownloadFileSystem = LocalFileSystem(),
-        clock: (any Clock<Duration>)? = nil
+        clock: (any Clock<Duration>)? = nil, transport: any HTTPTransport = AsyncHTTPTransport.shared
     ) -> Downloader {
         Downloader(
-            transport: AsyncHTTPTransport.shared, fileSystem: fileSystem, clock: clock ?? self.clock,
+            transport: transport, fileSystem: fileSystem, clock: clock ?? self.clock,
             configuration: configuration, logger: testLogger(), random: { 0.5 })
     }
 

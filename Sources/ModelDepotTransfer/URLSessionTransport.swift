@@ -1,0 +1,344 @@
+import Foundation
+import ModelDepotCore
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// ``HTTPTransport`` on Foundation's `URLSession`, the transport Apple platforms run downloads on (no socket stack
+/// of our own in an app). Each request is a data task whose delegate streams the body: no redirect is followed
+/// (the 3xx answer comes back to the engine), no body is decoded (`Accept-Encoding: identity` is sent and the bytes
+/// arrive as the server sent them), and no cache or cookie store is involved.
+///
+/// Backpressure: on Apple platforms a task whose unread bytes pass ``Configuration/bufferLimit`` is suspended
+/// (`URLSessionTask.suspend()`, which stops reading the socket) until the reader catches up. swift-corelibs-foundation
+/// (Linux) cannot pause a data task without restarting it, so there a slow reader's memory is bounded only by what
+/// the engine asks for per request (one range). The tests here assert bytes, digests and errors on both; memory under
+/// a slow reader is an Apple-only claim.
+public final class URLSessionTransport: HTTPTransport, Sendable {
+    /// Session settings.
+    public struct Configuration: Sendable {
+        /// How long an API call waits for the server's answer, or for the next bytes of it (the request's
+        /// `timeoutInterval`). Requests whose caller detects stalls wait as long as the caller lets them.
+        public var readTimeout: Duration = .seconds(20)
+        /// The most connections open to one host at once (`httpMaximumConnectionsPerHost`).
+        public var maximumConnectionsPerHost: Int = 16
+        /// Unread bytes past which a task is suspended until its reader catches up.
+        public var bufferLimit: Int = 4 << 20
+        /// The defaults.
+        public init() {}
+    }
+
+    private let session: URLSession
+    private let router: TaskRouter
+    private let configuration: Configuration
+
+    /// Content codings URLSession undoes on its own (`gzip`, `deflate`, `br`); a response in one of them arrives
+    /// decoded and is reported without its `Content-Encoding` (and encoded `Content-Length`).
+    static let decodedBySession: Set<String> = ["gzip", "x-gzip", "deflate", "br"]
+
+    /// Whether a task with too many unread bytes is suspended. Apple's URLSession stops reading the socket while
+    /// a data task is suspended. swift-corelibs-foundation's restarts the transfer when a suspended data task is
+    /// resumed, which would splice the body's start into its middle: there the engine's range size is the bound.
+    static var suspendsForBackpressure: Bool {
+        #if canImport(Darwin)
+            true
+        #else
+            false
+        #endif
+    }
+
+    /// A transport for the life of the process.
+    public static let shared = URLSessionTransport()
+
+    /// A transport with its own session (and connection pool).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let settings = URLSessionConfiguration.ephemeral
+        settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        settings.urlCache = nil
+        settings.httpCookieStorage = nil
+        settings.httpShouldSetCookies = false
+        settings.timeoutIntervalForResource = 7 * 24 * 3600
+        #if canImport(Darwin)
+            // URLSessionConfiguration.waitsForConnectivity: a refused or unreachable server fails at once; waiting
+            // for a network is the engine's NetworkPolicy's job, visibly.
+            settings.waitsForConnectivity = false
+        #endif
+        router = TaskRouter(bufferLimit: configuration.bufferLimit)
+        // The delegate queue runs callbacks one at a time, in order per task.
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: settings, delegate: router, delegateQueue: queue)
+    }
+
+    /// Ends the session once its tasks finish. Call it once done with a transport you created (not ``shared``).
+    public func invalidate() {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// The most unread bytes any response of this transport has held at once (for tests of the buffer bound).
+    public var largestBuffer: Int { router.largestBuffer.withLock { $0 } }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = URLRequest(url: request.url)
+        outgoing.httpMethod = request.method
+        outgoing.cachePolicy = .reloadIgnoringLocalCacheData
+        outgoing.timeoutInterval = request.callerDetectsStalls ? 24 * 3600 : configuration.readTimeout.timeInterval
+        for header in request.headers { outgoing.addValue(header.value, forHTTPHeaderField: header.name) }
+        if outgoing.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            outgoing.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        if let body = request.body { outgoing.httpBody = Data(body) }
+        let task = session.dataTask(with: outgoing)
+        let stream = router.register(task, url: request.url)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                stream.awaitResponse(continuation)
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// The session's delegate: hands each task's callbacks to its ``TaskStream``.
+private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
+    let bufferLimit: Int
+    let streams = Mutex<[Int: TaskStream]>([:])
+    let largestBuffer = Mutex(0)
+
+    init(bufferLimit: Int) {
+        self.bufferLimit = bufferLimit
+    }
+
+    func register(_ task: URLSessionDataTask, url: URL) -> TaskStream {
+        let stream = TaskStream(task: task, url: url, router: self)
+        streams.withLock { $0[task.taskIdentifier] = stream }
+        return stream
+    }
+
+    func stream(_ task: URLSessionTask) -> TaskStream? {
+        streams.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // The engine decides where to go next (and which headers may cross origins): the 3xx comes back to it.
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        stream(dataTask)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        stream(dataTask)?.received(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let stream = streams.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        stream?.completed(error)
+    }
+}
+
+/// One task's response: its head for `send`, then its body as a queue of buffers a reader drains.
+private final class TaskStream: Sendable {
+    private struct State {
+        var responseWaiter: CheckedContinuation<TransportResponse, any Error>?
+        var responded = false
+        var chunks: [ByteBuffer] = []
+        var chunkIndex = 0
+        var buffered = 0
+        var suspended = false
+        var finished = false
+        var failure: (any Error)?
+        var reader: CheckedContinuation<ByteBuffer?, any Error>?
+    }
+
+    private let state = Mutex(State())
+    // URLSessionTask is thread-safe for suspend/resume/cancel.
+    nonisolated(unsafe) let task: URLSessionDataTask
+    let url: URL
+    unowned let router: TaskRouter
+
+    init(task: URLSessionDataTask, url: URL, router: TaskRouter) {
+        self.task = task
+        self.url = url
+        self.router = router
+    }
+
+    func awaitResponse(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
+        state.withLock { $0.responseWaiter = continuation }
+    }
+
+    func received(_ response: URLResponse) {
+        guard let http = response as? HTTPURLResponse else { return }
+        var headers = http.allHeaderFields.compactMap { key, value -> (name: String, value: String)? in
+            guard let name = key as? String else { return nil }
+            return (name: name, value: "\(value)")
+        }
+        // URLSession decodes these encodings itself whatever the request asked (Apple's and Linux's alike) yet
+        // keeps the header: the body arrives decoded, so say so, or the engine would decode it a second time.
+        let encoding = headers.first { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame }?.value
+        if let encoding, URLSessionTransport.decodedBySession.contains(encoding.lowercased()) {
+            headers.removeAll {
+                ["content-encoding", "content-length"].contains($0.name.lowercased())
+            }
+        }
+        let handle = BodyHandle(stream: self)
+        let answer = TransportResponse(
+            status: http.statusCode, headers: headers,
+            body: TransportBody(makeNext: { { try await handle.next() } }))
+        let waiter = state.withLock { state -> CheckedContinuation<TransportResponse, any Error>? in
+            state.responded = true
+            defer { state.responseWaiter = nil }
+            return state.responseWaiter
+        }
+        waiter?.resume(returning: answer)
+    }
+
+    func received(_ data: Data) {
+        let buffer = ByteBuffer(bytes: data)
+        let (reader, suspend, buffered) = state.withLock { state in
+            if let reader = state.reader {
+                state.reader = nil
+                return (Optional(reader), false, state.buffered)
+            }
+            state.chunks.append(buffer)
+            state.buffered += buffer.readableBytes
+            let suspend =
+                URLSessionTransport.suspendsForBackpressure && !state.suspended
+                && state.buffered > router.bufferLimit
+            if suspend { state.suspended = true }
+            return (nil, suspend, state.buffered)
+        }
+        router.largestBuffer.withLock { $0 = max($0, buffered) }
+        if let reader {
+            reader.resume(returning: buffer)
+        } else if suspend {
+            task.suspend()
+        }
+    }
+
+    func completed(_ error: (any Error)?) {
+        let failure = error.map { URLSessionFailure.error(from: $0, url: url) }
+        let (waiter, reader) = state.withLock { state in
+            state.finished = true
+            state.failure = failure
+            defer {
+                state.responseWaiter = nil
+                state.reader = nil
+            }
+            return (state.responded ? nil : state.responseWaiter, state.reader)
+        }
+        if let waiter {
+            waiter.resume(throwing: failure ?? ModelDepotError(.protocolViolation, "\(url) sent no HTTP answer."))
+        }
+        if let reader {
+            if let failure { reader.resume(throwing: failure) } else { reader.resume(returning: nil) }
+        }
+    }
+
+    /// The next buffer, waiting for one; nil at the end of the body.
+    func next() async throws -> ByteBuffer? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let (ready, resume) = state.withLock { state -> (Result<ByteBuffer?, any Error>?, Bool) in
+                    if state.chunkIndex < state.chunks.count {
+                        let chunk = state.chunks[state.chunkIndex]
+                        state.chunkIndex += 1
+                        state.buffered -= chunk.readableBytes
+                        if state.chunkIndex > 64 {
+                            state.chunks.removeFirst(state.chunkIndex)
+                            state.chunkIndex = 0
+                        }
+                        let resume = state.suspended && state.buffered <= router.bufferLimit / 2
+                        if resume { state.suspended = false }
+                        return (.success(chunk), resume)
+                    }
+                    if state.finished {
+                        return (state.failure.map { .failure($0) } ?? .success(nil), false)
+                    }
+                    state.reader = continuation
+                    return (nil, false)
+                }
+                if resume { task.resume() }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// The reader is gone: a body left unread stops downloading.
+    func abandon() {
+        if !state.withLock({ $0.finished }) { task.cancel() }
+    }
+}
+
+/// Lives as long as the response's body can still be read; dropping it unread cancels the task, as dropping an
+/// async-http-client body closes its connection.
+private final class BodyHandle: Sendable {
+    let stream: TaskStream
+    init(stream: TaskStream) { self.stream = stream }
+    func next() async throws -> ByteBuffer? { try await stream.next() }
+    deinit { stream.abandon() }
+}
+
+/// What URLSession reports, as errors a person can act on (the same wording as the async-http-client transport's).
+enum URLSessionFailure {
+    static func error(from error: any Error, url: URL) -> any Error {
+        if error is ModelDepotError || error is CancellationError { return error }
+        let server = TransportFailure.serverName(url)
+        guard let urlError = error as? URLError else {
+            return ModelDepotError(.network, "The connection to \(server) failed: \(error).", underlying: error)
+        }
+        switch urlError.code {
+        case .cancelled:
+            return CancellationError()
+        case .cannotConnectToHost:
+            return ModelDepotError(
+                .network, "Nothing answers at \(server) (connection refused); is the server running?",
+                underlying: error)
+        case .networkConnectionLost:
+            return ModelDepotError(
+                .network, "The server at \(server) closed the connection in the middle of its answer.",
+                underlying: error)
+        case .timedOut:
+            return ModelDepotError(
+                .network, "The server at \(server) stopped sending (read timeout).", underlying: error)
+        case .cannotFindHost, .dnsLookupFailed:
+            return ModelDepotError(
+                .network, "Cannot resolve the host name \(url.host ?? ""); check the URL and the network.",
+                underlying: error)
+        case .notConnectedToInternet:
+            return ModelDepotError(.network, "This device is offline; \(server) cannot be reached.", underlying: error)
+        case .badURL, .unsupportedURL:
+            return ModelDepotError(.invalidURL, "Cannot request \(URLRedaction.redacted(url)): \(urlError.code).")
+        case .badServerResponse, .cannotParseResponse:
+            return ModelDepotError(
+                .protocolViolation,
+                "The server at \(server) did not answer with HTTP. Check the URL's scheme and port; retrying will not help.",
+                underlying: error)
+        default:
+            return ModelDepotError(
+                .network, "The connection to \(server) failed: \(urlError.localizedDescription).", underlying: error)
+        }
+    }
+
+    /// Whether `error` is URLSession's report of a refused connection.
+    static func isRefusedConnection(_ error: any Error) -> Bool {
+        (error as? URLError)?.code == .cannotConnectToHost
+    }
+}
