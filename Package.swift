@@ -1,11 +1,16 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Where the async-http-client transport (and SwiftNIO's sockets) is built: everywhere but in apps on Apple's
+/// mobile platforms, which use URLSession.
+let serverStack: [Platform] = [.linux, .macOS]
+
 let package = Package(
     name: "ModelDepot",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "ModelDepot", targets: ["ModelDepot"]),
+        .library(name: "ModelDepotCertificates", targets: ["ModelDepotCertificates"]),
         .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),
         .library(name: "ModelDepotInference", targets: ["ModelDepotInference"]),
@@ -53,10 +58,14 @@ let package = Package(
             dependencies: [
                 "ModelDepotCore",
                 "ModelDepotPlatform",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The async-http-client transport and its socket stack: Linux's default, and macOS's for the command
+                // line. Apps on iOS, tvOS, watchOS and visionOS download with URLSession and link none of it.
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: serverStack)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: serverStack)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: serverStack)),
+                // ByteBuffer, the body type of every transport (no sockets).
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // Decodes API answers a proxy compressed although they were asked for as they are.
@@ -89,10 +98,19 @@ let package = Package(
                 "ModelDepotHub",
                 "ModelDepotCache",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Catalog/catalog.json")]
+        ),
+        // Model signatures made with certificates: chains validated by swift-certificates. Separate because it links
+        // BoringSSL (swift-crypto's extras) into whatever uses it; key signatures need only `ModelDepot`.
+        .target(
+            name: "ModelDepotCertificates",
+            dependencies: [
+                "ModelDepot",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
         ),
         .target(
             name: "ModelDepotInference",
@@ -164,6 +182,7 @@ let package = Package(
             name: "modeldepot",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotCertificates",
                 "ModelDepotEmbeddings",
                 "ModelDepotServer",
                 "ModelDepotInference",

@@ -17,7 +17,7 @@ public protocol HTTPTransport: Sendable {
 /// stack of our own in an app), async-http-client elsewhere.
 public enum DefaultTransport {
     public static var shared: any HTTPTransport {
-        #if canImport(Darwin)
+        #if canImport(Darwin) || !canImport(AsyncHTTPClient)
             URLSessionTransport.shared
         #else
             AsyncHTTPTransport.shared

@@ -1,68 +1,81 @@
-import AsyncHTTPClient
 import Foundation
 import ModelDepotCore
 import ModelDepotPlatform
 import NIOCore
-import NIOHTTP1
-import NIOPosix
 
-/// Turns what async-http-client and SwiftNIO throw into a ``ModelDepotError`` a person can act on, and decides
+#if canImport(AsyncHTTPClient)
+    import AsyncHTTPClient
+    import NIOHTTP1
+    import NIOPosix
+#endif
+
+/// Turns what async-http-client, SwiftNIO and Network.framework throw into a ``ModelDepotError`` a person can act on, and decides
 /// whether trying again can help: a refused or reset connection may heal (`network`, retried); a reply that
 /// is not HTTP, or headers past every limit, will not (`protocolViolation`, failed at once).
 package enum TransportFailure {
     package static func error(from error: any Error, url: URL) -> any Error {
         if error is ModelDepotError || error is CancellationError { return error }
         let server = serverName(url)
-        if let parser = error as? HTTPParserError, parser == .invalidEOFState {
-            return ModelDepotError(
-                .network, "The server at \(server) closed the connection in the middle of its answer.",
-                underlying: error)
-        }
-        if let parser = error as? HTTPParserError {
-            let detail =
-                parser == .headerOverflow
-                ? "sent response headers larger than any client accepts" : "did not answer with HTTP (\(parser))"
-            return ModelDepotError(
-                .protocolViolation,
-                "The server at \(server) \(detail). Check the URL's scheme and port; retrying will not help.",
-                underlying: error)
-        }
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .readTimeout:
-                return ModelDepotError(
-                    .network, "The server at \(server) stopped sending (read timeout).", underlying: error)
-            case .connectTimeout:
-                return ModelDepotError(
-                    .network, "Could not connect to \(server) in time (connect timeout).", underlying: error)
-            case .remoteConnectionClosed:
-                return ModelDepotError(
-                    .network, "The server at \(server) closed the connection before answering.", underlying: error)
-            case .cancelled, .requestStreamCancelled:
-                return CancellationError()
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return ModelDepotError(.invalidURL, "Cannot request \(URLRedaction.redacted(url)): \(client).")
-            default: break
-            }
-        }
-        if let connection = error as? NIOConnectionError {
-            if let failure = connection.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
-                return socketError(failure.errnoCode, server: server, underlying: error)
-            }
-            if connection.dnsAError != nil || connection.dnsAAAAError != nil {
-                return ModelDepotError(
-                    .network, "Cannot resolve the host name \(connection.host); check the URL and the network.",
-                    underlying: error)
-            }
-        }
-        if let io = error as? IOError {
-            return socketError(io.errnoCode, server: server, underlying: error)
-        }
+        #if canImport(AsyncHTTPClient)
+            if let mapped = asyncHTTPClientError(error, server: server, url: url) { return mapped }
+        #endif
         if let code = NetworkFrameworkError.posixCode(of: error) {
             return socketError(code, server: server, underlying: error)
         }
         return ModelDepotError(.network, "The connection to \(server) failed: \(error).", underlying: error)
     }
+
+    #if canImport(AsyncHTTPClient)
+        /// What async-http-client and SwiftNIO throw, worded; nil for anything else.
+        private static func asyncHTTPClientError(_ error: any Error, server: String, url: URL) -> (any Error)? {
+            if let parser = error as? HTTPParserError, parser == .invalidEOFState {
+                return ModelDepotError(
+                    .network, "The server at \(server) closed the connection in the middle of its answer.",
+                    underlying: error)
+            }
+            if let parser = error as? HTTPParserError {
+                let detail =
+                    parser == .headerOverflow
+                    ? "sent response headers larger than any client accepts" : "did not answer with HTTP (\(parser))"
+                return ModelDepotError(
+                    .protocolViolation,
+                    "The server at \(server) \(detail). Check the URL's scheme and port; retrying will not help.",
+                    underlying: error)
+            }
+            if let client = error as? HTTPClientError {
+                switch client {
+                case .readTimeout:
+                    return ModelDepotError(
+                        .network, "The server at \(server) stopped sending (read timeout).", underlying: error)
+                case .connectTimeout:
+                    return ModelDepotError(
+                        .network, "Could not connect to \(server) in time (connect timeout).", underlying: error)
+                case .remoteConnectionClosed:
+                    return ModelDepotError(
+                        .network, "The server at \(server) closed the connection before answering.", underlying: error)
+                case .cancelled, .requestStreamCancelled:
+                    return CancellationError()
+                case .invalidURL, .emptyHost, .emptyScheme:
+                    return ModelDepotError(.invalidURL, "Cannot request \(URLRedaction.redacted(url)): \(client).")
+                default: break
+                }
+            }
+            if let connection = error as? NIOConnectionError {
+                if let failure = connection.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
+                    return socketError(failure.errnoCode, server: server, underlying: error)
+                }
+                if connection.dnsAError != nil || connection.dnsAAAAError != nil {
+                    return ModelDepotError(
+                        .network, "Cannot resolve the host name \(connection.host); check the URL and the network.",
+                        underlying: error)
+                }
+            }
+            if let io = error as? IOError {
+                return socketError(io.errnoCode, server: server, underlying: error)
+            }
+            return nil
+        }
+    #endif
 
     private static func socketError(_ code: Int32, server: String, underlying: any Error) -> ModelDepotError {
         let message: String
@@ -79,11 +92,14 @@ package enum TransportFailure {
     /// Whether `error` (or the error it wraps) is a refused connection: the host answered that nothing listens
     /// at that port.
     package static func isRefusedConnection(_ error: any Error) -> Bool {
+        if let error = error as? ModelDepotError { return error.underlying.map(isRefusedConnection) ?? false }
+        #if canImport(AsyncHTTPClient)
+            if let io = error as? IOError { return io.errnoCode == ECONNREFUSED }
+            if let connection = error as? NIOConnectionError {
+                return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+            }
+        #endif
         switch error {
-        case let error as ModelDepotError: return error.underlying.map(isRefusedConnection) ?? false
-        case let io as IOError: return io.errnoCode == ECONNREFUSED
-        case let connection as NIOConnectionError:
-            return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
         case let other where NetworkFrameworkError.posixCode(of: other) == ECONNREFUSED:
             return true
         case let other where URLSessionFailure.isRefusedConnection(other):

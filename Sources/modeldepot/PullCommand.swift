@@ -88,8 +88,13 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
         var transport: any HTTPTransport {
             switch self {
-            case .urlsession: URLSessionTransport.shared
-            case .ahc: AsyncHTTPTransport.shared
+            case .urlsession: return URLSessionTransport.shared
+            case .ahc:
+                #if canImport(AsyncHTTPClient)
+                    return AsyncHTTPTransport.shared
+                #else
+                    return URLSessionTransport.shared
+                #endif
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ModelDepot
+import ModelDepotCertificates
 
 /// Whose OpenSSF model signatures to trust, and where a repository keeps its signature (`pull
 /// --require-signature`, `verify --signature`).

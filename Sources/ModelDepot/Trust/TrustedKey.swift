@@ -22,6 +22,13 @@ public struct TrustedKey: Sendable {
         }
     }
 
+    /// A P-256 key.
+    public init(_ key: P256.Signing.PublicKey) { self.key = .p256(key) }
+    /// A P-384 key.
+    public init(_ key: P384.Signing.PublicKey) { self.key = .p384(key) }
+    /// A P-521 key.
+    public init(_ key: P521.Signing.PublicKey) { self.key = .p521(key) }
+
     /// Reads a PEM public key (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo, as `openssl ec -pubout` writes).
     ///
     /// - Throws: `invalidArgument` for text that is no PEM public key, or a key of another algorithm (RSA,
@@ -91,4 +98,20 @@ public struct TrustedKey: Sendable {
             return key.isValidSignature(signature, for: message)
         }
     }
+}
+
+/// Turns the certificate chain a signature carries (DER, the signing certificate first) into the key to check it
+/// with, once the chain leads to certificates the user trusts. `ModelDepotCertificates`' `TrustedCertificates`
+/// implements it with swift-certificates.
+public protocol CertificateChainValidator: Sendable {
+    /// The signing certificate's key, or `signatureInvalid` naming why the chain is not trusted.
+    func signingKey(of chain: [[UInt8]]) async throws -> TrustedKey
+}
+
+/// Whom a model signature must come from.
+public enum SignatureTrust: Sendable {
+    /// A publisher's public key (`model_signing sign key`).
+    case key(TrustedKey)
+    /// Certificates a publisher's signing certificate must chain to (`model_signing sign certificate`).
+    case certificates(any CertificateChainValidator)
 }

@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
-import ModelDepotCore
+import ModelDepot
 import X509
 
 /// Certificates a user trusts to anchor model signatures made with certificates (`model_signing sign
 /// certificate`): the signing certificate in a signature must chain to one of them (RFC 5280 path validation by
 /// swift-certificates, at the signing certificate's start of validity, as model-signing checks it), and must be
 /// allowed to sign (key usage `digitalSignature`, or the code-signing extended key usage).
-public struct TrustedCertificates: Sendable {
+///
+/// A module of its own: swift-certificates brings BoringSSL (through swift-crypto's extras), which apps that check
+/// key signatures only should not link.
+public struct TrustedCertificates: CertificateChainValidator {
     let certificates: [Certificate]
 
     /// Reads one or more PEM certificates (`-----BEGIN CERTIFICATE-----` blocks).
@@ -41,7 +44,7 @@ public struct TrustedCertificates: Sendable {
     /// chain is validated up to a trusted certificate and the leaf may sign.
     ///
     /// - Throws: `signatureInvalid` naming the problem.
-    func signingKey(of chain: [[UInt8]]) async throws -> TrustedKey {
+    public func signingKey(of chain: [[UInt8]]) async throws -> TrustedKey {
         func refuse(_ problem: String) -> ModelDepotError {
             ModelDepotError(.signatureInvalid, "The signature's certificate \(problem).")
         }
@@ -69,23 +72,15 @@ public struct TrustedCertificates: Sendable {
     }
 }
 
-/// Whom a model signature must come from.
-public enum SignatureTrust: Sendable {
-    /// A publisher's public key (`model_signing sign key`).
-    case key(TrustedKey)
-    /// Certificates a publisher's signing certificate must chain to (`model_signing sign certificate`).
-    case certificates(TrustedCertificates)
-}
-
 extension TrustedKey {
     /// The key of a certificate, when it is ECDSA on P-256, P-384 or P-521.
     init?(_ key: Certificate.PublicKey) {
         if let inner = P256.Signing.PublicKey(key) {
-            self.key = .p256(inner)
+            self.init(inner)
         } else if let inner = P384.Signing.PublicKey(key) {
-            self.key = .p384(inner)
+            self.init(inner)
         } else if let inner = P521.Signing.PublicKey(key) {
-            self.key = .p521(inner)
+            self.init(inner)
         } else {
             return nil
         }
