@@ -27,6 +27,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         public var maximumConnectionsPerHost: Int = 16
         /// Unread bytes past which a task is suspended until its reader catches up.
         public var bufferLimit: Int = 4 << 20
+        /// Which networks the session may use (Apple platforms: `allowsExpensiveNetworkAccess`,
+        /// `allowsConstrainedNetworkAccess`); the engine's own checks apply everywhere.
+        public var networkPolicy = NetworkPolicy()
         /// The defaults.
         public init() {}
     }
@@ -67,6 +70,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             // URLSessionConfiguration.waitsForConnectivity: a refused or unreachable server fails at once; waiting
             // for a network is the engine's NetworkPolicy's job, visibly.
             settings.waitsForConnectivity = false
+            // URLSessionConfiguration.allowsExpensiveNetworkAccess / allowsConstrainedNetworkAccess: part 1's rules
+            // (cellular and hotspots; Low Data Mode), enforced by the system as well.
+            settings.allowsExpensiveNetworkAccess = configuration.networkPolicy.allowsExpensive
+            settings.allowsConstrainedNetworkAccess = configuration.networkPolicy.allowsConstrained
         #endif
         router = TaskRouter(bufferLimit: configuration.bufferLimit)
         // The delegate queue runs callbacks one at a time, in order per task.

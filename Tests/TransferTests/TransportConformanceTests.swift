@@ -28,7 +28,10 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
 /// What the engine needs of any transport: ranges as asked, redirects and bodies left alone, every fault the
 /// engine recovers from surfaced so that it can, errors worded for people, and a large file byte-exact.
-@Suite struct TransportConformanceTests {
+///
+/// Serialized: its cases (two 256 MiB transfers among them) would otherwise run side by side and starve the suite's
+/// timing-sensitive tests of the machine's two cores.
+@Suite(.serialized) struct TransportConformanceTests {
     @Test(arguments: TransportKind.allCases)
     func aRangeComesBackAsAsked(_ kind: TransportKind) async throws {
         let fixture = try await DownloadFixture.make(size: 100_000)
@@ -184,6 +187,7 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         defer { Task { await fixture.cleanUp() } }
         var configuration = DownloadConfiguration()
         configuration.stallTimeout = nil
+        configuration.maxConnections = 4
         let result = try await fixture.downloader(configuration, transport: kind.transport).download(
             fixture.request(sha256: fixture.sha256))
         #expect(result.sha256 == fixture.sha256 && result.bytesReceived == Int64(256 << 20))
