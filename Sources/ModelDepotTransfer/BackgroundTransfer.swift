@@ -197,7 +197,9 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// Copies the piece's bytes into the partial file at `offset`.
     private func splice(_ location: URL, at offset: Int64) throws {
         if !FileManager.default.fileExists(atPath: partialFile.path) {
-            FileManager.default.createFile(atPath: partialFile.path, contents: nil)
+            guard FileManager.default.createFile(atPath: partialFile.path, contents: nil) else {
+                throw ModelDepotError(.fileSystem, "Cannot create \(partialFile.path).")
+            }
         }
         let output = try FileHandle(forWritingTo: partialFile)
         defer { try? output.close() }

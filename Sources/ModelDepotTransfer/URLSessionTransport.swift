@@ -175,7 +175,7 @@ private final class TaskStream: Sendable {
 
     private let state = Mutex(State())
     // URLSessionTask is thread-safe for suspend/resume/cancel.
-    nonisolated(unsafe) let task: URLSessionDataTask
+    let task: URLSessionDataTask
     let url: URL
     unowned let router: TaskRouter
 

@@ -59,7 +59,7 @@ enum DownloadingAModelSamples {
         ) { progress in
             print(progress.bytesCompleted, progress.totalBytes ?? -1)
         }
-        print(result.file.path, result.sha256)
+        print(result.file.path, result.sha256 ?? "")
     }
 
     static func matchAnErrorCode(task: ModelDownloadTask) async throws {

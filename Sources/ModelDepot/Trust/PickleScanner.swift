@@ -39,8 +39,8 @@ public enum PickleScanner {
     public static func imports(in bytes: [UInt8]) throws -> [PickleImport] {
         do {
             return try scan(bytes)
-        } catch let failure as Failure {
-            throw failure.error
+        } catch {
+            throw error.error
         }
     }
 
