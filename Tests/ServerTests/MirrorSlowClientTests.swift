@@ -37,12 +37,14 @@ import Testing
             let reply = try await withTimeLimit(30) { try await mirror.get("/api/models/acme/tiny") }
             #expect(reply.status == 200)
             // Every slow socket is closed by the server (no request completes on them).
-            let allClosed = await waitUntil(timeout: .seconds(30)) { sockets.allSatisfy(\.isClosedByPeer) }
+            // Patient bounds (the default 90 s): on a loaded machine the in-process server's event loops have been
+            // seen to fall tens of seconds behind (CI, a full run); the claim is that they close, not how fast.
+            let allClosed = await waitUntil { sockets.allSatisfy(\.isClosedByPeer) }
             #expect(allClosed)
             // An idle keep-alive connection after a complete request is closed too.
             let keepAlive = try LoopbackConnection(port: port)
             keepAlive.transmit("GET /api/models/acme/tiny HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(await waitUntil(timeout: .seconds(30)) { keepAlive.isClosedByPeer })
+            #expect(await waitUntil { keepAlive.isClosedByPeer })
         }
     }
 }
