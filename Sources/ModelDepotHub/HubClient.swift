@@ -225,12 +225,7 @@ public struct HubClient: Sendable {
                     for: response, url: current,
                     body: try await Self.collect(response.body, limit: 1 << 16, url: current))
             }
-            var bytes: [UInt8] = []
-            for try await chunk in response.body {
-                bytes += chunk.readableBytesView.prefix(count - bytes.count)
-                if bytes.count >= count { break }
-            }
-            return bytes
+            return try await response.body.prefix(limit: count)
         }
     }
 

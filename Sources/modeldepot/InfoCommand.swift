@@ -66,30 +66,8 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         var totalSize: Int64
         var cachedSize: Int64
         var source: String
-        /// The Hub's own security scan, when the endpoint reports one.
-        var hubSecurityScan: HubSecurityScan?
-
-        private enum CodingKeys: String, CodingKey {
-            case catalogEntry, id, type, revision, commit, files, totalSize, cachedSize, source, hubSecurityScan
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(catalogEntry, forKey: .catalogEntry)
-            try container.encode(id, forKey: .id)
-            try container.encode(type, forKey: .type)
-            try container.encode(revision, forKey: .revision)
-            try container.encode(commit, forKey: .commit)
-            try container.encode(files, forKey: .files)
-            try container.encode(totalSize, forKey: .totalSize)
-            try container.encode(cachedSize, forKey: .cachedSize)
-            try container.encode(source, forKey: .source)
-            if let scan = hubSecurityScan {
-                try container.encode(
-                    ["summary": scan.summary, "flagged": scan.filesWithIssues.map(\.path).joined(separator: ",")],
-                    forKey: .hubSecurityScan)
-            }
-        }
+        /// The Hub's own security scan, when the endpoint reports one: its summary and the flagged files.
+        var hubSecurityScan: [String: String]?
     }
 
     func run() async throws {
@@ -132,8 +110,10 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             files: files,
             totalSize: files.reduce(0) { $0 + $1.size },
             cachedSize: files.filter(\.cached).reduce(0) { $0 + $1.size }, source: source,
-            hubSecurityScan: type == .model && source != "cache"
-                ? try? await hub.hubClient().securityScan(id, revision: commit) : nil)
+            hubSecurityScan: (type == .model && source != "cache"
+                ? try? await hub.hubClient().securityScan(id, revision: commit) : nil).map { scan in
+                    ["summary": scan.summary, "flagged": scan.filesWithIssues.map(\.path).joined(separator: ",")]
+                })
         if json {
             printJSON(report)
             return
@@ -153,7 +133,7 @@ struct InfoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             [["FILE", "SIZE", "CACHED", "FORMAT"]]
             + files.map { [$0.path, ByteFormat.string($0.size), $0.cached ? "yes" : "no", $0.formatText] }
         print(Table.render(rows))
-        if let scan = report.hubSecurityScan { print("Hub security scan: \(scan.summary)") }
+        if let scan = report.hubSecurityScan?["summary"] { print("Hub security scan: \(scan)") }
         print(
             "\(counted(files.count, "file")), \(ByteFormat.string(report.totalSize)) in all; \(ByteFormat.string(report.cachedSize)) cached."
         )

@@ -1,7 +1,5 @@
 import Foundation
-import Logging
 import ModelDepot
-import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
@@ -87,12 +85,9 @@ struct PickleCommandTests {
         try Data("{\"model_type\": \"x\"}".utf8).write(to: repository.appendingPathComponent("config.json"))
         try Data(repeating: 1, count: 64).write(to: repository.appendingPathComponent("model.safetensors"))
 
-        let mirror = MirrorServer(
-            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let (addresses, announce) = AsyncStream<URL>.makeStream()
-        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
+        let (mirrorURL, serving) = try await FolderMirror.start(root: folder.path("repos"))
         defer { serving.cancel() }
-        let endpoint = try #require(await addresses.first { _ in true }).absoluteString
+        let endpoint = mirrorURL.absoluteString
         let hub = ["--endpoint", endpoint, "--cache-dir", folder.path("cache").path]
 
         // Before anything is downloaded: the first bytes say which file is a pickle, and the safetensors beside it.

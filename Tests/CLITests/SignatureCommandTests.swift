@@ -1,7 +1,5 @@
 import Foundation
-import Logging
 import ModelDepot
-import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
@@ -18,12 +16,9 @@ struct SignatureCommandTests {
             try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
         let trusted = try #require(keys["trusted"])
 
-        let mirror = MirrorServer(
-            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let (addresses, announce) = AsyncStream<URL>.makeStream()
-        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
+        let (mirrorURL, serving) = try await FolderMirror.start(root: folder.path("repos"))
         defer { serving.cancel() }
-        let endpoint = try #require(await addresses.first { _ in true }).absoluteString
+        let endpoint = mirrorURL.absoluteString
         func pull(_ name: String, key: String = trusted) async throws -> (CLIRunner.Output, URL) {
             let cache = folder.path("cache-\(name)")
             let output = try await CLIRunner.run([

@@ -1,7 +1,5 @@
 import Foundation
-import Logging
 import ModelDepot
-import ModelDepotServer
 import ModelDepotTesting
 import Testing
 
@@ -106,12 +104,8 @@ enum WhisperVenv {
             try FileManager.default.copyItem(
                 at: modelFolder.appendingPathComponent(file), to: repository.appendingPathComponent(file))
         }
-        let mirror = MirrorServer(
-            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let (addresses, announce) = AsyncStream<URL>.makeStream()
-        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
+        let (endpoint, serving) = try await FolderMirror.start(root: folder.path("repos"))
         defer { serving.cancel() }
-        let endpoint = try #require(await addresses.first { _ in true })
         let cache = ["--cache-dir", folder.path("cache").path]
         let pulled = try await CLIRunner.run(
             ["pull", "whisper-tiny-en-ct2", "--quiet", "--endpoint", endpoint.absoluteString] + cache)

@@ -116,11 +116,7 @@ extension ModelManager {
     /// ``export(lock:to:layout:)`` as one tar file: the lock first, then every file, checked against the lock first.
     @discardableResult
     public nonisolated func export(lock: ModelLock, toArchive archive: URL) throws -> Int64 {
-        if let problem = verify(lock: lock).first {
-            throw ModelDepotError(
-                .checksumMismatch,
-                "The cache does not match the lock: \(problem). Run `modeldepot pull --locked` first.")
-        }
+        let files = try cachedFiles(of: lock)
         let temporary = archive.deletingLastPathComponent().appendingPathComponent(
             ".\(archive.lastPathComponent).partial")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
@@ -140,29 +136,24 @@ extension ModelManager {
         try output.write(contentsOf: lockData)
         try pad(Int64(lockData.count))
         var written: Int64 = 0
-        for repository in lock.repositories {
-            let cached = cache.repository(repository.repo, type: repository.type)
-            for file in repository.files {
-                let source = cached.snapshotFile(repository.commit, try RepoFilePath(file.path))
-                    .resolvingSymlinksInPath()
-                try output.write(
-                    contentsOf: try BundleArchive.header(
-                        name: ModelBundle.relativePath(repository, file), size: file.size))
-                guard let input = FileHandle(forReadingAtPath: source.path) else {
-                    throw ModelDepotError(.fileSystem, "Cannot read \(source.path).")
-                }
-                defer { try? input.close() }
-                var copied: Int64 = 0
-                while let chunk = try input.read(upToCount: 8 << 20), !chunk.isEmpty {
-                    try output.write(contentsOf: chunk)
-                    copied += Int64(chunk.count)
-                }
-                guard copied == file.size else {
-                    throw ModelDepotError(.sizeMismatch, "\(source.path) changed while it was exported.")
-                }
-                try pad(file.size)
-                written += file.size
+        for (repository, file, source) in files {
+            try output.write(
+                contentsOf: try BundleArchive.header(
+                    name: ModelBundle.relativePath(repository, file), size: file.size))
+            guard let input = FileHandle(forReadingAtPath: source.path) else {
+                throw ModelDepotError(.fileSystem, "Cannot read \(source.path).")
             }
+            defer { try? input.close() }
+            var copied: Int64 = 0
+            while let chunk = try input.read(upToCount: 8 << 20), !chunk.isEmpty {
+                try output.write(contentsOf: chunk)
+                copied += Int64(chunk.count)
+            }
+            guard copied == file.size else {
+                throw ModelDepotError(.sizeMismatch, "\(source.path) changed while it was exported.")
+            }
+            try pad(file.size)
+            written += file.size
         }
         try output.write(contentsOf: Data(count: 2 * BundleArchive.block))
         try output.close()

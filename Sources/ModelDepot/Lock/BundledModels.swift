@@ -4,6 +4,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
+import Synchronization
 
 /// Models shipped inside an app build (the folder `modeldepot export --layout app` writes, added to the app's
 /// resources as `Models`): read in place, never written, never downloaded or deleted — the "bundled" storage
@@ -27,6 +28,8 @@ public struct BundledModels: Sendable {
     /// The app build the verification is remembered for; nil means the bundle's own sizes and modification
     /// times stand in for it (no Info.plist: Linux, command-line tools).
     public let version: String?
+    /// The lock file's SHA-256, read once: the bundle is read-only.
+    let lockDigest: String
 
     /// Whether verification found the bytes to be the lock's, with what it cost.
     public enum Verification: Sendable, Equatable {
@@ -47,6 +50,7 @@ public struct BundledModels: Sendable {
     public init(folder: URL, records: URL, version: String?) throws {
         self.folder = folder
         (self.lock, _) = try ModelBundle.checkedLock(in: folder, layout: .app)
+        self.lockDigest = try FileDigests.sha256(ofFileAt: folder.appendingPathComponent(ModelBundle.lockName).path)
         self.records = records
         self.version = version
     }
@@ -102,16 +106,18 @@ public struct BundledModels: Sendable {
         let key = try verificationKey()
         if let stored = try? Data(contentsOf: recordFile), stored == key { return .alreadyVerified }
         let files = lock.repositories.flatMap { repository in repository.files.map { (repository, $0) } }
-        let problems = Problems()
+        // What the concurrent workers found, by the file's place in the lock (the first is reported).
+        let problems = Mutex<[Int: String]>([:])
         // One file per core; a model's largest file bounds the time either way.
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let (repository, file) = files[index]
             let url = folder.appendingPathComponent(ModelBundle.relativePath(repository, file, layout: .app))
             if let problem = file.mismatch(at: url) {
-                problems.add(index, "\(repository.repo)/\(file.path) in the app's bundled models: \(problem)")
+                let message = "\(repository.repo)/\(file.path) in the app's bundled models: \(problem)"
+                problems.withLock { $0[index] = message }
             }
         }
-        if let first = problems.first {
+        if let first = problems.withLock({ found in found.keys.min().flatMap { found[$0] } }) {
             throw ModelDepotError(
                 .checksumMismatch, "\(first); the app build is damaged: rebuild it from a verified export.")
         }
@@ -129,9 +135,7 @@ public struct BundledModels: Sendable {
     /// What a verification is remembered under: the lock's digest and the build, or, without a build number, every
     /// file's size and modification time (a rebuilt bundle changes them).
     func verificationKey() throws -> Data {
-        var parts = [
-            "lock sha256:\(try FileDigests.sha256(ofFileAt: folder.appendingPathComponent(ModelBundle.lockName).path))"
-        ]
+        var parts = ["lock sha256:\(lockDigest)"]
         if let version {
             parts.append("build \(version)")
         } else {
@@ -149,11 +153,4 @@ public struct BundledModels: Sendable {
         return Data((parts.joined(separator: "\n") + "\n").utf8)
     }
 
-    /// Problems found by concurrent workers, reported in the lock's order.
-    private final class Problems: @unchecked Sendable {
-        private let lock = NSLock()
-        private var found: [Int: String] = [:]
-        func add(_ index: Int, _ message: String) { lock.withLock { found[index] = message } }
-        var first: String? { lock.withLock { found.keys.min().flatMap { found[$0] } } }
-    }
 }

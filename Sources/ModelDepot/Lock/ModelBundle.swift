@@ -111,31 +111,42 @@ extension ModelManager {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !existing.isEmpty {
             throw ModelDepotError(.invalidArgument, "\(folder.path) is not empty; export into a new or empty folder.")
         }
+        var written: Int64 = 0
+        for (repository, file, source) in try cachedFiles(of: lock) {
+            let target = folder.appendingPathComponent(
+                ModelBundle.relativePath(repository, file, layout: layout))
+            try FileManager.default.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: source, to: target)
+            if layout == .app {
+                // Shipped files are never written: read-only already on the build machine.
+                try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: target.path)
+            }
+            written += file.size
+        }
+        try lock.encoded().write(to: folder.appendingPathComponent(ModelBundle.lockName), options: .atomic)
+        return written
+    }
+
+    /// The cached copy of every file `lock` names, once the cache is checked against the lock (what both exports
+    /// write).
+    ///
+    /// - Throws: `checksumMismatch` naming the first cached file that differs from the lock.
+    nonisolated func cachedFiles(of lock: ModelLock) throws -> [(ModelLock.Repository, ModelLock.File, URL)] {
         if let problem = verify(lock: lock).first {
             throw ModelDepotError(
                 .checksumMismatch,
                 "The cache does not match the lock: \(problem). Run `modeldepot pull --locked` first.")
         }
-        var written: Int64 = 0
-        for repository in lock.repositories {
+        return try lock.repositories.flatMap { repository in
             let cached = cache.repository(repository.repo, type: repository.type)
-            for file in repository.files {
-                let source = cached.snapshotFile(repository.commit, try RepoFilePath(file.path))
-                    .resolvingSymlinksInPath()
-                let target = folder.appendingPathComponent(
-                    ModelBundle.relativePath(repository, file, layout: layout))
-                try FileManager.default.createDirectory(
-                    at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try FileManager.default.copyItem(at: source, to: target)
-                if layout == .app {
-                    // Shipped files are never written: read-only already on the build machine.
-                    try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: target.path)
-                }
-                written += file.size
+            return try repository.files.map { file in
+                (
+                    repository, file,
+                    cached.snapshotFile(repository.commit, try RepoFilePath(file.path)).resolvingSymlinksInPath()
+                )
             }
         }
-        try lock.encoded().write(to: folder.appendingPathComponent(ModelBundle.lockName), options: .atomic)
-        return written
     }
 
     /// Places a bundle's files in the cache, each checked against the bundle's lock as it is copied, so Python's

@@ -105,7 +105,8 @@ public struct ReadinessChecker: Sendable {
             do {
                 if let detail = try ModelFileSummary.read(path: file)?.description {
                     report.details[path.value] = detail
-                } else if let pickle = try PickleFile.inspect(URL(fileURLWithPath: file)) {
+                } else if PickleFile.mayBePickle(file), let pickle = try PickleFile.inspect(URL(fileURLWithPath: file))
+                {
                     report.details[path.value] = pickle.summary
                     report.pickles.append(path.value)
                 }
@@ -151,7 +152,8 @@ public struct ReadinessChecker: Sendable {
     /// Checks a file's format (by its extension, and any file for a Python pickle by its bytes); returns a one-line
     /// summary, nil for formats it does not read.
     public static func inspect(_ path: String) throws -> String? {
-        try ModelFileSummary.read(path: path)?.description ?? PickleFile.inspect(URL(fileURLWithPath: path))?.summary
+        if let summary = try ModelFileSummary.read(path: path) { return summary.description }
+        return PickleFile.mayBePickle(path) ? try PickleFile.inspect(URL(fileURLWithPath: path))?.summary : nil
     }
 
     /// Hashes a blob against its name (64 hex: SHA-256, 40 hex: git blob id); nil for names that are not hashes.

@@ -33,12 +33,6 @@ public struct PickleFinding: Sendable, Equatable {
 }
 
 extension ModelManager {
-    /// Extensions of files that are never pickles (their formats are text, or checked elsewhere): not probed.
-    static let notPickleExtensions: Set<String> = [
-        "json", "txt", "md", "safetensors", "gguf", "yaml", "yml", "jinja", "png", "jpg", "jpeg", "gif", "py",
-        "model", "tiktoken", "csv", "onnx", "mlmodel", "wav", "mp3", "flac", "gitattributes", "sig",
-    ]
-
     /// Which of `paths` at `commit` are Python pickles, judged by their bytes: a cached file is read (its imports
     /// listed); another is probed with a `Range` request for its first bytes. Files whose extension names a format
     /// that is never a pickle (JSON, safetensors, GGUF, …) are not probed.
@@ -48,9 +42,7 @@ extension ModelManager {
         in repo: RepoID, type: RepoType = .model, commit: String, paths: [String]
     ) async throws -> [PickleFinding] {
         let repository = cache.repository(repo, type: type)
-        let candidates = paths.filter {
-            !Self.notPickleExtensions.contains(($0 as NSString).pathExtension.lowercased())
-        }
+        let candidates = paths.filter(PickleFile.mayBePickle)
         var found: [String: PickleFile] = [:]
         try await withThrowingTaskGroup(of: (String, PickleFile?).self) { group in
             var next = candidates.makeIterator()

@@ -40,6 +40,17 @@ public struct PickleFile: Sendable, Equatable {
             ? "\(shape); can run code when loaded" : "\(shape) of tensors only; can run code when loaded"
     }
 
+    /// Extensions of formats that are never pickles (text, or formats read elsewhere): such files are not probed.
+    static let neverPickleExtensions: Set<String> = [
+        "json", "txt", "md", "safetensors", "gguf", "yaml", "yml", "jinja", "png", "jpg", "jpeg", "gif", "py",
+        "model", "tiktoken", "csv", "onnx", "mlmodel", "wav", "mp3", "flac", "gitattributes", "sig",
+    ]
+
+    /// Whether the file at `path` (in a repository or on disk) is worth reading to see if it is a pickle.
+    public static func mayBePickle(_ path: String) -> Bool {
+        !neverPickleExtensions.contains((path as NSString).pathExtension.lowercased())
+    }
+
     /// How many leading bytes ``sniff(_:)`` needs (a ZIP's first local header and its entry name).
     public static let sniffLength = 512
 
