@@ -75,6 +75,20 @@ struct CLIRunner {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// What `pipe` delivered until `marker` first appeared in it (or it closed): a test waits for the program to
+    /// reach a state it prints. Pass the rest to ``wait(_:_:_:)`` and prepend this to its stdout.
+    static func read(_ pipe: Pipe, until marker: String) async -> String {
+        await blocking {
+            var collected = Data()
+            while !String(decoding: collected, as: UTF8.self).contains(marker) {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                collected += chunk
+            }
+            return String(decoding: collected, as: UTF8.self)
+        }
+    }
+
     static func blocking<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         // A thread of its own: Dispatch's global queues have as many threads as cores, and blocking them would
         // stall the servers under test (the mirror hashes files there).

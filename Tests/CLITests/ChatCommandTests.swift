@@ -43,14 +43,15 @@ import Testing
         let (process, out, err) = try CLIRunner.start(
             ["chat", "--endpoint", server.baseURL.absoluteString + "/v1"], input: input)
         input.fileHandleForWriting.write(Data("tell me everything\n".utf8))
-        await server.waitForRequests(1)
-        // The reply hangs after its first token; Ctrl-C must stop it (closing the connection) and keep the chat.
+        // The reply hangs after its first token; once it is printed, Ctrl-C must stop the reply (closing the
+        // connection) and keep the chat.
+        let printed = await CLIRunner.read(out, until: "first")
         kill(process.processIdentifier, SIGINT)
         try await withTimeLimit { await server.waitForClosedConnections(1) }
         input.fileHandleForWriting.write(Data("and then?\n/exit\n".utf8))
         let result = await CLIRunner.wait(process, out, err)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("first") && result.stdout.contains("second"))
+        #expect(printed.contains("first") && result.stdout.contains("second"))
         #expect(result.stderr.contains("[stopped]"))
         // The stopped reply stays in the conversation the model sees next.
         let second = try #require(server.requests.last)

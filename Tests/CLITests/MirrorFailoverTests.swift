@@ -19,7 +19,7 @@ import Testing
 
         static func start(_ arguments: [String]) async throws -> Server {
             let (process, out, err) = try CLIRunner.start(["serve", "--port", "0"] + arguments)
-            let line = await ServeCommandTests.firstLine(of: out)
+            let line = await CLIRunner.read(out, until: "\n")
             let address = try #require(
                 line.split(separator: "\n").first.map { String($0.dropFirst("listening on ".count)) }
                     .flatMap { URL(string: String($0.split(separator: " ")[0])) }, "\(line)")
@@ -34,7 +34,7 @@ import Testing
 
         /// Bytes of files this server has sent, from its `/metrics`.
         func bytesServed(token: String? = nil) async throws -> Int {
-            let response = try await AsyncHTTPTransport.shared.send(
+            let response = try await AsyncHTTPTransport.patient.send(
                 TransportRequest(
                     url: url.appendingPathComponent("metrics"),
                     headers: token.map { [(name: "Authorization", value: "Bearer \($0)")] } ?? []))

@@ -12,11 +12,11 @@ import Testing
         try Data("{}".utf8).write(to: file)
         let (process, out, err) = try CLIRunner.start(["serve", "--root", root.url.path, "--port", "0"])
         // The first line on stdout names the address.
-        let line = await Self.firstLine(of: out)
+        let line = await CLIRunner.read(out, until: "\n")
         let base = try #require(line.split(separator: "\n").first.map { String($0) })
         #expect(base.hasPrefix("listening on http://127.0.0.1:"))
         let url = URL(string: String(base.dropFirst("listening on ".count)) + "/acme/tiny/resolve/main/config.json")!
-        let response = try await AsyncHTTPTransport.shared.send(TransportRequest(url: url))
+        let response = try await AsyncHTTPTransport.patient.send(TransportRequest(url: url))
         var body: [UInt8] = []
         for try await buffer in response.body { body += buffer.readableBytesView }
         #expect(response.status == 200 && body == Array("{}".utf8))
@@ -40,7 +40,7 @@ import Testing
         let (process, out, err) = try CLIRunner.start([
             "serve", "--root", root.url.path, "--port", "0", "--faults", "reset=0.05,rate=4MB",
         ])
-        let line = await Self.firstLine(of: out)
+        let line = await CLIRunner.read(out, until: "\n")
         #expect(line.contains("(injecting faults on purpose: reset=0.05,rate=4194304B/s)"), "\(line)")
         kill(process.processIdentifier, SIGTERM)
         _ = await CLIRunner.wait(process, out, err)
@@ -48,18 +48,5 @@ import Testing
         let refused = try await CLIRunner.run(["serve", "--root", root.url.path, "--faults", "reset=often"])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("Invalid fault 'reset=often'"), "\(refused.stderr)")
-    }
-
-    /// What the server printed up to its first newline (its startup line).
-    static func firstLine(of out: Pipe) async -> String {
-        await Task.detached { () -> String in
-            var collected = Data()
-            while !collected.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                collected += chunk
-            }
-            return String(decoding: collected, as: UTF8.self)
-        }.value
     }
 }

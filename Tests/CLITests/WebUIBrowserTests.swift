@@ -72,10 +72,10 @@ import Testing
             output.split(separator: "\n").first { $0.hasPrefix("ModelDepot is at") }?.split(separator: " ").last
                 .flatMap { URL(string: String($0)) })
         let base = "http://127.0.0.1:\(launch.port!)"
-        let session = try await AsyncHTTPTransport.shared.send(TransportRequest(url: launch))
+        let session = try await AsyncHTTPTransport.patient.send(TransportRequest(url: launch))
         for try await _ in session.body {}
         let cookie = try #require(session.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
-        let answer = try await AsyncHTTPTransport.shared.send(
+        let answer = try await AsyncHTTPTransport.patient.send(
             TransportRequest(url: URL(string: base + "/api/ui/models")!, headers: [("Cookie", cookie)]))
         var body: [UInt8] = []
         for try await part in answer.body { body += part.readableBytesView }
@@ -175,7 +175,7 @@ import Testing
                         #expect(violations.isEmpty, "axe in \(state): \(violations)")
                     }
                     // The download went through a connection reset on purpose, and recovered.
-                    let answer = try await AsyncHTTPTransport.shared.send(
+                    let answer = try await AsyncHTTPTransport.patient.send(
                         TransportRequest(url: URL(string: endpoint + "/metrics")!))
                     var metrics = ""
                     for try await part in answer.body {

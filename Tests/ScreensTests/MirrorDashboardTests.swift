@@ -26,7 +26,7 @@ import Testing
             if let bearer { all.append(("Authorization", "Bearer \(bearer)")) }
             if let cookie { all.append(("Cookie", cookie)) }
             if json != nil { all.append(("Content-Type", "application/json")) }
-            let response = try await AsyncHTTPTransport.shared.send(
+            let response = try await AsyncHTTPTransport.patient.send(
                 TransportRequest(
                     method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
             var body: [UInt8] = []

@@ -34,7 +34,7 @@ import Testing
             var all = headers
             if let cookie { all.append(("Cookie", cookie)) }
             if json != nil { all.append(("Content-Type", "application/json")) }
-            let response = try await AsyncHTTPTransport.shared.send(
+            let response = try await AsyncHTTPTransport.patient.send(
                 TransportRequest(
                     method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
             var body: [UInt8] = []
@@ -160,7 +160,7 @@ import Testing
     @Test func liveEventsCarryStatusAndDownloads() async throws {
         try await Self.with { fixture, app in
             let cookie = try await app.openSession()
-            let response = try await AsyncHTTPTransport.shared.send(
+            let response = try await AsyncHTTPTransport.patient.send(
                 TransportRequest(
                     url: URL(string: app.base + "/api/ui/events")!, headers: [("Cookie", cookie)],
                     callerDetectsStalls: true))

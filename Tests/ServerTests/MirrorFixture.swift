@@ -59,7 +59,7 @@ struct MirrorFixture {
     func get(
         _ path: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: String? = nil
     ) async throws -> Reply {
-        let response = try await AsyncHTTPTransport.shared.send(
+        let response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(method: method, url: url(path), headers: headers, body: body.map { Array($0.utf8) }))
         var body: [UInt8] = []
         for try await buffer in response.body { body += buffer.readableBytesView }

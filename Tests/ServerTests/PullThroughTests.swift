@@ -84,7 +84,7 @@ import Testing
     static func get(
         _ url: URL, method: String = "GET", headers: [(name: String, value: String)] = []
     ) async throws -> MirrorFixture.Reply {
-        let response = try await AsyncHTTPTransport.shared.send(
+        let response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(method: method, url: url, headers: headers))
         var body: [UInt8] = []
         for try await buffer in response.body { body += buffer.readableBytesView }
@@ -149,7 +149,7 @@ import Testing
         try await Self.withMirror { _, mirror, cache in
             let commit = try await Self.commit(of: mirror)
             let url = mirror.url("/acme/tiny/resolve/\(commit)/model.safetensors")
-            let response = try await AsyncHTTPTransport.shared.send(TransportRequest(url: url))
+            let response = try await AsyncHTTPTransport.patient.send(TransportRequest(url: url))
             #expect(response.status == 200)
             #expect(response.header("Cache-Control") == "no-store", "bytes not yet verified are never cached")
             var iterator = response.body.makeAsyncIterator()

@@ -32,7 +32,7 @@ final class SimulatedBackgroundService: @unchecked Sendable {
     func run(_ task: Int) async throws -> Finished {
         let taken = requests.removeValue(forKey: task)
         let request = try #require(taken, "task \(task) was never started")
-        let response = try await AsyncHTTPTransport.shared.send(
+        let response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(url: request.url, headers: request.headers.map { ($0.key, $0.value) }))
         let body = try await response.body.collect(limit: 64 << 20, from: request.url)
         let location = folder.appendingPathComponent("CFNetworkDownload_\(task).tmp")
@@ -65,7 +65,7 @@ final class SimulatedBackgroundService: @unchecked Sendable {
 
     static func setUp(size: Int = 1 << 20) async throws -> Setup {
         let fixture = try await DownloadFixture.make(size: size, seed: 21)
-        let head = try await AsyncHTTPTransport.shared.send(TransportRequest(method: "HEAD", url: fixture.url))
+        let head = try await AsyncHTTPTransport.patient.send(TransportRequest(method: "HEAD", url: fixture.url))
         let etag = try #require(head.header("ETag"))
         let serviceFolder = fixture.folder.path("service")
         try FileManager.default.createDirectory(at: serviceFolder, withIntermediateDirectories: true)
