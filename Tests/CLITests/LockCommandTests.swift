@@ -359,6 +359,21 @@ import Testing
             }
             #expect(!FileManager.default.fileExists(atPath: "/tmp/modeldepot-absolute.txt"))
             #expect(!FileManager.default.fileExists(atPath: folder.path("escaped.txt").path))
+
+            // The bundle folder repacked by GNU tar, in its POSIX (PAX headers, `./` names, folders) and GNU formats.
+            for format in ["posix", "gnu"] {
+                let repacked = folder.path("repacked-\(format).tar")
+                let tar = try CLIRunner.startProgram(
+                    URL(fileURLWithPath: "/usr/bin/env"),
+                    ["tar", "--format=\(format)", "-cf", repacked.path, "-C", bundle.path, "."])
+                let packed = await CLIRunner.wait(tar.0, tar.1, tar.2)
+                #expect(packed.status == 0, "\(packed.stderr)")
+                let cache = folder.path("repacked-cache-\(format)")
+                let imported = try await CLIRunner.run(["import", repacked.path, "--cache-dir", cache.path])
+                #expect(
+                    imported.status == 0 && imported.stdout.contains("3 files verified and placed"),
+                    "\(format): \(imported.stderr)")
+            }
         }
     }
 
