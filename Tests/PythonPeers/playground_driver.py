@@ -12,7 +12,6 @@ from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 launch, shots = sys.argv[1], sys.argv[2]
@@ -92,13 +91,23 @@ def _():
 
 @flow("stop")
 def _():
+    # On a phone, a reply that grows past the screen must leave Stop on screen, uncovered, and clickable.
+    driver.set_window_size(375, 812)
     ask("tell me a long story", 4000)
-    wait.until(lambda _: len(last_reply().find_element(By.CLASS_NAME, "text").text) > 0)
-    shot("chat-streaming")
-    # By keyboard: the reply keeps growing under the pointer, so a click aimed at the button can land on the
-    # text that has just moved there (the page's layout is right; the aim is stale).
-    driver.find_element(By.ID, "stop").send_keys(Keys.ENTER)
+    wait.until(lambda d: d.execute_script(
+        "return document.documentElement.scrollHeight > window.innerHeight + 300"))
+    placement = driver.execute_script("""
+        const stop = document.getElementById("stop"), box = stop.getBoundingClientRect();
+        const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+        return {top: box.top, bottom: box.bottom, height: window.innerHeight, uncovered: top === stop,
+                following: window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 60};""")
+    results["values"]["stopWhileStreamingOnAPhone"] = placement
+    assert placement["top"] >= 0 and placement["bottom"] <= placement["height"], placement
+    assert placement["uncovered"] and placement["following"], placement
+    shot("chat-streaming-phone")
+    driver.find_element(By.ID, "stop").click()
     wait.until(lambda _: status().get_attribute("data-state") == "stopped")
+    driver.set_window_size(1280, 1000)
     assert last_reply().get_attribute("data-state") == "stopped"
     assert driver.find_element(By.ID, "send").is_enabled()
     results["values"]["stoppedAfterCharacters"] = len(last_reply().find_element(By.CLASS_NAME, "text").text)

@@ -42,6 +42,7 @@ function chatPage() {
     form.elements.message.value = "";
     const reply = bubble("assistant", "");
     reply.parentElement.dataset.state = "streaming";
+    window.scrollTo(0, document.documentElement.scrollHeight);
     running = new AbortController();
     send.disabled = true;
     stop.disabled = false;
@@ -74,7 +75,13 @@ function chatPage() {
           buffer = buffer.slice(end + 2);
           const name = (frame.match(/^event: (.*)$/m) || [])[1];
           const data = JSON.parse((frame.match(/^data: (.*)$/m) || [])[1] || "{}");
-          if (name === "chunk") reply.textContent += data.text;
+          if (name === "chunk") {
+            // Follow the reply while the reader is at the end of the page; leave them be if they scrolled up.
+            const root = document.documentElement;
+            const following = window.innerHeight + window.scrollY >= root.scrollHeight - 48;
+            reply.textContent += data.text;
+            if (following) window.scrollTo(0, root.scrollHeight);
+          }
           if (name === "done") {
             finished = true;
             reply.parentElement.dataset.state = "done";
