@@ -9,6 +9,12 @@ public enum FileDigests {
         try PrefixHasher.hashFile(atPath: path)
     }
 
+    /// Lowercase hex SHA-256 of each consecutive `pieceSize` bytes of the file at `path`, the last piece possibly
+    /// shorter, an empty file none (the pieces model-signing's "shards" serialization signs).
+    public static func sha256(ofPiecesOfFileAt path: String, pieceSize: Int64) throws -> [String] {
+        try PrefixHasher.hashPieces(atPath: path, pieceSize: pieceSize)
+    }
+
     /// The digest a cache blob's name promises, computed from its bytes: SHA-256 for a 64-hex name (an LFS
     /// file), the git blob id for a 40-hex one; nil, without reading, for names that are not hashes (another
     /// mirror's ETags). The blob is good when the result equals its name.

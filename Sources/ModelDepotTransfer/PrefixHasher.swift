@@ -15,8 +15,10 @@ final class PrefixHasher: @unchecked Sendable {
 
     /// - Parameter bufferSize: small enough to stay in the CPU's cache between the read and the hash (a
     ///   4 MiB buffer made each byte travel to memory and back; 256 KiB cut the read-back's system time).
-    init(bufferSize: Int = 256 << 10) {
+    /// - Parameter start: the offset the hashed bytes start at (0: the whole file).
+    init(bufferSize: Int = 256 << 10, startingAt start: Int64 = 0) {
         buffer = .allocate(byteCount: bufferSize, alignment: 64)
+        offset = start
     }
 
     deinit { buffer.deallocate() }
@@ -57,6 +59,26 @@ final class PrefixHasher: @unchecked Sendable {
         let hasher = PrefixHasher()
         try hasher.catchUp(to: try file.size(), in: file)
         return hasher.finalize()
+    }
+
+    /// The SHA-256 of each consecutive `pieceSize` bytes of the file at `path` (the last piece may be shorter; an
+    /// empty file has none), in one pass.
+    static func hashPieces(atPath path: String, pieceSize: Int64) throws -> [String] {
+        precondition(pieceSize > 0)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXFailure.error("Cannot open \(path)", errno: errno) }
+        let file = LocalPartialFile(descriptor: descriptor, path: path)
+        defer { file.close() }
+        let size = try file.size()
+        var digests: [String] = []
+        var start: Int64 = 0
+        while start < size {
+            let hasher = PrefixHasher(startingAt: start)
+            start = min(start + pieceSize, size)
+            try hasher.catchUp(to: start, in: file)
+            digests.append(hasher.finalize())
+        }
+        return digests
     }
 }
 

@@ -61,6 +61,20 @@ struct SignatureCommandTests {
         let (p384, _) = try await pull("p384", key: try #require(keys["p384"]))
         #expect(p384.status == 0, "\(p384.stderr)")
 
+        // Signed in shards: every piece of the weights hashed (one pass), the empty file covered by having none;
+        // model-signing agrees about the snapshot we pulled.
+        let (sharded, _) = try await pull("sharded")
+        #expect(sharded.status == 0, "\(sharded.stderr)")
+        #expect(
+            sharded.stderr.contains("signature: 3 files signed by the trusted publisher match"), "\(sharded.stderr)")
+        let shardedSnapshot = try #require(sharded.lastLine)
+        #expect(FileManager.default.fileExists(atPath: shardedSnapshot + "/empty.txt"))
+        let theirsSharded = try await SigningVenv.run([
+            "verify", shardedSnapshot, trusted,
+            URL(fileURLWithPath: shardedSnapshot + "/model.sig").resolvingSymlinksInPath().path,
+        ])
+        #expect(theirsSharded.status == 0, "\(theirsSharded.stderr)")
+
         // Each refusal names its reason; no snapshot folder is printed; those refused on the signature alone
         // download none of the weights.
         let refusals: [(String, String, Bool)] = [
@@ -73,7 +87,9 @@ struct SignatureCommandTests {
             ("unsigned", "has no signature at model.sig", true),
             ("truncated", "is not a JSON Sigstore bundle", true),
             ("climbing", "names ../outside.json, which leaves the model folder", true),
-            ("sharded", "only whole files", true),
+            ("othermethod", "hashes by merkle", true),
+            ("sharded-tampered", "weights.bin differs from what was signed (its shard from byte 1048576)", false),
+            ("sharded-gap", "lists pieces of weights.bin that do not tile it in 1048576-byte shards", true),
         ]
         for (name, reason, beforeWeights) in refusals {
             let (refused, cache) = try await pull(name)

@@ -25,6 +25,9 @@ from cryptography.x509.oid import NameOID
 from model_signing import hashing, signing, verifying
 
 
+SHARD_SIZE = 1 << 20
+
+
 def write_key(folder, name, private_key):
     (folder / f"{name}.pem").write_bytes(
         private_key.private_bytes(
@@ -129,7 +132,11 @@ def sign_statement(statement, private_key_path, public_key_path):
 
 
 def statement_of(folder):
-    bundle = json.loads((folder / "model.sig").read_text())
+    return statement_of_bundle(folder / "model.sig")
+
+
+def statement_of_bundle(path):
+    bundle = json.loads(path.read_text())
     return bundle, json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
 
 
@@ -182,11 +189,37 @@ def prepare(root):
     digests = b"".join(bytes.fromhex(r["digest"]) for r in statement["predicate"]["resources"])
     statement["subject"][0]["digest"]["sha256"] = hashlib.sha256(digests).hexdigest()
     (climbing / "model.sig").write_text(json.dumps(sign_statement(statement, keys / "trusted.pem", trusted)))
-    # Sharded serialization, which we do not check (yet): refused by name, not misread.
-    sharded = signed("sharded")
-    _, statement = statement_of(sharded)
-    statement["predicate"]["serialization"]["method"] = "shards"
-    (sharded / "model.sig").write_text(json.dumps(sign_statement(statement, keys / "trusted.pem", trusted)))
+    # A serialization nobody defined: refused by name, not misread.
+    other_method = signed("othermethod")
+    _, statement = statement_of(other_method)
+    statement["predicate"]["serialization"]["method"] = "merkle"
+    (other_method / "model.sig").write_text(json.dumps(sign_statement(statement, keys / "trusted.pem", trusted)))
+    # Signed in 1 MiB shards (3 MiB of weights: three pieces; an empty file: none): good; a byte of the second
+    # piece changed; the second piece left out of the statement and the rest signed again.
+    def sharded(name):
+        folder = repos / name
+        make_model(folder, 3 << 20)
+        (folder / "empty.txt").write_bytes(b"")
+        config = hashing.Config().use_shard_serialization(shard_size=SHARD_SIZE).set_ignored_paths(paths=["model.sig"])
+        signing.Config().use_elliptic_key_signer(private_key=keys / "trusted.pem").set_hashing_config(config).sign(
+            folder, folder / "model.sig"
+        )
+        return folder
+
+    sharded("sharded")
+    flipped = sharded("sharded-tampered")
+    with open(flipped / "weights.bin", "r+b") as weights:
+        weights.seek(SHARD_SIZE + 10)
+        byte = weights.read(1)
+        weights.seek(SHARD_SIZE + 10)
+        weights.write(bytes([byte[0] ^ 1]))
+    gap = sharded("sharded-gap")
+    _, statement = statement_of(gap)
+    resources = statement["predicate"]["resources"]
+    resources[:] = [r for r in resources if r["name"] != f"weights.bin:{SHARD_SIZE}:{2 * SHARD_SIZE}"]
+    digests = b"".join(bytes.fromhex(r["digest"]) for r in resources)
+    statement["subject"][0]["digest"]["sha256"] = hashlib.sha256(digests).hexdigest()
+    (gap / "model.sig").write_text(json.dumps(sign_statement(statement, keys / "trusted.pem", trusted)))
     # Signed with certificates: the publisher's leaf under the test root; a stranger's chain; a leaf that may not
     # sign (key usage without digital signatures).
     write_certificates(keys)
@@ -206,7 +239,14 @@ def verify(model, public_key, signature):
     with tempfile.TemporaryDirectory() as scratch:
         plain = pathlib.Path(scratch) / pathlib.Path(model).name
         shutil.copytree(model, plain, symlinks=False)
-        config = hashing.Config().set_ignored_paths(paths=["model.sig"])
+        config = hashing.Config()
+        # model-signing 1.1.1 cannot guess a shards configuration from its own signatures (the shard size comes
+        # back from the protobuf Struct as a float, which range() refuses): say it.
+        _, statement = statement_of_bundle(pathlib.Path(signature))
+        serialization = statement["predicate"]["serialization"]
+        if serialization["method"] == "shards":
+            config = config.use_shard_serialization(shard_size=int(serialization["shard_size"]))
+        config = config.set_ignored_paths(paths=["model.sig"])
         verifier = verifying.Config()
         if public_key.endswith(".crt"):
             verifier = verifier.use_certificate_verifier(certificate_chain=[public_key])

@@ -23,11 +23,12 @@ extension ModelManager {
     /// Checks a cached snapshot against its OpenSSF model signature: the signature must be the trusted publisher's
     /// (their key, or a certificate chaining to one you trust), and the
     /// signed files must be exactly the repository's files at that commit (the signature file and `.git*` aside),
-    /// each with the signed SHA-256.
+    /// each with the signed SHA-256 — of the whole file, or of each shard when it was signed in shards.
     ///
     /// The repository's file tree as recorded at pull time is what is held to the signature, so a file the pull
     /// left out still counts (by the digest the Hub lists for it). Digests the download already verified are
-    /// reused; only files without one are hashed, so a check costs at most one hash of the model.
+    /// reused; only files without one, or signed in more than one shard, are hashed, so a check costs at most one
+    /// hash of the model.
     ///
     /// - Parameters:
     ///   - repo: the repository.
@@ -61,35 +62,51 @@ extension ModelManager {
         var paths = Set(tree?.files.keys.map(\.value) ?? [])
         paths.formUnion(CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).map(\.value))
         var memory = VerificationMemory(repository: repository)
-        var actual: [String: String] = [:]
+        var actual: [String: [String]] = [:]
         var unknown: [String] = []
         var check = SignatureCheck(signed: signed, commit: commit, reusedDigests: 0, bytesHashed: 0)
         for path in paths.sorted() where !signed.ignores(path, signaturePath: signaturePath) {
             let filePath = try RepoFilePath(path)
             let recorded = tree?.files[filePath]
             guard repository.hasFile(filePath, commit: commit) else {
-                // Not pulled: the listing's SHA-256 stands for it; a small file has only its git id there.
-                if let sha256 = recorded?.lfsSHA256 { actual[path] = sha256 } else { unknown.append(path) }
+                // Not pulled: the listing's SHA-256 stands for it (a small file has only its git id there, and a
+                // file of several shards needs its bytes).
+                let size = recorded?.size ?? -1
+                if let sha256 = recorded?.lfsSHA256, size >= 0, signed.shardSize.map({ size <= $0 }) ?? true {
+                    actual[path] = signed.digests(size: size, sha256: { sha256 }, pieces: { [] })
+                } else if size == 0, signed.shardSize != nil {
+                    actual[path] = []
+                } else {
+                    unknown.append(path)
+                }
                 continue
             }
             let file = repository.snapshotFile(commit, filePath).resolvingSymlinksInPath()
-            if let sha256 = recorded?.lfsSHA256, file.lastPathComponent == sha256,
-                memory.outcome(forBlob: file.path) == true
-            {
-                actual[path] = sha256
-                check.reusedDigests += 1
-                continue
-            }
-            let digest = try FileDigests.sha256(ofFileAt: file.path)
-            check.bytesHashed += FileStatus(path: file.path)?.size ?? 0
-            if HubEncoding.isSHA256(file.lastPathComponent) {
-                memory.remember(blob: file.path, ok: digest == file.lastPathComponent)
-            }
-            actual[path] = digest
+            let size = FileStatus(path: file.path)?.size ?? 0
+            actual[path] = try signed.digests(
+                size: size,
+                sha256: {
+                    if let sha256 = recorded?.lfsSHA256, file.lastPathComponent == sha256,
+                        memory.outcome(forBlob: file.path) == true
+                    {
+                        check.reusedDigests += 1
+                        return sha256
+                    }
+                    let digest = try FileDigests.sha256(ofFileAt: file.path)
+                    check.bytesHashed += size
+                    if HubEncoding.isSHA256(file.lastPathComponent) {
+                        memory.remember(blob: file.path, ok: digest == file.lastPathComponent)
+                    }
+                    return digest
+                },
+                pieces: {
+                    check.bytesHashed += size
+                    return try FileDigests.sha256(ofPiecesOfFileAt: file.path, pieceSize: signed.shardSize ?? size)
+                })
         }
         memory.save()
         var problems = signed.problems(comparedWith: actual)
-        problems += unknown.map { "\($0) was not pulled and the Hub lists no SHA-256 for it; pull it to check it" }
+        problems += unknown.map { "\($0) was not pulled and its signed digests need its bytes; pull it to check it" }
         guard problems.isEmpty else {
             throw ModelDepotError(
                 .signatureInvalid,

@@ -118,20 +118,26 @@ public struct ModelSignature: Sendable {
     }
 }
 
-/// What a verified model signature says: the model's name and every file's SHA-256, with the paths signing ignored.
+/// What a verified model signature says: the model's name and every file's SHA-256 (whole, or piece by piece), with
+/// the paths signing ignored.
 public struct SignedFiles: Sendable, Equatable {
     /// The name the signer gave the model (its folder's name).
     public var modelName: String
-    /// Every signed file, by its path in the model folder, with its lowercase hex SHA-256.
-    public var files: [String: String]
+    /// Every signed file by its path in the model folder, with the lowercase hex SHA-256 of its content: one digest
+    /// of the whole file (model-signing's "files" serialization), or with ``shardSize``, one for each consecutive
+    /// piece of that many bytes, the last possibly shorter ("shards"; an empty file has no pieces and is not
+    /// listed).
+    public var files: [String: [String]]
+    /// The piece size of the "shards" serialization; nil when whole files were hashed.
+    public var shardSize: Int64?
     /// Paths signing skipped (the signature file itself, `.git`, `.gitattributes`, …), as the statement lists them.
     public var ignoredPaths: [String]
 
     /// Reads an in-toto statement of model-signing's v1.0 predicate.
     ///
     /// - Throws: `signatureInvalid` naming the problem: not an in-toto v1 statement, another predicate, a
-    ///   serialization other than whole files with SHA-256, a digest of the wrong length, a path that leaves the
-    ///   model folder or is listed twice, or a root digest that does not match the files.
+    ///   serialization other than files or shards with SHA-256, a digest of the wrong length, a path that leaves the
+    ///   model folder or is listed twice, pieces that do not tile their file, or a root digest that does not match.
     init(statement: Data) throws {
         func refuse(_ problem: String) -> ModelDepotError {
             ModelDepotError(.signatureInvalid, "The signed statement \(problem).")
@@ -154,21 +160,35 @@ public struct SignedFiles: Sendable, Equatable {
             let serialization = predicate["serialization"] as? [String: Any],
             let resources = predicate["resources"] as? [[String: Any]]
         else { throw refuse("has no serialization or resources") }
-        let method = serialization["method"] as? String ?? "none"
-        guard method == "files" else {
-            throw refuse("hashes by \(method); only whole files (\"files\") are checked so far")
-        }
         guard serialization["hash_type"] as? String == "sha256" else {
             throw refuse("uses hash type \(serialization["hash_type"] as? String ?? "none"), not sha256")
         }
-        var files: [String: String] = [:]
+        let method = serialization["method"] as? String ?? "none"
+        switch method {
+        case "files":
+            shardSize = nil
+        case "shards":
+            // A protobuf Struct carries every number as a double: model-signing writes 1000000000.0.
+            guard let size = Self.wholeNumber(serialization["shard_size"]), size > 0 else {
+                throw refuse("shards files without a usable shard size")
+            }
+            shardSize = size
+        default:
+            throw refuse("hashes by \(method); only whole files (\"files\") and pieces (\"shards\") are checked")
+        }
+        let algorithm = shardSize.map { "sha256-sharded-\($0)" } ?? "sha256"
+        var pieces: [String: [Int64: (end: Int64, digest: String)]] = [:]
         var rootHasher = SHA256()
         for resource in resources {
-            guard let path = resource["name"] as? String, let digest = resource["digest"] as? String else {
+            guard let resourceName = resource["name"] as? String, let digest = resource["digest"] as? String else {
                 throw refuse("lists a file without a name or digest")
             }
-            guard resource["algorithm"] as? String == "sha256" else {
-                throw refuse("hashes \(path) with \(resource["algorithm"] as? String ?? "no algorithm"), not sha256")
+            guard let (path, start, end) = Self.piece(named: resourceName, sharded: shardSize != nil) else {
+                throw refuse("lists \(resourceName), which does not name a piece as path:start:end")
+            }
+            guard resource["algorithm"] as? String == algorithm else {
+                throw refuse(
+                    "hashes \(path) with \(resource["algorithm"] as? String ?? "no algorithm"), not \(algorithm)")
             }
             guard (try? RepoFilePath(path)) != nil else {
                 throw refuse("names \(path), which leaves the model folder")
@@ -176,17 +196,51 @@ public struct SignedFiles: Sendable, Equatable {
             guard digest.utf8.count == 64, let bytes = Data(hexString: digest) else {
                 throw refuse("gives \(path) a digest that is not 64 hex digits")
             }
-            guard files.updateValue(digest.lowercased(), forKey: path) == nil else {
-                throw refuse("lists \(path) twice")
+            guard pieces[path, default: [:]].updateValue((end, digest.lowercased()), forKey: start) == nil else {
+                throw refuse("lists \(resourceName) twice")
             }
             rootHasher.update(data: bytes)
         }
         guard rootHasher.finalize().hexString == root.lowercased() else {
             throw refuse("is inconsistent: its file digests do not hash to the model's digest")
         }
+        var files: [String: [String]] = [:]
+        for (path, byStart) in pieces {
+            let ordered = byStart.sorted { $0.key < $1.key }
+            if let shardSize {
+                // The pieces must tile the file from byte 0: each one shard long, the last at most that.
+                let tiles = ordered.enumerated().allSatisfy { index, piece in
+                    let length = piece.value.end - piece.key
+                    return piece.key == Int64(index) * shardSize
+                        && (index == ordered.count - 1 ? (1...shardSize).contains(length) : length == shardSize)
+                }
+                guard tiles else {
+                    throw refuse("lists pieces of \(path) that do not tile it in \(shardSize)-byte shards")
+                }
+            }
+            files[path] = ordered.map(\.value.digest)
+        }
         self.modelName = name
         self.files = files
         self.ignoredPaths = serialization["ignore_paths"] as? [String] ?? []
+    }
+
+    /// A resource's path and byte range: the name itself for whole files; `path:start:end` for shards (the path
+    /// may hold colons; the range is the last two fields).
+    private static func piece(named name: String, sharded: Bool) -> (String, Int64, Int64)? {
+        guard sharded else { return (name, 0, 0) }
+        let fields = name.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count >= 3, let start = Int64(fields[fields.count - 2]), let end = Int64(fields[fields.count - 1]),
+            start >= 0, end > start
+        else { return nil }
+        return (fields.dropLast(2).joined(separator: ":"), start, end)
+    }
+
+    /// A JSON number that is a whole number (`1000`, or `1000.0` as protobuf writes it).
+    private static func wholeNumber(_ value: Any?) -> Int64? {
+        if let integer = value as? Int { return Int64(integer) }
+        if let double = value as? Double, double.rounded() == double, abs(double) < 1e18 { return Int64(double) }
+        return nil
     }
 
     /// Whether signing skipped `path`: listed in the statement's ignored paths (or below one), the signature file
@@ -196,16 +250,35 @@ public struct SignedFiles: Sendable, Equatable {
         return ignoredPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
-    /// How a model's files (path → SHA-256, ignored ones left out) differ from what was signed; empty when they
-    /// are exactly the signed ones.
-    public func problems(comparedWith actual: [String: String]) -> [String] {
+    /// The digests a file of `size` bytes is signed by, given its whole-file SHA-256 (`sha256`) and, for files of
+    /// more than one shard, its pieces' (`pieces`, asked only then): what ``files`` would hold for it.
+    public func digests(size: Int64, sha256: () throws -> String, pieces: () throws -> [String]) rethrows -> [String] {
+        guard let shardSize else { return [try sha256()] }
+        if size == 0 { return [] }
+        return size <= shardSize ? [try sha256()] : try pieces()
+    }
+
+    /// How a model's files (path → digests as ``files`` holds them, ignored ones left out) differ from what was
+    /// signed; empty when they are exactly the signed ones.
+    public func problems(comparedWith actual: [String: [String]]) -> [String] {
         var problems: [String] = []
-        for (path, digest) in actual.sorted(by: { $0.key < $1.key }) {
+        for (path, digests) in actual.sorted(by: { $0.key < $1.key }) {
             guard let signed = files[path] else {
+                // With shards an empty file has no pieces, so signing listed nothing for it.
+                if shardSize != nil && digests.isEmpty { continue }
                 problems.append("\(path) is not covered by the signature")
                 continue
             }
-            if signed != digest.lowercased() { problems.append("\(path) differs from what was signed") }
+            let lowercased = digests.map { $0.lowercased() }
+            guard signed != lowercased else { continue }
+            if let shardSize, signed.count > 1, signed.count == lowercased.count,
+                let index = signed.indices.first(where: { signed[$0] != lowercased[$0] })
+            {
+                problems.append(
+                    "\(path) differs from what was signed (its shard from byte \(Int64(index) * shardSize))")
+            } else {
+                problems.append("\(path) differs from what was signed")
+            }
         }
         for path in files.keys.sorted() where actual[path] == nil {
             problems.append("\(path) is signed but not in the model")
