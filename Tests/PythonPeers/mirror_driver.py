@@ -5,54 +5,18 @@ Signs in with the mirror's token (read-only), watches a pull a background client
 pins and evicts; axe-core runs in every state, and the page is shot light and dark, wide and phone-sized.
 Prints one JSON object like ui_driver.py's; exit status 0 when every flow passed and axe found nothing serious.
 """
-import json, os, shutil, sys, threading, traceback, urllib.request
+import os, sys, threading, urllib.request
 
-from axe_selenium_python import Axe
-from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_session import BrowserSession
 
 dashboard, shots = sys.argv[1], sys.argv[2]
 read_token, admin_token, file_url = os.environ["READ_TOKEN"], os.environ["ADMIN_TOKEN"], os.environ["FILE_URL"]
-shutil.rmtree(shots, ignore_errors=True)  # only this run's screens
-os.makedirs(shots)
-results = {"flows": {}, "axe": {}, "values": {}}
-
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, 60, poll_frequency=0.05,
-                     ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
-
-
-def audit(name):
-    axe = Axe(driver)
-    axe.inject()
-    found = axe.run(options='{"resultTypes": ["violations"]}')["violations"]
-    bad = [v for v in found if v.get("impact") in ("serious", "critical")]
-    results["axe"][name] = [v["id"] + ": " + "; ".join(n["html"][:120] for n in v["nodes"][:3]) for v in bad]
-
-
-def shot(name):
-    driver.save_screenshot(os.path.join(shots, name + ".png"))
-    audit(name)
-
-
-def flow(name):
-    def run(body):
-        try:
-            body()
-            results["flows"][name] = "ok"
-        except Exception as error:
-            driver.save_screenshot(os.path.join(shots, "failed-" + name + ".png"))
-            results["flows"][name] = f"{type(error).__name__}: {error} at {traceback.format_exc(limit=3)}"
-        return body
-    return run
+session = BrowserSession(shots)
+driver, wait, results, shot, flow, notice = (
+    session.driver, session.wait, session.results, session.shot, session.flow, session.notice)
 
 
 def sign_in(token):
@@ -63,13 +27,6 @@ def sign_in(token):
 
 def counter(key):
     return driver.find_element(By.CSS_SELECTOR, f'[data-counter="{key}"] .value').text
-
-
-def notice():
-    # Read in one script call: finding the element and then asking for its text races live updates that
-    # replace it ("Node with given id does not belong to the document", seen under a full test run's load).
-    return driver.execute_script(
-        "const box = document.getElementById('notice'); return box && !box.hidden ? box.innerText : ''")
 
 
 @flow("sign-in")
@@ -129,22 +86,7 @@ def _():
 
 @flow("looks")
 def _():
-    for scheme in ("light", "dark"):
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                               {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-        for size, (width, height) in {"wide": (1280, 1000), "phone": (375, 812)}.items():
-            driver.set_window_size(width, height)
-            driver.get(dashboard)
-            wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
-            if size == "phone":
-                overflow = driver.execute_script(
-                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-                assert overflow <= 0, f"the dashboard scrolls sideways by {overflow}px at 375px"
-            driver.save_screenshot(os.path.join(shots, f"look-mirror-{scheme}-{size}.png"))
-            audit(f"mirror-{scheme}-{size}")
+    session.looks({"mirror": dashboard})
 
 
-driver.quit()
-print(json.dumps(results))
-axe_clean = all(not found for found in results["axe"].values())
-sys.exit(0 if all(v == "ok" for v in results["flows"].values()) and axe_clean else 1)
+session.finish()

@@ -5,53 +5,16 @@ A recording chosen in the file field comes back as text, timed rows and download
 is not audio is refused with the reason on the page, and the next recording still works. axe-core runs in
 every state and on the page light and dark, wide and phone-sized. Prints one JSON object like ui_driver.py's.
 """
-import json, os, shutil, sys, traceback
+import sys
 
-from axe_selenium_python import Axe
-from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_session import BrowserSession
 
 launch, shots, speech, not_audio = sys.argv[1:5]
 base = launch.split("/session")[0]
-shutil.rmtree(shots, ignore_errors=True)
-os.makedirs(shots)
-results = {"flows": {}, "axe": {}, "values": {}}
-
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
-    options.add_argument(argument)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, 120, poll_frequency=0.05,
-                     ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
-
-
-def audit(name):
-    axe = Axe(driver)
-    axe.inject()
-    found = axe.run(options='{"resultTypes": ["violations"]}')["violations"]
-    bad = [v for v in found if v.get("impact") in ("serious", "critical")]
-    results["axe"][name] = [v["id"] + ": " + "; ".join(n["html"][:120] for n in v["nodes"][:3]) for v in bad]
-
-
-def shot(name):
-    driver.save_screenshot(os.path.join(shots, name + ".png"))
-    audit(name)
-
-
-def flow(name):
-    def run(body):
-        try:
-            body()
-            results["flows"][name] = "ok"
-        except Exception as error:
-            driver.save_screenshot(os.path.join(shots, "failed-" + name + ".png"))
-            results["flows"][name] = f"{type(error).__name__}: {error} at {traceback.format_exc(limit=3)}"
-        return body
-    return run
+session = BrowserSession(shots, patience=120)
+driver, wait, results, shot, flow = session.driver, session.wait, session.results, session.shot, session.flow
 
 
 def state():
@@ -107,22 +70,7 @@ def _():
 
 @flow("looks")
 def _():
-    for scheme in ("light", "dark"):
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                               {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-        for size, (width, height) in {"wide": (1280, 1000), "phone": (375, 812)}.items():
-            driver.set_window_size(width, height)
-            driver.get(base + "/transcribe")
-            wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
-            if size == "phone":
-                overflow = driver.execute_script(
-                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-                assert overflow <= 0, f"transcribe scrolls sideways by {overflow}px at 375px"
-            driver.save_screenshot(os.path.join(shots, f"look-transcribe-{scheme}-{size}.png"))
-            audit(f"transcribe-{scheme}-{size}")
+    session.looks({"transcribe": base + "/transcribe"})
 
 
-driver.quit()
-print(json.dumps(results))
-axe_clean = all(not found for found in results["axe"].values())
-sys.exit(0 if all(v == "ok" for v in results["flows"].values()) and axe_clean else 1)
+session.finish()

@@ -7,51 +7,22 @@ JSON object: {"flows": {name: "ok" or what failed}, "axe": {state: [serious or c
 "values": {...}}. Exit status 0 when every flow passed and axe found nothing serious.
 Run by Tests/CLITests/WebUIBrowserTests.swift, which prepares the mirror, the catalog and the cache.
 """
-import glob, json, os, shutil, sys, traceback, urllib.error, urllib.request
+import glob, os, sys, urllib.error, urllib.request
 
-from axe_selenium_python import Axe
-from selenium import webdriver
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+from browser_session import BrowserSession, chromium
 
 launch, mirror_root, shots = sys.argv[1], sys.argv[2], sys.argv[3]
 mirror_url = os.environ["MIRROR_URL"]
 base = launch.split("/session")[0]
-shutil.rmtree(shots, ignore_errors=True)  # only this run's screens
-os.makedirs(shots)
 cache_dir = os.environ["CACHE_DIR"]
-results = {"flows": {}, "axe": {}, "values": {}}
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-
-
-driver = browser()
-# Live updates replace elements: a condition that meets a replaced one is asked again, not failed.
-wait = WebDriverWait(driver, 60, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException])
-
-
-def audit(name):
-    """axe-core on the page as it is now: the serious and critical violations, by rule, with where."""
-    axe = Axe(driver)
-    axe.inject()
-    found = axe.run(options='{"resultTypes": ["violations"]}')["violations"]
-    bad = [v for v in found if v.get("impact") in ("serious", "critical")]
-    results["axe"][name] = [v["id"] + ": " + "; ".join(n["html"][:120] for n in v["nodes"][:3]) for v in bad]
-
-
-def shot(name):
-    """A screenshot of this state, and axe run on it."""
-    driver.save_screenshot(os.path.join(shots, name + ".png"))
-    audit(name)
+session = BrowserSession(shots, ignore_missing=False)
+driver, wait, results, shot, audit, flow, notice = (
+    session.driver, session.wait, session.results, session.shot, session.audit, session.flow, session.notice)
 
 
 def tab_to(matches, limit=80):
@@ -61,13 +32,6 @@ def tab_to(matches, limit=80):
         if matches(driver.switch_to.active_element):
             return driver.switch_to.active_element
     raise AssertionError("not reachable with Tab")
-
-
-def notice():
-    # Read in one script call: finding the element and then asking for its text races live updates that
-    # replace it ("Node with given id does not belong to the document", seen under a full test run's load).
-    return driver.execute_script(
-        "const box = document.getElementById('notice'); return box && !box.hidden ? box.innerText : ''")
 
 
 def storage_row(repo):
@@ -102,18 +66,6 @@ def click(find):
         except (StaleElementReferenceException, NoSuchElementException):
             return False
     wait.until(attempt)
-
-
-def flow(name):
-    def run(body):
-        try:
-            body()
-            results["flows"][name] = "ok"
-        except Exception as error:  # the flow's failure is reported, the others still run
-            shot("failed-" + name)
-            results["flows"][name] = f"{type(error).__name__}: {error} at {traceback.format_exc(limit=3)}"
-        return body
-    return run
 
 
 @flow("session")
@@ -282,7 +234,7 @@ def _():
     assert status != 200, status
     results["values"]["crossSiteStatus"] = status
     # Without the cookie (a fresh browser), pages say to open the link.
-    fresh = browser()
+    fresh = chromium()
     try:
         fresh.get(base + "/models")
         assert "Open the link" in fresh.find_element(By.TAG_NAME, "h1").text
@@ -383,25 +335,7 @@ def _():
     """Every page light and dark, wide and phone-sized, with axe run on each (contrast in dark too)."""
     pages = {"models": "/models", "model": "/models/ui-big", "downloads": "/downloads", "storage": "/storage",
              "settings": "/settings", "onboarding": "/onboarding/ui-small"}
-    for scheme in ("light", "dark"):
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                               {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-        for size, (width, height) in {"wide": (1280, 1000), "phone": (375, 812)}.items():
-            driver.set_window_size(width, height)
-            for name, path in pages.items():
-                driver.get(base + path)
-                wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
-                dark = driver.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches")
-                assert dark == (scheme == "dark"), scheme
-                if size == "phone":
-                    overflow = driver.execute_script(
-                        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-                    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 375px"
-                driver.save_screenshot(os.path.join(shots, f"look-{name}-{scheme}-{size}.png"))
-                audit(f"{name}-{scheme}-{size}")
+    session.looks({name: base + path for name, path in pages.items()})
 
 
-driver.quit()
-print(json.dumps(results))
-axe_clean = all(not found for found in results["axe"].values())
-sys.exit(0 if all(v == "ok" for v in results["flows"].values()) and axe_clean else 1)
+session.finish()
