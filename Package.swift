@@ -68,8 +68,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                // Decodes API answers a proxy compressed although they were asked for as they are.
-                .product(name: "CompressNIO", package: "compress-nio"),
+                // Decodes API answers a proxy compressed although they were asked for as they are — where
+                // async-http-client carries them; URLSession decodes them itself, so apps link no zlib wrapper.
+                .product(name: "CompressNIO", package: "compress-nio", condition: .when(platforms: serverStack)),
             ],
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
