@@ -64,8 +64,8 @@ let package = Package(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: serverStack)),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: serverStack)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: serverStack)),
-                // ByteBuffer, the body type of every transport (no sockets).
-                .product(name: "NIOCore", package: "swift-nio"),
+                // async-http-client's ByteBuffer bodies, handed on inside BodyChunk without a copy.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: serverStack)),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // Decodes API answers a proxy compressed although they were asked for as they are — where
@@ -115,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "ModelDepotInference",
-            dependencies: ["ModelDepot", "ModelDepotPlatform", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["ModelDepot", "ModelDepotPlatform"]
         ),
         // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
         // not link it).
@@ -199,7 +199,6 @@ let package = Package(
             name: "modeldepot-bench",
             dependencies: [
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotInference",
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

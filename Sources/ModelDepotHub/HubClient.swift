@@ -1,7 +1,6 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotTransfer
-import NIOCore
 
 /// Talks to a Hugging Face–compatible Hub: repository info, tree listings, file metadata, search.
 ///

@@ -81,7 +81,8 @@
             let url = request.url
             return TransportResponse(
                 status: Int(response.status.code), headers: headers,
-                body: TransportBody(response.body, mappingErrors: { TransportFailure.error(from: $0, url: url) }))
+                body: TransportBody(
+                    buffers: response.body, mappingErrors: { TransportFailure.error(from: $0, url: url) }))
         }
     }
 #endif

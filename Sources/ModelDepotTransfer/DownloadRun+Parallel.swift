@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
 import Synchronization
 
 extension DownloadRun {

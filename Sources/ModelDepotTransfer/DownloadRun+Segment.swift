@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
 
 extension DownloadRun {
     /// Fetches one segment, retrying from where it stopped, until the segment is written or retries run out.
@@ -46,11 +45,11 @@ extension DownloadRun {
         _ body: TransportBody, segment: Int, from start: Int64, file: any PartialFile, counter: ProgressCounter
     ) async throws {
         var offset = start
-        for try await buffer in body {
+        for try await chunk in body {
             guard let end = flow.withLock({ $0.end(of: segment) }) else { return }
-            let usable = Int(min(Int64(buffer.readableBytes), end - offset))
+            let usable = Int(min(Int64(chunk.count), end - offset))
             if usable > 0 {
-                try await store(buffer, count: usable, at: offset, in: file, counter: counter)
+                try await store(chunk, count: usable, at: offset, in: file, counter: counter)
                 counter.add(usable)
                 recordWrite(segment: segment, range: offset..<(offset + Int64(usable)))
                 offset += Int64(usable)
@@ -79,10 +78,10 @@ extension DownloadRun {
         if after.checkpoint { checkpoints.request { try? self.checkpoint() } }
     }
 
-    /// Every byte any connection brings passes here on its way to disk: the first `count` bytes of `buffer`,
+    /// Every byte any connection brings passes here on its way to disk: the first `count` bytes of `chunk`,
     /// written at `offset`, once the bandwidth cap (when there is one) lets them through.
     func store(
-        _ buffer: ByteBuffer, count: Int, at offset: Int64, in file: any PartialFile, counter: ProgressCounter
+        _ chunk: BodyChunk, count: Int, at offset: Int64, in file: any PartialFile, counter: ProgressCounter
     ) async throws {
         if let limit = configuration.bandwidthLimit {
             do {
@@ -91,7 +90,7 @@ extension DownloadRun {
                 throw ModelDepotError.cancelled()
             }
         }
-        try buffer.withUnsafeReadableBytes { bytes in
+        try chunk.withUnsafeBytes { bytes in
             try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
 
 extension DownloadRun {
     /// Downloads from a server that ignores `Range` (or sends no length): one connection, bytes written in
@@ -30,14 +29,14 @@ extension DownloadRun {
         let (size, digest) = try await withStallWatchdog { counter in
             let hasher = PrefixHasher(bufferSize: 0)
             var offset: Int64 = 0
-            for try await buffer in response.body {
-                let count = buffer.readableBytes
+            for try await chunk in response.body {
+                let count = chunk.count
                 if let total, offset + Int64(count) > total {
                     throw ModelDepotError(
                         .protocolViolation, "\(self.request.url) sent more bytes than its Content-Length of \(total).")
                 }
-                try await self.store(buffer, count: count, at: offset, in: file, counter: counter)
-                buffer.withUnsafeReadableBytes { hasher.update($0) }
+                try await self.store(chunk, count: count, at: offset, in: file, counter: counter)
+                chunk.withUnsafeBytes { hasher.update($0) }
                 offset += Int64(count)
                 counter.add(count)
                 self.recordStreamedBytes(count)

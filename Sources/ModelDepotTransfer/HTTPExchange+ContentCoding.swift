@@ -1,9 +1,9 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
 
 #if canImport(CompressNIO)
     import CompressNIO
+    import NIOCore
 #endif
 
 extension HTTPExchange {

@@ -1,6 +1,9 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
+
+#if canImport(NIOCore)
+    import NIOCore
+#endif
 
 /// The one thing the transfer engine needs from an HTTP stack: send a request, stream the answer.
 ///
@@ -96,26 +99,42 @@ public struct TransportResponse: Sendable {
     }
 }
 
-/// A response body as a stream of buffers, type-erased so transports can produce it from anything.
+/// A response body as a stream of chunks, type-erased so transports can produce it from anything.
 public struct TransportBody: AsyncSequence, Sendable {
-    public typealias Element = ByteBuffer
+    public typealias Element = BodyChunk
 
-    private let makeNext: @Sendable () -> (@Sendable () async throws -> ByteBuffer?)
+    private let makeNext: @Sendable () -> (@Sendable () async throws -> BodyChunk?)
 
     /// - Parameter makeNext: returns a fresh `next` function each time the body is iterated.
-    public init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> ByteBuffer?)) {
+    public init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> BodyChunk?)) {
         self.makeNext = makeNext
     }
 
-    /// Wraps any sequence of buffers; `mapError` turns what its iteration throws into what callers should see.
+    /// Wraps any sequence of chunks; `mapError` turns what its iteration throws into what callers should see.
     public init<Base: AsyncSequence & Sendable>(
         _ base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
-    ) where Base.Element == ByteBuffer {
+    ) where Base.Element == BodyChunk {
+        self.init(base, chunk: { $0 }, mappingErrors: mapError)
+    }
+
+    #if canImport(NIOCore)
+        /// Wraps a sequence of SwiftNIO buffers (async-http-client's bodies), each handed on as it is.
+        public init<Base: AsyncSequence & Sendable>(
+            buffers base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
+        ) where Base.Element == ByteBuffer {
+            self.init(base, chunk: BodyChunk.init, mappingErrors: mapError)
+        }
+    #endif
+
+    private init<Base: AsyncSequence & Sendable>(
+        _ base: Base, chunk: @escaping @Sendable (Base.Element) -> BodyChunk,
+        mappingErrors mapError: @escaping @Sendable (any Error) -> any Error
+    ) {
         self.makeNext = {
             let box = IteratorBox(base.makeAsyncIterator())
             return {
                 do {
-                    return try await box.next()
+                    return try await box.next().map(chunk)
                 } catch {
                     throw mapError(error)
                 }
@@ -126,20 +145,20 @@ public struct TransportBody: AsyncSequence, Sendable {
     /// A body with no bytes.
     public static let empty = TransportBody(makeNext: { { nil } })
 
-    /// Reads the body's buffers in order.
+    /// Reads the body's chunks in order.
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-        let nextBuffer: @Sendable () async throws -> ByteBuffer?
-        public mutating func next() async throws -> ByteBuffer? { try await nextBuffer() }
+        let nextChunk: @Sendable () async throws -> BodyChunk?
+        public mutating func next() async throws -> BodyChunk? { try await nextChunk() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextBuffer: makeNext()) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: makeNext()) }
 
     /// At most the first `limit` bytes of the body (the rest is dropped, which closes the connection): enough of
     /// an error page to quote.
     public func prefix(limit: Int) async throws -> [UInt8] {
         var bytes: [UInt8] = []
-        for try await buffer in self {
-            bytes += buffer.readableBytesView.prefix(limit - bytes.count)
+        for try await chunk in self {
+            chunk.withUnsafeBytes { bytes += $0.prefix(limit - bytes.count) }
             if bytes.count >= limit { break }
         }
         return bytes
@@ -149,8 +168,8 @@ public struct TransportBody: AsyncSequence, Sendable {
     /// not one). Errors of the transport are rethrown as they are.
     public func collect(limit: Int, from url: URL) async throws -> [UInt8] {
         var bytes: [UInt8] = []
-        for try await buffer in self {
-            bytes += buffer.readableBytesView
+        for try await chunk in self {
+            chunk.withUnsafeBytes { bytes += $0 }
             guard bytes.count <= limit else {
                 throw ModelDepotError(
                     .protocolViolation, "\(url.absoluteString) sent more than \(limit) bytes for an API call.")
@@ -161,8 +180,8 @@ public struct TransportBody: AsyncSequence, Sendable {
 }
 
 /// Holds a non-Sendable iterator that is only ever used by one task at a time (the body's consumer).
-private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
+private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable {
     private var base: Base
     init(_ base: Base) { self.base = base }
-    func next() async throws -> ByteBuffer? { try await base.next() }
+    func next() async throws -> Base.Element? { try await base.next() }
 }

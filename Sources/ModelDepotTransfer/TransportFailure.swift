@@ -1,10 +1,10 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotPlatform
-import NIOCore
 
 #if canImport(AsyncHTTPClient)
     import AsyncHTTPClient
+    import NIOCore
     import NIOHTTP1
     import NIOPosix
 #endif

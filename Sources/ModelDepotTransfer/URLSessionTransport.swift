@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import NIOCore
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -164,13 +163,13 @@ private final class TaskStream: Sendable {
     private struct State {
         var responseWaiter: CheckedContinuation<TransportResponse, any Error>?
         var responded = false
-        var chunks: [ByteBuffer] = []
+        var chunks: [BodyChunk] = []
         var chunkIndex = 0
         var buffered = 0
         var suspended = false
         var finished = false
         var failure: (any Error)?
-        var reader: CheckedContinuation<ByteBuffer?, any Error>?
+        var reader: CheckedContinuation<BodyChunk?, any Error>?
     }
 
     private let state = Mutex(State())
@@ -216,14 +215,14 @@ private final class TaskStream: Sendable {
     }
 
     func received(_ data: Data) {
-        let buffer = ByteBuffer(bytes: data)
+        let buffer = BodyChunk(data)
         let (reader, suspend, buffered) = state.withLock { state in
             if let reader = state.reader {
                 state.reader = nil
                 return (Optional(reader), false, state.buffered)
             }
             state.chunks.append(buffer)
-            state.buffered += buffer.readableBytes
+            state.buffered += buffer.count
             let suspend =
                 URLSessionTransport.suspendsForBackpressure && !state.suspended
                 && state.buffered > router.bufferLimit
@@ -258,14 +257,14 @@ private final class TaskStream: Sendable {
     }
 
     /// The next buffer, waiting for one; nil at the end of the body.
-    func next() async throws -> ByteBuffer? {
+    func next() async throws -> BodyChunk? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let (ready, resume) = state.withLock { state -> (Result<ByteBuffer?, any Error>?, Bool) in
+                let (ready, resume) = state.withLock { state -> (Result<BodyChunk?, any Error>?, Bool) in
                     if state.chunkIndex < state.chunks.count {
                         let chunk = state.chunks[state.chunkIndex]
                         state.chunkIndex += 1
-                        state.buffered -= chunk.readableBytes
+                        state.buffered -= chunk.count
                         if state.chunkIndex > 64 {
                             state.chunks.removeFirst(state.chunkIndex)
                             state.chunkIndex = 0
@@ -299,7 +298,7 @@ private final class TaskStream: Sendable {
 private final class BodyHandle: Sendable {
     let stream: TaskStream
     init(stream: TaskStream) { self.stream = stream }
-    func next() async throws -> ByteBuffer? { try await stream.next() }
+    func next() async throws -> BodyChunk? { try await stream.next() }
     deinit { stream.abandon() }
 }
 

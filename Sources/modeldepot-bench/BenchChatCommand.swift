@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import ModelDepot
 import ModelDepotInference
-import NIOCore
 
 /// Measures what the streaming client costs: the same request read by `OpenAICompatibleProvider.stream` and
 /// by a raw reader (the same HTTP transport, scanning bytes for content events), alternating, in one process.
@@ -41,11 +40,11 @@ struct BenchChatCommand: AsyncParsableCommand {
             TransportRequest(
                 method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body))
         var recorded: [UInt8] = []
-        for try await buffer in response.body { recorded += buffer.readableBytesView }
-        var events: [ByteBuffer] = []
+        for try await chunk in response.body { recorded += chunk.bytes }
+        var events: [BodyChunk] = []
         var start = 0
         for index in recorded.indices.dropFirst() where recorded[index] == 10 && recorded[index - 1] == 10 {
-            events.append(ByteBuffer(bytes: recorded[start...index]))
+            events.append(BodyChunk(Array(recorded[start...index])))
             start = index + 1
         }
         let replay = ReplayTransport(events: events)
@@ -63,9 +62,9 @@ struct BenchChatCommand: AsyncParsableCommand {
     }
 
     struct ReplayTransport: HTTPTransport {
-        let events: [ByteBuffer]
+        let events: [BodyChunk]
         func send(_ request: TransportRequest) async throws -> TransportResponse {
-            let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
+            let (stream, continuation) = AsyncStream<BodyChunk>.makeStream()
             for event in events { continuation.yield(event) }
             continuation.finish()
             return TransportResponse(
@@ -168,8 +167,8 @@ struct BenchChatCommand: AsyncParsableCommand {
         var first: ContinuousClock.Instant?
         var last = start
         var tokens = 0
-        for try await buffer in response.body {
-            let count = occurrences(of: marker, in: buffer.readableBytesView)
+        for try await chunk in response.body {
+            let count = chunk.withUnsafeBytes { occurrences(of: marker, in: $0) }
             guard count > 0 else { continue }
             let now = ContinuousClock.now
             if first == nil { first = now }
@@ -179,7 +178,7 @@ struct BenchChatCommand: AsyncParsableCommand {
         return sample(start: start, first: first, last: last, tokens: tokens)
     }
 
-    private func occurrences(of marker: [UInt8], in bytes: ByteBufferView) -> Int {
+    private func occurrences(of marker: [UInt8], in bytes: UnsafeRawBufferPointer) -> Int {
         var count = 0
         var index = bytes.startIndex
         while let found = bytes[index...].firstIndex(of: marker[0]) {

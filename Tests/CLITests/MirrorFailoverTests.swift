@@ -39,7 +39,7 @@ import Testing
                     url: url.appendingPathComponent("metrics"),
                     headers: token.map { [(name: "Authorization", value: "Bearer \($0)")] } ?? []))
             var body: [UInt8] = []
-            for try await buffer in response.body { body += buffer.readableBytesView }
+            for try await buffer in response.body { body += buffer.bytes }
             let line = String(decoding: body, as: UTF8.self).split(separator: "\n").first {
                 $0.hasPrefix("modeldepot_served_bytes_total ")
             }

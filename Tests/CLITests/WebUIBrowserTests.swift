@@ -78,7 +78,7 @@ import Testing
         let answer = try await AsyncHTTPTransport.patient.send(
             TransportRequest(url: URL(string: base + "/api/ui/models")!, headers: [("Cookie", cookie)]))
         var body: [UInt8] = []
-        for try await part in answer.body { body += part.readableBytesView }
+        for try await part in answer.body { body += part.bytes }
         let rows = try #require(
             (try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["rows"] as? [[String: Any]])
         let kinds = Dictionary(
@@ -179,7 +179,7 @@ import Testing
                         TransportRequest(url: URL(string: endpoint + "/metrics")!))
                     var metrics = ""
                     for try await part in answer.body {
-                        metrics += String(decoding: part.readableBytesView, as: UTF8.self)
+                        metrics += String(decoding: part.bytes, as: UTF8.self)
                     }
                     #expect(metrics.contains(#"modeldepot_faults_injected_total{kind="reset"} 1"#), "\(metrics)")
                 }

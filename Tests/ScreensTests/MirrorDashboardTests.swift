@@ -30,7 +30,7 @@ import Testing
                 TransportRequest(
                     method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
             var body: [UInt8] = []
-            for try await part in response.body { body += part.readableBytesView }
+            for try await part in response.body { body += part.bytes }
             return (response.status, String(decoding: body, as: UTF8.self), response.headers)
         }
 

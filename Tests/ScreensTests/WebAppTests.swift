@@ -38,7 +38,7 @@ import Testing
                 TransportRequest(
                     method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
             var body: [UInt8] = []
-            for try await buffer in response.body { body += buffer.readableBytesView }
+            for try await buffer in response.body { body += buffer.bytes }
             return Reply(status: response.status, headers: response.headers, body: body)
         }
 
@@ -167,7 +167,7 @@ import Testing
             #expect(response.status == 200 && response.header("Content-Type") == "text/event-stream")
             var text = ""
             for try await buffer in response.body {
-                text += String(decoding: buffer.readableBytesView, as: UTF8.self)
+                text += String(decoding: buffer.bytes, as: UTF8.self)
                 if text.contains("\n\n") { break }
             }
             #expect(text.hasPrefix("event: update\ndata: {"), "\(text.prefix(200))")

@@ -62,7 +62,7 @@ struct MirrorFixture {
         let response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(method: method, url: url(path), headers: headers, body: body.map { Array($0.utf8) }))
         var body: [UInt8] = []
-        for try await buffer in response.body { body += buffer.readableBytesView }
+        for try await buffer in response.body { body += buffer.bytes }
         return Reply(status: response.status, headers: response.headers, body: body)
     }
 }

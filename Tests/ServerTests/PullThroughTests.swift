@@ -87,7 +87,7 @@ import Testing
         let response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(method: method, url: url, headers: headers))
         var body: [UInt8] = []
-        for try await buffer in response.body { body += buffer.readableBytesView }
+        for try await buffer in response.body { body += buffer.bytes }
         return MirrorFixture.Reply(status: response.status, headers: response.headers, body: body)
     }
 
@@ -153,7 +153,7 @@ import Testing
             #expect(response.status == 200)
             #expect(response.header("Cache-Control") == "no-store", "bytes not yet verified are never cached")
             var iterator = response.body.makeAsyncIterator()
-            var received = try #require(try await iterator.next()).readableBytesView.map { $0 }
+            var received = try #require(try await iterator.next()).bytes
             let inFlight = try await Self.metric("modeldepot_upstream_pulls_in_flight", of: mirror)
             #expect(inFlight == 1, "the first bytes came while the upstream download was still running")
 
@@ -169,7 +169,7 @@ import Testing
             #expect(last.body == [Self.weights.last!])
             #expect(FileManager.default.fileExists(atPath: blob.path))
 
-            while let buffer = try await iterator.next() { received += buffer.readableBytesView }
+            while let buffer = try await iterator.next() { received += buffer.bytes }
             #expect(received == Self.weights)
 
             // Verified and in the cache: served from disk, cacheable for good.

@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepot
-import NIOCore
 
 /// One iteration of a streamed chat reply: sends the request (retrying until text arrives), parses the event
 /// stream and turns it into chunks with running measurements. Used by one consuming task only.
@@ -45,9 +44,9 @@ final class ChatStreamSession {
     /// Opens the stream if needed, then reads and parses one buffer.
     private func step() async throws {
         if body == nil { try await open() }
-        let buffer: ByteBuffer?
+        let chunk: BodyChunk?
         do {
-            buffer = try await body?.next()
+            chunk = try await body?.next()
         } catch {
             let failure = OpenAICompatibleProvider.transportError(error, url: route)
             guard failure.code != .cancelled else { throw cancelled() }
@@ -58,8 +57,8 @@ final class ChatStreamSession {
                     underlying: error))
             return
         }
-        guard let buffer else { return try endOfBody() }
-        for event in try parser.parse(buffer.readableBytesView) { try handle(event) }
+        guard let chunk else { return try endOfBody() }
+        for event in try chunk.withUnsafeBytes({ try parser.parse($0) }) { try handle(event) }
     }
 
     private func open() async throws {

@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepot
-import NIOCore
 
 /// An ``InferenceProvider`` for any server that speaks the OpenAI HTTP API: llama.cpp's server, vLLM,
 /// LM Studio, Ollama's `/v1`, Hugging Face's router, OpenAI itself.

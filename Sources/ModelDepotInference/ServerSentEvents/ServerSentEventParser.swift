@@ -9,7 +9,7 @@ import ModelDepot
 /// ```swift
 /// var parser = ServerSentEventParser()
 /// for try await buffer in body {
-///     for event in try parser.parse(buffer.readableBytesView) { … }
+///     for event in try chunk.withUnsafeBytes({ try parser.parse($0) }) { … }
 /// }
 /// ```
 public struct ServerSentEventParser: Sendable {

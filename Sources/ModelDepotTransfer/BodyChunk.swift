@@ -1,0 +1,53 @@
+import Foundation
+
+#if canImport(NIOCore)
+    import NIOCore
+#endif
+
+/// Bytes of a response body as they arrived: SwiftNIO's `ByteBuffer` where async-http-client delivers them, `Data`
+/// where URLSession does — kept as they came, never copied to be handed on. Apps on iOS and Apple's other
+/// platforms link no SwiftNIO for it.
+public struct BodyChunk: Sendable {
+    private enum Storage: Sendable {
+        case data(Data)
+        #if canImport(NIOCore)
+            case buffer(ByteBuffer)
+        #endif
+    }
+
+    private let storage: Storage
+
+    /// A chunk holding `data`.
+    public init(_ data: Data) { storage = .data(data) }
+
+    /// A chunk holding a copy of `bytes`.
+    public init(_ bytes: [UInt8]) { storage = .data(Data(bytes)) }
+
+    #if canImport(NIOCore)
+        /// A chunk holding `buffer`'s readable bytes.
+        public init(_ buffer: ByteBuffer) { storage = .buffer(buffer) }
+    #endif
+
+    /// How many bytes it holds.
+    public var count: Int {
+        switch storage {
+        case .data(let data): data.count
+        #if canImport(NIOCore)
+            case .buffer(let buffer): buffer.readableBytes
+        #endif
+        }
+    }
+
+    /// Calls `body` with the bytes, in place.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        switch storage {
+        case .data(let data): try data.withUnsafeBytes(body)
+        #if canImport(NIOCore)
+            case .buffer(let buffer): try buffer.withUnsafeReadableBytes(body)
+        #endif
+        }
+    }
+
+    /// A copy of the bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
