@@ -50,15 +50,9 @@ final class PrefixHasher: @unchecked Sendable {
         sha.finalize().hexString
     }
 
-    /// The SHA-256 of the whole file at `path`.
+    /// The SHA-256 of the whole file at `path`: its one piece.
     static func hashFile(atPath path: String) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw POSIXFailure.error("Cannot open \(path)", errno: errno) }
-        let file = LocalPartialFile(descriptor: descriptor, path: path)
-        defer { file.close() }
-        let hasher = PrefixHasher()
-        try hasher.catchUp(to: try file.size(), in: file)
-        return hasher.finalize()
+        try hashPieces(atPath: path, pieceSize: .max).first ?? emptyDigest
     }
 
     /// The SHA-256 of each consecutive `pieceSize` bytes of the file at `path` (the last piece may be shorter; an
@@ -74,7 +68,7 @@ final class PrefixHasher: @unchecked Sendable {
         var start: Int64 = 0
         while start < size {
             let hasher = PrefixHasher(startingAt: start)
-            start = min(start + pieceSize, size)
+            start += min(pieceSize, size - start)
             try hasher.catchUp(to: start, in: file)
             digests.append(hasher.finalize())
         }

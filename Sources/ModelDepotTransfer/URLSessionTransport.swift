@@ -215,14 +215,14 @@ private final class TaskStream: Sendable {
     }
 
     func received(_ data: Data) {
-        let buffer = BodyChunk(data)
+        let chunk = BodyChunk(data)
         let (reader, suspend, buffered) = state.withLock { state in
             if let reader = state.reader {
                 state.reader = nil
                 return (Optional(reader), false, state.buffered)
             }
-            state.chunks.append(buffer)
-            state.buffered += buffer.count
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
             let suspend =
                 URLSessionTransport.suspendsForBackpressure && !state.suspended
                 && state.buffered > router.bufferLimit
@@ -231,7 +231,7 @@ private final class TaskStream: Sendable {
         }
         router.largestBuffer.withLock { $0 = max($0, buffered) }
         if let reader {
-            reader.resume(returning: buffer)
+            reader.resume(returning: chunk)
         } else if suspend {
             task.suspend()
         }

@@ -69,40 +69,38 @@ extension ModelManager {
             let filePath = try RepoFilePath(path)
             let recorded = tree?.files[filePath]
             guard repository.hasFile(filePath, commit: commit) else {
-                // Not pulled: the listing's SHA-256 stands for it (a small file has only its git id there, and a
-                // file of several shards needs its bytes).
-                let size = recorded?.size ?? -1
-                if let sha256 = recorded?.lfsSHA256, size >= 0, signed.shardSize.map({ size <= $0 }) ?? true {
-                    actual[path] = signed.digests(size: size, sha256: { sha256 }, pieces: { [] })
-                } else if size == 0, signed.shardSize != nil {
-                    actual[path] = []
-                } else {
-                    unknown.append(path)
+                // Not pulled: the listing's SHA-256 stands for a whole file, and an empty one signed in shards has
+                // no digest; a small file has only its git id there, and a file of several shards needs its bytes.
+                switch (recorded.map { signed.coverage(ofFileOfSize: $0.size) }, recorded?.lfsSHA256) {
+                case (.nothing?, _): actual[path] = []
+                case (.whole?, let sha256?): actual[path] = [sha256]
+                default: unknown.append(path)
                 }
                 continue
             }
             let file = repository.snapshotFile(commit, filePath).resolvingSymlinksInPath()
             let size = FileStatus(path: file.path)?.size ?? 0
-            actual[path] = try signed.digests(
-                size: size,
-                sha256: {
-                    if let sha256 = recorded?.lfsSHA256, file.lastPathComponent == sha256,
-                        memory.outcome(forBlob: file.path) == true
-                    {
-                        check.reusedDigests += 1
-                        return sha256
-                    }
-                    let digest = try FileDigests.sha256(ofFileAt: file.path)
-                    check.bytesHashed += size
-                    if HubEncoding.isSHA256(file.lastPathComponent) {
-                        memory.remember(blob: file.path, ok: digest == file.lastPathComponent)
-                    }
-                    return digest
-                },
-                pieces: {
-                    check.bytesHashed += size
-                    return try FileDigests.sha256(ofPiecesOfFileAt: file.path, pieceSize: signed.shardSize ?? size)
-                })
+            switch signed.coverage(ofFileOfSize: size) {
+            case .nothing:
+                actual[path] = []
+            case .whole:
+                if let sha256 = recorded?.lfsSHA256, file.lastPathComponent == sha256,
+                    memory.outcome(forBlob: file.path) == true
+                {
+                    actual[path] = [sha256]
+                    check.reusedDigests += 1
+                    continue
+                }
+                let digest = try FileDigests.sha256(ofFileAt: file.path)
+                check.bytesHashed += size
+                if HubEncoding.isSHA256(file.lastPathComponent) {
+                    memory.remember(blob: file.path, ok: digest == file.lastPathComponent)
+                }
+                actual[path] = [digest]
+            case .pieces(let pieceSize):
+                actual[path] = try FileDigests.sha256(ofPiecesOfFileAt: file.path, pieceSize: pieceSize)
+                check.bytesHashed += size
+            }
         }
         memory.save()
         var problems = signed.problems(comparedWith: actual)

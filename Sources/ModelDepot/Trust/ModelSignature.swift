@@ -250,12 +250,31 @@ public struct SignedFiles: Sendable, Equatable {
         return ignoredPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
+    /// What a file's signed digests are made of.
+    public enum Coverage: Sendable, Equatable {
+        /// No digest: an empty file signed in shards has no pieces.
+        case nothing
+        /// One SHA-256 of the whole file (whole-file signing, or a file of at most one shard).
+        case whole
+        /// One SHA-256 per piece of the given size.
+        case pieces(Int64)
+    }
+
+    /// What the digests of a file of `size` bytes are made of under this signature.
+    public func coverage(ofFileOfSize size: Int64) -> Coverage {
+        guard let shardSize else { return .whole }
+        if size == 0 { return .nothing }
+        return size <= shardSize ? .whole : .pieces(shardSize)
+    }
+
     /// The digests a file of `size` bytes is signed by, given its whole-file SHA-256 (`sha256`) and, for files of
     /// more than one shard, its pieces' (`pieces`, asked only then): what ``files`` would hold for it.
     public func digests(size: Int64, sha256: () throws -> String, pieces: () throws -> [String]) rethrows -> [String] {
-        guard let shardSize else { return [try sha256()] }
-        if size == 0 { return [] }
-        return size <= shardSize ? [try sha256()] : try pieces()
+        switch coverage(ofFileOfSize: size) {
+        case .nothing: []
+        case .whole: [try sha256()]
+        case .pieces: try pieces()
+        }
     }
 
     /// How a model's files (path → digests as ``files`` holds them, ignored ones left out) differ from what was

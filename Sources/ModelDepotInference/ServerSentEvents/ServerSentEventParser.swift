@@ -8,7 +8,7 @@ import ModelDepot
 ///
 /// ```swift
 /// var parser = ServerSentEventParser()
-/// for try await buffer in body {
+/// for try await chunk in body {
 ///     for event in try chunk.withUnsafeBytes({ try parser.parse($0) }) { … }
 /// }
 /// ```
