@@ -235,40 +235,24 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         renderer.finish(try await download(request, with: models, renderer: renderer), named: !named.isEmpty)
     }
 
-    /// Downloads `request`; with `--require-signature`, fetches the signature first and refuses before downloading
-    /// anything else when it is missing or not the trusted key's, pins the commit it was read at, and holds the
-    /// downloaded snapshot to it (no snapshot folder is printed for a model that fails).
+    /// Downloads `request` under the policy the flags ask for; with `--require-signature` the library fetches the
+    /// signature first, refuses before the weights when it is missing or not the trusted publisher's, and publishes
+    /// the snapshot only once its files match (a refused pull leaves the cache as it was, and no snapshot folder is
+    /// printed).
     func download(_ request: SnapshotRequest, with models: ModelManager, renderer: ProgressRenderer) async throws
         -> Snapshot
     {
-        guard let trust = try signature.trust() else {
-            return try await models.download(request, policy: policy).follow(rendering: renderer)
+        var policy = self.policy
+        policy.signature = try signature.trust().map {
+            SignatureRequirement(trust: $0, path: signature.signaturePath)
         }
-        let path = signature.signaturePath
-        var signatureOnly = request
-        signatureOnly.selection = .everything
-        signatureOnly.files = [path]
-        let signed: Snapshot
-        do {
-            signed = try await models.download(signatureOnly).follow(rendering: renderer)
-        } catch let error as ModelDepotError where error.code == .entryNotFound {
-            throw ModelDepotError(
-                .signatureInvalid,
-                "\(request.repo) has no signature at \(path); refusing it (--require-signature). Ask the publisher to sign it with model_signing, or give --signature PATH."
+        let snapshot = try await models.download(request, policy: policy).follow(rendering: renderer)
+        if let check = snapshot.signatureCheck {
+            renderer.finishLine()
+            printStatus(
+                "signature: \(counted(check.signed.files.count, "file")) signed by the trusted publisher match (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
             )
         }
-        let bundle = try Data(contentsOf: signed.folder.appendingPathComponent(path))
-        _ = try await ModelSignature(bundle: bundle, name: "\(request.repo)/\(path)").verified(by: trust)
-        var pinned = request
-        pinned.revision = signed.commit
-        if pinned.files != nil { pinned.files?.append(path) }
-        let snapshot = try await models.download(pinned, policy: policy).follow(rendering: renderer)
-        renderer.finishLine()
-        let check = try await models.verifySignature(
-            of: request.repo, type: request.type, revision: signed.commit, signaturePath: path, trust: trust)
-        printStatus(
-            "signature: \(counted(check.signed.files.count, "file")) signed by the trusted publisher match (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
-        )
         return snapshot
     }
 

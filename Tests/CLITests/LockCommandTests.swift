@@ -207,6 +207,14 @@ import Testing
                     "\(bad.lastPathComponent) placed the weights")
                 #expect(blobs.allSatisfy { !$0.hasSuffix(".import") }, "\(bad.lastPathComponent) left \(blobs)")
                 if index < 3 { #expect(blobs.isEmpty, "\(bad.lastPathComponent) placed \(blobs)") }
+                // A refused bundle links nothing, not even the files verified before the bad one (config.json
+                // comes first), so neither we nor Python load a partial snapshot.
+                let repository = cache.appendingPathComponent("models--acme--tiny")
+                let snapshots =
+                    (try? FileManager.default.contentsOfDirectory(
+                        atPath: repository.appendingPathComponent("snapshots").path)) ?? []
+                #expect(snapshots.isEmpty, "\(bad.lastPathComponent) left snapshots \(snapshots)")
+                #expect(!FileManager.default.fileExists(atPath: repository.appendingPathComponent("refs").path))
             }
         }
     }

@@ -95,6 +95,16 @@ struct SignatureCommandTests {
             let (refused, cache) = try await pull(name)
             #expect(refused.status == 1 && refused.stderr.contains(reason), "\(name): \(refused.stderr)")
             #expect(!refused.stdout.contains("/snapshots/"), "\(name): \(refused.stdout)")
+            // Nothing anyone would load: no ref, no snapshot (the signature-only step used to set `refs/main` and
+            // link the files before the check threw).
+            let repository = cache.appendingPathComponent("models--acme--\(name)")
+            #expect(
+                !FileManager.default.fileExists(atPath: repository.appendingPathComponent("refs/main").path),
+                "\(name) moved refs/main")
+            let snapshots =
+                (try? FileManager.default.contentsOfDirectory(
+                    atPath: repository.appendingPathComponent("snapshots").path)) ?? []
+            #expect(snapshots.isEmpty, "\(name) left snapshots \(snapshots)")
             if beforeWeights {
                 let blobs = cache.appendingPathComponent("models--acme--\(name)/blobs")
                 let sizes = ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).compactMap {

@@ -184,6 +184,11 @@ enum ShippingAndTrustingModelsSamples {
         let key = try TrustedKey(contentsOf: URL(fileURLWithPath: "publisher.pub.pem"))
         let check = try await models.verifySignature(of: try RepoID("acme/model"), trust: .key(key))
         print(check.signed.files.count, "files are the publisher's")
+        let task = try await models.download(
+            SnapshotRequest(repo: try RepoID("acme/model")),
+            policy: DownloadPolicy(signature: SignatureRequirement(trust: .key(key))))
+        let snapshot = try await task.result()  // throws `signatureInvalid` naming what differs
+        print(snapshot.signatureCheck?.reusedDigests ?? 0, "digests came from the download")
     }
 
     static func keepOutPickles(_ models: ModelManager) async throws {

@@ -2,7 +2,7 @@
 
 Usage (with HF_ENDPOINT set for `pull`):
   cache_peer.py scan CACHE                 -> scan_cache_dir: repos, sizes, file counts, refs, warnings
-  cache_peer.py load CACHE REPO FILE       -> hf_hub_download / snapshot_download with local_files_only
+  cache_peer.py load CACHE REPO FILE [REV] -> hf_hub_download / snapshot_download with local_files_only
   cache_peer.py pull CACHE REPO [REV...]   -> snapshot_download of each revision (default main)
   cache_peer.py localdir DIR REPO          -> snapshot_download(local_dir=DIR), the cache left alone
 Run by Tests/ServerTests/PythonCacheInteropTests.swift with the venv that scripts/test creates.
@@ -26,9 +26,10 @@ if command == "scan":
     }))
 elif command == "load":
     repo, name = sys.argv[3], sys.argv[4]
+    revision = sys.argv[5] if len(sys.argv) > 5 else None
     print(json.dumps({
-        "file": hf_hub_download(repo, name, cache_dir=cache, local_files_only=True),
-        "snapshot": snapshot_download(repo, cache_dir=cache, local_files_only=True),
+        "file": hf_hub_download(repo, name, revision=revision, cache_dir=cache, local_files_only=True),
+        "snapshot": snapshot_download(repo, revision=revision, cache_dir=cache, local_files_only=True),
     }))
 elif command == "pull":
     repo, revisions = sys.argv[3], sys.argv[4:] or ["main"]

@@ -194,23 +194,30 @@ extension ModelManager {
     }
 
     /// Places every file of `lock`, read from where `source` says (a file, an offset, a length or the rest of
-    /// the file), each verified as it is copied.
+    /// the file), each verified as it is copied. Every blob of every repository is copied and verified before the
+    /// first link is made: a bundle one of whose files is refused leaves no snapshot, tree or ref behind (the
+    /// verified blobs stay, unreferenced, for `prune` or the next import).
     private nonisolated func place(
         _ lock: ModelLock, from source: (ModelLock.Repository, ModelLock.File) -> (URL, Int64, Int64?)
     ) throws {
         for repository in lock.repositories {
             let cached = cache.repository(repository.repo, type: repository.type)
-            var tree: [RepoFilePath: RecordedTree.File] = [:]
             for file in repository.files {
-                let path = try RepoFilePath(file.path)
-                let etag = file.sha256 ?? file.gitBlob ?? ""
-                let blob = cached.blob(etag)
+                let blob = cached.blob(file.sha256 ?? file.gitBlob ?? "")
                 if !FileManager.default.fileExists(atPath: blob.path) {
                     let (url, offset, length) = source(repository, file)
                     try Self.copyVerifying(
                         url, offset: offset, length: length, to: blob, as: file,
                         shown: "\(repository.repo)/\(file.path)")
                 }
+            }
+        }
+        for repository in lock.repositories {
+            let cached = cache.repository(repository.repo, type: repository.type)
+            var tree: [RepoFilePath: RecordedTree.File] = [:]
+            for file in repository.files {
+                let path = try RepoFilePath(file.path)
+                let etag = file.sha256 ?? file.gitBlob ?? ""
                 try cached.link(path, commit: repository.commit, toBlob: etag)
                 let pointer = file.sha256.map {
                     GitBlob.id(of: Array(GitBlob.lfsPointer(sha256: $0, size: file.size).utf8))

@@ -117,11 +117,15 @@ extension ModelManager {
             let request = SnapshotRequest(
                 repo: repository.repo, type: repository.type, revision: repository.commit,
                 files: repository.files.map(\.path))
-            let snapshot = try await download(request).result()
-            if let problem = verify(repository).first {
-                throw ModelDepotError(.checksumMismatch, "After the pull, \(problem).")
+            // Staged, checked, then published: files that do not match the lock are never linked.
+            let staged = try await pull.stage(request)
+            if let problem = verify(repository, staged: staged).first {
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "After the pull, \(problem). Nothing of \(repository.repo)@\(repository.commit.prefix(12)) was placed in the snapshot."
+                )
             }
-            snapshots.append(snapshot)
+            snapshots.append(try await pull.publish(staged))
         }
         return snapshots
     }
@@ -129,21 +133,24 @@ extension ModelManager {
     /// Checks the cache against `lock`: every locked file present at its commit with its size and digest (each
     /// file is hashed). No network.
     public nonisolated func verify(lock: ModelLock) -> [ModelLock.Problem] {
-        lock.repositories.flatMap(verify)
+        lock.repositories.flatMap { verify($0) }
     }
 
-    nonisolated func verify(_ repository: ModelLock.Repository) -> [ModelLock.Problem] {
+    /// Checks one locked repository's files: in the cache's snapshot, or where a staged pull holds them.
+    nonisolated func verify(_ repository: ModelLock.Repository, staged: StagedSnapshot? = nil) -> [ModelLock.Problem] {
         let cached = cache.repository(repository.repo, type: repository.type)
         func problem(_ path: String?, _ message: String) -> ModelLock.Problem {
             ModelLock.Problem(repo: repository.repo, path: path, message: message)
         }
-        guard FileManager.default.fileExists(atPath: cached.snapshotFolder(repository.commit).path) else {
+        guard staged != nil || FileManager.default.fileExists(atPath: cached.snapshotFolder(repository.commit).path)
+        else {
             return [problem(nil, "commit \(repository.commit) is not in the cache; pull the lock first")]
         }
         return repository.files.compactMap { file -> ModelLock.Problem? in
             guard let path = try? RepoFilePath(file.path) else { return problem(file.path, "not a file path") }
             // Snapshot entries are links into blobs/: size and hash what they lead to.
-            let url = cached.snapshotFile(repository.commit, path).resolvingSymlinksInPath()
+            let url =
+                staged?.url(of: path) ?? cached.snapshotFile(repository.commit, path).resolvingSymlinksInPath()
             return file.mismatch(at: url).map { problem(file.path, $0) }
         }
     }

@@ -4,6 +4,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import Synchronization
 
 /// Pulls a repository revision into a `HubCache`, as Python's `snapshot_download` does, but resumable
 /// across restarts, with parallel ranges for large files and every file verified.
@@ -65,15 +66,106 @@ public struct SnapshotDownloader: Sendable {
     public func download(
         _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> Snapshot {
-        let repository = cache.repository(request.repo, type: request.type)
         try Self.checkRevisionName(request.revision)
         if let directory = request.localDirectory {
             return try await download(request, into: directory, progress: progress)
         }
+        let pulled = try await pull(request, publishing: true, progress: progress)
+        var snapshot = Snapshot(
+            repo: request.repo, type: request.type, commit: pulled.commit,
+            folder: cache.repository(request.repo, type: request.type).snapshotFolder(pulled.commit),
+            files: pulled.files, filesDownloaded: pulled.filesDownloaded, bytesDownloaded: pulled.bytesDownloaded)
+        snapshot.answeredFromCacheBecause = pulled.answeredFromCacheBecause
+        snapshot.compiledModels = pulled.compiledModels
+        return snapshot
+    }
+
+    /// Downloads and verifies what is missing of `request` into `blobs/`, as ``download(_:progress:)`` does, but
+    /// writes no snapshot link, ref or tree: the cache looks as it did until ``publish(_:)``. For pulls that must
+    /// pass a check first (a signature, a lock), so a refused pull leaves nothing anyone would load.
+    ///
+    /// Offline, or when the Hub cannot be reached, the cached snapshot is the answer (already published).
+    ///
+    /// - Throws: `invalidArgument` for a request with a local directory; otherwise what ``download(_:progress:)``
+    ///   throws.
+    public func stage(
+        _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
+    ) async throws -> StagedSnapshot {
+        try Self.checkRevisionName(request.revision)
+        guard request.localDirectory == nil else {
+            throw ModelDepotError(
+                .invalidArgument, "A staged pull goes into the cache; \(request.repo) names a local directory.")
+        }
+        return try await pull(request, publishing: false, progress: progress).staged
+    }
+
+    /// Makes a staged pull the snapshot of its revision: records the commit's tree, links every staged file into
+    /// `snapshots/<commit>/`, then points `refs/<revision>` at the commit (last, so an interrupted publish leaves
+    /// the old revision current). Compiles its Core ML models when the pull has a ``modelCompiler``.
+    public func publish(_ staged: StagedSnapshot) async throws -> Snapshot {
+        let request = staged.request
+        let repository = cache.repository(request.repo, type: request.type)
+        let commit = staged.commit
+        if staged.answeredFromCacheBecause == nil {
+            try cache.writeCacheDirectoryTag()
+            if let tree = staged.tree, repository.recordedTree(commit) == nil {
+                try repository.recordTree(tree, commit: commit)
+            }
+            try HubCache.createFolder(repository.snapshotFolder(commit))
+            for (path, etag) in staged.blobs.sorted(by: { $0.key < $1.key }) {
+                try repository.link(path, commit: commit, toBlob: etag)
+            }
+            try repository.setRef(request.revision, to: commit)
+        }
+        var snapshot = Snapshot(
+            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
+            files: staged.files, filesDownloaded: staged.filesDownloaded, bytesDownloaded: staged.bytesDownloaded)
+        snapshot.answeredFromCacheBecause = staged.answeredFromCacheBecause
+        if let modelCompiler {
+            let models = CompiledModels.sources(in: staged.files)
+            if !models.isEmpty {
+                snapshot.compiledModels = try await CompiledModels.compile(
+                    models, snapshot: snapshot.folder, repository: repository, commit: commit,
+                    compiler: modelCompiler
+                ) { _, _, _ in }
+            }
+        }
+        return snapshot
+    }
+
+    /// What one pull into the cache did: the staged view of its files, and what a published pull compiled.
+    private struct Pulled {
+        var staged: StagedSnapshot
+        var compiledModels: [String: URL] = [:]
+        var commit: String { staged.commit }
+        var files: [RepoFilePath] { staged.files }
+        var filesDownloaded: Int { staged.filesDownloaded }
+        var bytesDownloaded: Int64 { staged.bytesDownloaded }
+        var answeredFromCacheBecause: String? { staged.answeredFromCacheBecause }
+    }
+
+    /// The cache's answer when the Hub is not asked, as a pull's result.
+    private func answeredFromCache(_ request: SnapshotRequest, because reason: String) throws -> Pulled {
+        let snapshot = try cachedSnapshot(request)
+        let locations = Dictionary(
+            uniqueKeysWithValues: snapshot.files.map { ($0, snapshot.url(of: $0).resolvingSymlinksInPath()) })
+        return Pulled(
+            staged: StagedSnapshot(
+                request: request, commit: snapshot.commit,
+                tree: cache.repository(request.repo, type: request.type).recordedTree(snapshot.commit),
+                locations: locations, blobs: [:], filesDownloaded: 0, bytesDownloaded: 0,
+                answeredFromCacheBecause: reason))
+    }
+
+    /// The pull into the cache: resolve, list, select, transfer what is missing. Publishing, each file is linked
+    /// as it is verified and the ref set first (as Python does, so an interrupted pull shows what arrived);
+    /// otherwise nothing but blobs is written.
+    private func pull(
+        _ request: SnapshotRequest, publishing: Bool, progress: @escaping @Sendable (SnapshotProgress) -> Void
+    ) async throws -> Pulled {
+        let repository = cache.repository(request.repo, type: request.type)
         if hub.isOffline {
-            var snapshot = try cachedSnapshot(request)
-            snapshot.answeredFromCacheBecause = "offline mode is on"
-            return snapshot
+            return try answeredFromCache(request, because: "offline mode is on")
         }
         let tracker = SnapshotProgressTracker(
             clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: progress)
@@ -91,9 +183,7 @@ public struct SnapshotDownloader: Sendable {
         } catch let error as ModelDepotError where Self.fallsBackToCache(error) {
             logger.notice("the Hub is unreachable; answering from the cache", metadata: ["error": "\(error.message)"])
             do {
-                var snapshot = try cachedSnapshot(request)
-                snapshot.answeredFromCacheBecause = error.message
-                return snapshot
+                return try answeredFromCache(request, because: error.message)
             } catch let cacheError as ModelDepotError where cacheError.code == .notCached {
                 throw error
             }
@@ -101,15 +191,17 @@ public struct SnapshotDownloader: Sendable {
         let selected = try select(request, from: tree)
 
         // Only a pull that got this far leaves anything in the cache: a refused one writes no tree, snapshot or ref.
-        try cache.writeCacheDirectoryTag()
-        if repository.recordedTree(commit) == nil { try repository.recordTree(tree, commit: commit) }
-        try HubCache.createFolder(repository.snapshotFolder(commit))
-        try repository.setRef(request.revision, to: commit)
-        let debris = repository.removeLinkDebris(commit: commit, keeping: tree)
-        if !debris.isEmpty {
-            logger.notice(
-                "removed temporary links an interrupted pull left in the snapshot",
-                metadata: ["paths": "\(debris.joined(separator: ", "))"])
+        if publishing {
+            try cache.writeCacheDirectoryTag()
+            if repository.recordedTree(commit) == nil { try repository.recordTree(tree, commit: commit) }
+            try HubCache.createFolder(repository.snapshotFolder(commit))
+            try repository.setRef(request.revision, to: commit)
+            let debris = repository.removeLinkDebris(commit: commit, keeping: tree)
+            if !debris.isEmpty {
+                logger.notice(
+                    "removed temporary links an interrupted pull left in the snapshot",
+                    metadata: ["paths": "\(debris.joined(separator: ", "))"])
+            }
         }
 
         let missing = request.forceDownload ? selected : selected.filter { !repository.hasFile($0, commit: commit) }
@@ -133,26 +225,36 @@ public struct SnapshotDownloader: Sendable {
             for blob in tracker.verifiedBlobs { memory.remember(blob: blob, ok: true) }
             if !tracker.verifiedBlobs.isEmpty { memory.save() }
         }
+        let staged = Mutex<[RepoFilePath: String]>([:])
         // Largest first: the long transfers start early and small files fill the gaps around them.
         let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
-            try await fetch(path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker)
+            let (bytes, etag) = try await fetch(
+                path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker,
+                linking: publishing)
+            staged.withLock { $0[path] = etag }
+            return bytes
         }
-        var compiled: [String: URL] = [:]
-        if let modelCompiler {
+        var locations: [RepoFilePath: URL] = [:]
+        let blobs = staged.withLock { $0 }
+        for path in selected {
+            locations[path] =
+                blobs[path].map(repository.blob) ?? repository.snapshotFile(commit, path).resolvingSymlinksInPath()
+        }
+        var pulled = Pulled(
+            staged: StagedSnapshot(
+                request: request, commit: commit, tree: tree, locations: locations, blobs: blobs,
+                filesDownloaded: missing.count, bytesDownloaded: received))
+        if publishing, let modelCompiler {
             let models = CompiledModels.sources(in: selected)
             if !models.isEmpty {
-                compiled = try await CompiledModels.compile(
+                pulled.compiledModels = try await CompiledModels.compile(
                     models, snapshot: repository.snapshotFolder(commit), repository: repository, commit: commit,
                     compiler: modelCompiler
                 ) { done, total, current in tracker.compiling(done: done, total: total, current: current) }
             }
         }
         tracker.completed()
-        var snapshot = Snapshot(
-            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
-            files: selected, filesDownloaded: missing.count, bytesDownloaded: received)
-        snapshot.compiledModels = compiled
-        return snapshot
+        return pulled
     }
 
     /// ``download(_:progress:)`` into a plain folder: the same resolution, listing, selection and verified,
@@ -333,13 +435,15 @@ public struct SnapshotDownloader: Sendable {
         return selected
     }
 
-    /// Downloads one file into its blob and links it; returns the bytes received from the network.
+    /// Downloads one file into its blob and, `linking`, links it; returns the bytes received from the network and
+    /// the blob's name.
     func fetch(
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker
-    ) async throws -> Int64 {
+        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool
+    ) async throws -> (bytes: Int64, etag: String) {
         do {
-            let received = try await fetchBlob(path, commit: commit, file: file, request, repository, engine, tracker)
+            let received = try await fetchBlob(
+                path, commit: commit, file: file, request, repository, engine, tracker, linking: linking)
             tracker.fileFinished(path.value, size: file.size)
             return received
         } catch let error as ModelDepotError {
@@ -363,14 +467,15 @@ public struct SnapshotDownloader: Sendable {
             clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: { _ in })
         return try await fetchBlob(
             path, commit: commit, file: file, request, cache.repository(repo, type: type), downloader, tracker,
-            onDisk: onDisk)
+            linking: true, onDisk: onDisk
+        ).bytes
     }
 
     private func fetchBlob(
         _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker,
+        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool,
         onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
-    ) async throws -> Int64 {
+    ) async throws -> (bytes: Int64, etag: String) {
         let etag: String
         let expectedSize: Int64
         if Self.treeSettles(file) {
@@ -390,8 +495,8 @@ public struct SnapshotDownloader: Sendable {
         }
         let blob = repository.blob(etag)
         if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == expectedSize {
-            try repository.link(path, commit: commit, toBlob: etag)
-            return 0
+            if linking { try repository.link(path, commit: commit, toBlob: etag) }
+            return (0, etag)
         }
         let lock = repository.lockFile(etag)
         try HubCache.createFolder(lock.deletingLastPathComponent())
@@ -412,9 +517,9 @@ public struct SnapshotDownloader: Sendable {
             download.replacesExisting = request.forceDownload
             return download
         }
-        try repository.link(path, commit: commit, toBlob: etag)
+        if linking { try repository.link(path, commit: commit, toBlob: etag) }
         if HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag) { tracker.verified(blob.path) }
-        return result.bytesReceived
+        return (result.bytesReceived, etag)
     }
 
     /// Whether the commit's listing alone names a file's blob and size: a SHA-256 for an LFS file, a git blob id

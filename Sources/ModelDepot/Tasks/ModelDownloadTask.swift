@@ -20,11 +20,19 @@ public final class ModelDownloadTask: Sendable {
     public let request: SnapshotRequest
     private let controller: TransferController<SnapshotProgress, Snapshot>
 
-    init(request: SnapshotRequest, pull: SnapshotDownloader) {
+    convenience init(request: SnapshotRequest, pull: SnapshotDownloader) {
+        self.init(request: request) { report in try await pull.download(request, progress: report) }
+    }
+
+    /// A task that runs `operation` (a pull with checks around it), reporting progress through `report`.
+    init(
+        request: SnapshotRequest,
+        operation:
+            @escaping @Sendable (_ report: @escaping @Sendable (SnapshotProgress) -> Void) async throws
+            -> Snapshot
+    ) {
         self.request = request
-        self.controller = TransferController { report in
-            try await pull.download(request, progress: report)
-        }
+        self.controller = TransferController(operation: operation)
     }
 
     /// The current state.

@@ -2,16 +2,6 @@ import Foundation
 import ModelDepotCache
 import ModelDepotCore
 
-/// What a download may fetch: ``refusePickle`` keeps out weights that can run code when loaded.
-public struct DownloadPolicy: Sendable, Hashable {
-    /// Refuse a download that selects a Python pickle (raw or in a PyTorch ZIP), judged by its bytes.
-    public var refusePickle: Bool
-
-    public init(refusePickle: Bool = false) {
-        self.refusePickle = refusePickle
-    }
-}
-
 /// A pickle found among a repository's files.
 public struct PickleFinding: Sendable, Equatable {
     /// Its path in the repository.
@@ -72,23 +62,6 @@ extension ModelManager {
             }
             return PickleFinding(path: path, file: found[path]!, safetensorsAlternatives: alternatives.sorted())
         }
-    }
-
-    /// Starts (or joins) a download once `policy` allows it: with ``DownloadPolicy/refusePickle`` the selected files
-    /// are probed first and a pickle among them refuses the download before a byte of it is fetched.
-    ///
-    /// - Throws: `unsafeFormat` naming every pickle (and the safetensors files beside them); the plan's errors.
-    public func download(_ request: SnapshotRequest, policy: DownloadPolicy) async throws -> ModelDownloadTask {
-        if policy.refusePickle {
-            var pinned = request
-            let plan = try await self.plan(request)
-            pinned.revision = plan.commit
-            let findings = try await pickles(
-                in: request.repo, type: request.type, commit: plan.commit, paths: plan.files.map(\.path))
-            try Self.refuse(findings, of: request.repo)
-            return download(pinned)
-        }
-        return download(request)
     }
 
     /// Throws `unsafeFormat` naming each pickle; nothing when there is none.

@@ -5,7 +5,7 @@ import ModelDepotPlatform
 import ModelDepotTransfer
 
 /// What checking a cached model's signature found.
-public struct SignatureCheck: Sendable {
+public struct SignatureCheck: Sendable, Hashable {
     /// The files the signature covers, as verified.
     public var signed: SignedFiles
     /// The commit checked.
@@ -57,18 +57,33 @@ extension ModelManager {
                 "\(repo) has no signature at \(signaturePath) (the publisher did not sign it, or it was not pulled).")
         }
         let signed = try await ModelSignature(bundle: bundle, name: "\(repo)/\(signaturePath)").verified(by: trust)
+        var present: [String: URL] = [:]
+        for path in CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)) {
+            present[path.value] = repository.snapshotFile(commit, path).resolvingSymlinksInPath()
+        }
+        return try compare(
+            signed, signaturePath: signaturePath, repository: repository, commit: commit,
+            tree: repository.recordedTree(commit), present: present)
+    }
 
-        let tree = repository.recordedTree(commit)
+    /// Holds the model's files to what `signed` lists: every file of `tree` and of `present` (the files on disk,
+    /// by path, wherever their bytes are: a snapshot's links or a staged pull's blobs), the signature file and
+    /// `.git*` aside. Digests the download verified are reused; a file not on disk counts by its listed SHA-256.
+    ///
+    /// - Throws: `signatureInvalid` naming every difference.
+    nonisolated func compare(
+        _ signed: SignedFiles, signaturePath: String, repository: CachedRepository, commit: String,
+        tree: RecordedTree?, present: [String: URL]
+    ) throws -> SignatureCheck {
         var paths = Set(tree?.files.keys.map(\.value) ?? [])
-        paths.formUnion(CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).map(\.value))
+        paths.formUnion(present.keys)
         var memory = VerificationMemory(repository: repository)
         var actual: [String: [String]] = [:]
         var unknown: [String] = []
         var check = SignatureCheck(signed: signed, commit: commit, reusedDigests: 0, bytesHashed: 0)
         for path in paths.sorted() where !signed.ignores(path, signaturePath: signaturePath) {
-            let filePath = try RepoFilePath(path)
-            let recorded = tree?.files[filePath]
-            guard repository.hasFile(filePath, commit: commit) else {
+            let recorded = try tree?.files[RepoFilePath(path)]
+            guard let file = present[path] else {
                 // Not pulled: the listing's SHA-256 stands for a whole file, and an empty one signed in shards has
                 // no digest; a small file has only its git id there, and a file of several shards needs its bytes.
                 switch (recorded.map { signed.coverage(ofFileOfSize: $0.size) }, recorded?.lfsSHA256) {
@@ -78,7 +93,6 @@ extension ModelManager {
                 }
                 continue
             }
-            let file = repository.snapshotFile(commit, filePath).resolvingSymlinksInPath()
             let size = FileStatus(path: file.path)?.size ?? 0
             switch signed.coverage(ofFileOfSize: size) {
             case .nothing:
@@ -108,7 +122,8 @@ extension ModelManager {
         guard problems.isEmpty else {
             throw ModelDepotError(
                 .signatureInvalid,
-                "\(repo) @ \(commit.prefix(12)) does not match its signature: \(problems.joined(separator: "; ")).")
+                "\(repository.id) @ \(commit.prefix(12)) does not match its signature: \(problems.joined(separator: "; "))."
+            )
         }
         return check
     }

@@ -120,7 +120,7 @@ public struct ModelSignature: Sendable {
 
 /// What a verified model signature says: the model's name and every file's SHA-256 (whole, or piece by piece), with
 /// the paths signing ignored.
-public struct SignedFiles: Sendable, Equatable {
+public struct SignedFiles: Sendable, Hashable {
     /// The name the signer gave the model (its folder's name).
     public var modelName: String
     /// Every signed file by its path in the model folder, with the lowercase hex SHA-256 of its content: one digest
