@@ -228,6 +228,41 @@ public struct HubClient: Sendable {
         }
     }
 
+    /// `count` bytes of a file from `offset` (a `Range` request, like ``firstBytes(_:type:revision:path:count:)``)
+    /// and the file's size from `Content-Range` when the server sends it. A server that ignores the range answers
+    /// with the whole file: its first bytes serve an `offset` of 0; for another offset nothing is returned (and no
+    /// size), since reading up to it could mean gigabytes.
+    public func bytes(
+        _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath, offset: Int64, count: Int
+    ) async throws -> (bytes: [UInt8], fileSize: Int64?) {
+        if !mirrors.isEmpty {
+            return try await failingOver {
+                try await $0.bytes(repo, type: type, revision: revision, path: path, offset: offset, count: count)
+            }
+        }
+        let resolve = resolveURL(repo, type: type, revision: revision, path: path)
+        return try await withRetries {
+            let range = [("Range", "bytes=\(offset)-\(offset + Int64(max(count, 1)) - 1)")]
+            let (response, current) = try await HTTPExchange.following(
+                redirectsFrom: resolve, limit: Self.maximumRedirects,
+                send: { try await send(method: "GET", url: $0, extraHeaders: range) }, follows: { _, _ in true })
+            guard (200..<300).contains(response.status) else {
+                throw Self.hubError(
+                    for: response, url: current,
+                    body: try await Self.collect(response.body, limit: 1 << 16, url: current))
+            }
+            guard response.status == 206 else {
+                return offset == 0 ? (try await response.body.prefix(limit: count), nil) : ([], nil)
+            }
+            // Content-Range: bytes first-last/size
+            let header = response.header("Content-Range") ?? ""
+            let size = header.split(separator: "/").last.flatMap { Int64($0) }
+            let first = header.split(separator: " ").last?.split(separator: "-").first.flatMap { Int64($0) }
+            guard first == offset else { return ([], size) }
+            return (try await response.body.prefix(limit: count), size)
+        }
+    }
+
     /// A file that exists, or one the Hub says is missing (with the commit, so the cache can remember it).
     package enum FileLookup: Sendable {
         case found(HubFileMetadata)

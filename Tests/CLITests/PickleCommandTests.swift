@@ -56,7 +56,7 @@ struct PickleCommandTests {
             ([0x80, 0x04] + [UInt8](repeating: 0x28, count: 20_000) + [0x2E], "nests more than 10000 levels deep"),
             ([0x80, 0x04, 0x7D, 0xFF, 0x2E], "opcode 0xff"),
             ([0x80, 0x04, 0x58, 0xFF, 0xFF, 0xFF, 0x7F], "truncated"),
-            ([0x80, 0x04, 0x4B, 0x01, 0x93, 0x2E], "not a string"),
+            ([0x80, 0x04, 0x4B, 0x01, 0x93, 0x2E], "underflow"),
         ]
         for (bytes, reason) in cases {
             #expect {
@@ -126,6 +126,76 @@ struct PickleCommandTests {
         let report = try models.readiness(of: entry, verifying: true)
         #expect(report.pickles == ["pytorch_model.bin"] && report.readiness.isLoadable, "\(report)")
         #expect(report.details["pytorch_model.bin"]?.hasPrefix("DANGEROUS") == true)
+    }
+
+    /// `pull --refuse-pickle` refuses what the old sniffer let through — a protocol-0 `os.system` pickle named
+    /// `weights.bin`, and a torch ZIP whose `data.pkl` is not its first entry (only its central directory, at the end
+    /// of the file, names it) — before a byte is downloaded.
+    @Test func refusePickleSeesProtocolZeroAndHiddenDataPickles() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-pickle-hidden")
+        defer { folder.remove() }
+        let root = folder.path("repos")
+        let protocolZero = root.appendingPathComponent("acme/protocol0")
+        let hidden = root.appendingPathComponent("acme/hidden")
+        for repository in [protocolZero, hidden] {
+            try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
+            try Data("{}".utf8).write(to: repository.appendingPathComponent("config.json"))
+        }
+        try Data("cos\nsystem\n(S'echo pwned'\ntR.".utf8).write(to: protocolZero.appendingPathComponent("weights.bin"))
+        let evil = Data(
+            [0x80, 0x02] + Array("cposix\nsystem\nX".utf8) + [10, 0, 0, 0] + Array("echo pwned".utf8) + [0x85]
+                + Array("R.".utf8))
+        try Self.storedZip([
+            ("archive/version", Data("3\n".utf8)), ("archive/data/0", Data(count: 70_000)),
+            ("archive/data.pkl", evil),
+        ]).write(to: hidden.appendingPathComponent("pytorch_model.bin"))
+
+        let (mirrorURL, serving) = try await FolderMirror.start(root: root)
+        defer { serving.cancel() }
+        let hub = ["--endpoint", mirrorURL.absoluteString, "--cache-dir", folder.path("cache").path]
+        for (repo, file) in [("acme/protocol0", "weights.bin"), ("acme/hidden", "pytorch_model.bin")] {
+            let refused = try await CLIRunner.run(["pull", repo, "--refuse-pickle"] + hub)
+            #expect(
+                refused.status == 1 && refused.stderr.contains("selects Python pickles")
+                    && refused.stderr.contains(file)
+                    // A raw pickle's first bytes show its imports; a ZIP's pickles are not fetched to probe it.
+                    && (file != "weights.bin" || refused.stderr.contains("DANGEROUS")),
+                "\(repo): \(refused.stderr)")
+            let blobs = folder.path("cache/models--\(repo.replacingOccurrences(of: "/", with: "--"))/blobs")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
+        }
+    }
+
+    /// A ZIP of stored entries, in order, as Python's `zipfile` writes one.
+    static func storedZip(_ entries: [(String, Data)]) -> Data {
+        var local = Data()
+        var central = Data()
+        func little(_ value: Int, _ width: Int) -> Data { Data((0..<width).map { UInt8((value >> (8 * $0)) & 0xFF) }) }
+        for (name, body) in entries {
+            let offset = local.count
+            let crc = crc32(body)
+            let fields = little(crc, 4) + little(body.count, 4) + little(body.count, 4) + little(name.utf8.count, 2)
+            local +=
+                little(0x0403_4B50, 4) + little(20, 2) + little(0, 2) + little(0, 2) + little(0, 4) + fields
+                + little(0, 2) + Data(name.utf8) + body
+            central +=
+                little(0x0201_4B50, 4) + little(20, 2) + little(20, 2) + little(0, 2) + little(0, 2)
+                + little(0, 4) + fields + little(0, 2) + little(0, 2) + little(0, 2) + little(0, 2) + little(0, 4)
+                + little(offset, 4) + Data(name.utf8)
+        }
+        let end =
+            little(0x0605_4B50, 4) + little(0, 4) + little(entries.count, 2) + little(entries.count, 2)
+            + little(central.count, 4) + little(local.count, 4) + little(0, 2)
+        return local + central + end
+    }
+
+    static func crc32(_ data: Data) -> Int {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return Int(~crc)
     }
 }
 

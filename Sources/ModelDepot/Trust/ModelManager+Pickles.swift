@@ -43,9 +43,7 @@ extension ModelManager {
                     if repository.hasFile(filePath, commit: commit) {
                         return (path, try PickleFile.inspect(repository.snapshotFile(commit, filePath)))
                     }
-                    let prefix = try await pull.hub.firstBytes(
-                        repo, type: type, revision: commit, path: filePath, count: PickleFile.sniffLength)
-                    return (path, PickleFile.sniff(prefix))
+                    return (path, try await Self.probe(pull.hub, repo, type: type, commit: commit, path: filePath))
                 }
                 return true
             }
@@ -62,6 +60,39 @@ extension ModelManager {
             }
             return PickleFinding(path: path, file: found[path]!, safetensorsAlternatives: alternatives.sorted())
         }
+    }
+
+    /// Judges a file that is not pulled by ranged reads: its first bytes, and what they lead to — a ZIP's central
+    /// directory at its end (which a prefix cannot show, and which may name a `data.pkl` anywhere), the headers of
+    /// `.npy` entries. A file that cannot be read far enough counts as a pickle that cannot be judged.
+    nonisolated static func probe(
+        _ hub: HubClient, _ repo: RepoID, type: RepoType, commit: String, path: RepoFilePath
+    ) async throws -> PickleFile? {
+        let first = try await hub.bytes(
+            repo, type: type, revision: commit, path: path, offset: 0, count: PickleFile.sniffLength)
+        let shortFile = first.bytes.count < PickleFile.sniffLength ? Int64(first.bytes.count) : nil
+        guard let size = first.fileSize ?? shortFile else { return PickleFile.sniff(first.bytes) }
+        var source = ProbedBytes(size: size)
+        source.add(first.bytes, at: 0)
+        var fetched = first.bytes.count
+        while fetched <= 16 << 20 {
+            do {
+                return try PickleFile.examine(source, name: path.description, probing: true)
+            } catch let missing as ProbedBytes.Missing {
+                // At least 64 KiB at a time: a ZIP's end record sits in its last 64 KiB, a local header before data.
+                let count = min(max(missing.count, PickleFile.sniffLength), 16 << 20)
+                let offset = max(0, min(missing.offset, size - Int64(count)))
+                let piece = try await hub.bytes(
+                    repo, type: type, revision: commit, path: path, offset: offset, count: count)
+                guard piece.bytes.count == Int(min(Int64(count), size - offset)) else { break }
+                source.add(piece.bytes, at: offset)
+                fetched += count
+            } catch let error as ModelDepotError where error.code == .invalidModelFile {
+                return PickleFile(container: .raw(protocol: 0), imports: [PickleFile.unjudged(error)])
+            }
+        }
+        let unread = ModelDepotError(.invalidModelFile, "\(path) could not be read far enough to be judged.")
+        return PickleFile(container: .raw(protocol: 0), imports: [PickleFile.unjudged(unread)])
     }
 
     /// Throws `unsafeFormat` naming each pickle; nothing when there is none.

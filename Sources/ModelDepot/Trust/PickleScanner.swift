@@ -20,22 +20,36 @@ public struct PickleImport: Sendable, Hashable, Comparable, CustomStringConverti
     public var description: String { "\(module).\(name)" }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.description < rhs.description }
+
+    /// What stands for a module or name the scan cannot trace to a string constant.
+    public static let untraced = "?"
+
+    /// An import the scan cannot name: `STACK_GLOBAL` of values made at load time, or an `EXT` code looked up in
+    /// copyreg's registry. Anything may be behind it, so it is dangerous.
+    static func untraceable(_ module: String?, _ name: String?) -> PickleImport {
+        PickleImport(module: module ?? untraced, name: name ?? untraced, verdict: .dangerous)
+    }
 }
 
 /// Reads a pickle's opcode stream without executing anything and lists the globals it would import.
 ///
-/// Every opcode of protocols 0–5 is decoded with its argument, so the walk cannot be misled into reading data as
-/// opcodes; `GLOBAL`/`INST` name their import inline, `STACK_GLOBAL` takes the two strings pushed before it
-/// (through the memo too, as `torch.save` writes them).
+/// The walk keeps the unpickler's stack, MARK stack and memo as CPython's `pickle._Unpickler` does — every opcode of
+/// protocols 0–5 pops and pushes what Python's does — so `STACK_GLOBAL` takes exactly the two values Python takes,
+/// and what Python refuses (an underflow, a missing MARK, an unset memo index) is refused here too. Values are known
+/// only as far as the pickle writes them (``PickleValue``); an import whose name is not a string constant is
+/// dangerous.
 public enum PickleScanner {
     /// How deep `MARK`s may nest before the pickle is refused (checkpoints use a handful).
     public static let maximumNesting = 10_000
+    /// How many memo entries a pickle may make before it is refused (a large checkpoint makes some 100 000).
+    static let maximumMemo = 1 << 22
 
     /// The globals `bytes` imports, in order of first appearance; a file of several pickles one after another (as
-    /// old `torch.save` wrote) is read to its last `STOP`.
+    /// old `torch.save` wrote) is read pickle by pickle up to the first bytes that are not one.
     ///
-    /// - Throws: `invalidModelFile` naming the problem: an unknown opcode, a truncated pickle, an argument that
-    ///   does not decode, or nesting deeper than ``maximumNesting``.
+    /// - Throws: `invalidModelFile` naming the problem and its offset: an unknown opcode, a truncated pickle, an
+    ///   argument that does not decode, a stack underflow, a missing MARK or memo entry, or nesting deeper than
+    ///   ``maximumNesting``.
     public static func imports(in bytes: [UInt8]) throws -> [PickleImport] {
         do {
             return try scan(bytes)
@@ -45,13 +59,16 @@ public enum PickleScanner {
     }
 
     /// Why a walk stopped: the bytes ran out (more of the file may hold the rest), or they are not a pickle.
-    enum Failure: Error {
+    enum Failure: Error, Equatable {
+        /// The file ends inside the pickle.
         case truncated(at: Int)
+        /// The bytes read so far end inside the pickle, and the file goes on: read more to judge it.
+        case needsMore(at: Int)
         case invalid(String, at: Int)
 
         var error: ModelDepotError {
             switch self {
-            case .truncated(let offset):
+            case .truncated(let offset), .needsMore(let offset):
                 ModelDepotError(
                     .invalidModelFile,
                     "The pickle is truncated at byte \(offset); it cannot be judged, so it is refused.")
@@ -62,29 +79,91 @@ public enum PickleScanner {
         }
     }
 
+    /// What walking a stream of pickles found.
+    struct Walk {
+        /// Every import made, in order, including those made before a failure (Python has run them by then).
+        var imports: [PickleImport] = []
+        /// Whether an import names a module and attribute Python could find (see ``PickleText/isImportable``),
+        /// rather than bytes of another format that merely decode as `GLOBAL`.
+        var madeImportableImport = false
+        /// How many pickles ended with `STOP`.
+        var stops = 0
+        /// Why the first pickle did not reach its `STOP`; nil when it did.
+        var failure: Failure?
+        /// Why the walk ended after the last complete pickle (bytes that are not a pickle, or that ran out).
+        var trailing: Failure?
+
+        var madeImports: Bool { !imports.isEmpty }
+    }
+
+    /// The imports of every pickle in `bytes`; throws when the first pickle does not reach its `STOP`.
     static func scan(_ bytes: [UInt8]) throws(Failure) -> [PickleImport] {
-        var reader = Reader(bytes: bytes)
-        var found: [PickleImport] = []
-        var seen = Set<String>()
-        repeat {
-            for (module, name) in try reader.walkOnePickle() where seen.insert("\(module).\(name)").inserted {
-                found.append(PickleImport(module: module, name: name, verdict: PicklePolicy.verdict(module, name)))
+        let walk = walk(bytes)
+        if let failure = walk.failure { throw failure }
+        return walk.imports
+    }
+
+    /// Walks the pickles in `bytes` one after another. Old `torch.save` files hold five (magic number, protocol,
+    /// system info, the data, storage keys) of any protocols, then raw storage bytes: the walk goes on while a
+    /// pickle follows, and the first bytes that fail are where the pickles end (imports met in them are kept).
+    ///
+    /// `fileSize` is the size of the file `bytes` begin: a walk that reaches the end of `bytes` before it fails
+    /// `needsMore`.
+    static func walk(_ bytes: [UInt8], fileSize: Int? = nil) -> Walk {
+        var walk = Walk()
+        var seen = Set<PickleImport>()
+        var reader = Reader(bytes: bytes, fileSize: fileSize ?? bytes.count)
+        var first = true
+        while first || reader.position < bytes.count {
+            var found: [PickleImport] = []
+            var importable = true
+            let failure: Failure?
+            do {
+                try reader.walkOnePickle { traced in
+                    found.append(traced.0)
+                    importable = importable && traced.importable
+                }
+                failure = nil
+            } catch {
+                failure = error
             }
-        } while reader.position < bytes.count && bytes[reader.position] == 0x80
-        return found
+            // Bytes after the last pickle: keep only imports Python could make (raw storage can look like opcodes).
+            if failure == nil || first || importable {
+                for item in found where seen.insert(item).inserted { walk.imports.append(item) }
+                walk.madeImportableImport = walk.madeImportableImport || (importable && !found.isEmpty)
+            }
+            guard let failure else {
+                walk.stops += 1
+                first = false
+                continue
+            }
+            if first { walk.failure = failure } else { walk.trailing = failure }
+            break
+        }
+        return walk
     }
 
     struct Reader {
         let bytes: [UInt8]
+        /// How long the file is: the walk may need bytes past `bytes` up to here.
+        let fileSize: Int
         var position = 0
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], fileSize: Int) {
+            self.bytes = bytes
+            self.fileSize = max(fileSize, bytes.count)
+        }
+
+        /// The bytes ran out at `offset`: the file is truncated, or only its start was read.
+        func ranOut(at offset: Int, needing count: Int = 1) -> Failure {
+            count <= fileSize - offset && bytes.count < fileSize ? .needsMore(at: offset) : .truncated(at: offset)
+        }
 
         func problem(_ text: String, at offset: Int) -> Failure { .invalid(text, at: offset) }
 
         mutating func take(_ count: Int) throws(Failure) -> ArraySlice<UInt8> {
             guard count >= 0 else { throw problem("gives a negative length", at: position) }
-            guard count <= bytes.count - position else { throw .truncated(at: position) }
+            guard count <= bytes.count - position else { throw ranOut(at: position, needing: count) }
             defer { position += count }
             return bytes[position..<position + count]
         }
@@ -97,120 +176,236 @@ public enum PickleScanner {
             return Int(value)
         }
 
-        mutating func line() throws(Failure) -> String {
-            guard let end = bytes[position...].firstIndex(of: 0x0A) else { throw .truncated(at: position) }
-            defer { position = end + 1 }
-            return String(decoding: bytes[position..<end], as: UTF8.self)
+        /// A little-endian signed 32-bit integer (BINSTRING's and LONG4's lengths, EXT4's code).
+        mutating func signed32() throws(Failure) -> Int {
+            Int(Int32(truncatingIfNeeded: try integer(4)))
         }
 
-        /// Walks opcodes to the next `STOP` and returns the imports met.
-        mutating func walkOnePickle() throws(Failure) -> [(String, String)] {
-            var imports: [(String, String)] = []
-            var strings: [String?] = []  // what was pushed, as far as strings go (nil: something else)
-            var memo: [Int: String?] = [:]
-            var nesting = 0
-            func push(_ value: String?) {
-                strings.append(value)
-                if strings.count > 64 { strings.removeFirst(32) }
+        /// A line without its newline (text opcodes' arguments).
+        mutating func line() throws(Failure) -> ArraySlice<UInt8> {
+            guard let end = bytes[position...].firstIndex(of: 0x0A) else { throw ranOut(at: position) }
+            defer { position = end + 1 }
+            return bytes[position..<end]
+        }
+
+        /// A line as UTF-8, as GLOBAL and INST decode their module and name.
+        mutating func utf8Line(at offset: Int) throws(Failure) -> String {
+            guard let text = String(validating: try line(), as: UTF8.self) else {
+                throw problem("names a global that is not UTF-8", at: offset)
+            }
+            return text
+        }
+
+        /// A decimal line (INT, LONG, GET, PUT, …) as Python's `int()` reads it; nil when it is no integer.
+        mutating func decimalLine() throws(Failure) -> Int? {
+            var text = String(decoding: try line(), as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            if text.hasSuffix("L") { text.removeLast() }
+            return Int(text)
+        }
+
+        /// A string constant of `count` UTF-8 bytes (BINUNICODE and friends, SHORT_BINSTRING and BINSTRING, which
+        /// Python 3 decodes too); bytes Python would not decode make a value the scan does not know.
+        mutating func utf8(_ count: Int) throws(Failure) -> PickleValue {
+            String(validating: try take(count), as: UTF8.self).map(PickleValue.string) ?? .unknown
+        }
+
+        /// Walks opcodes to the next `STOP`, telling `record` each import as it is made.
+        mutating func walkOnePickle(_ record: ((PickleImport, importable: Bool)) -> Void) throws(Failure) {
+            var stack = PickleStack()
+            var memo: [Int: PickleValue] = [:]
+            var offset = position
+            func imported(_ module: String, _ name: String) {
+                let verdict = PicklePolicy.verdict(module, name)
+                record(
+                    (
+                        PickleImport(module: module, name: name, verdict: verdict),
+                        PickleText.isImportable(module) && PickleText.isImportable(name)
+                    ))
+            }
+            func put(_ index: Int) throws(Failure) {
+                guard index >= 0 else { throw problem("stores to a negative memo index", at: offset) }
+                guard memo.count < PickleScanner.maximumMemo || memo[index] != nil else {
+                    throw problem("memoizes more than \(PickleScanner.maximumMemo) values", at: offset)
+                }
+                memo[index] = try stack.top()
+            }
+            func get(_ index: Int?) throws(Failure) {
+                guard let index, let value = memo[index] else {
+                    throw problem("reads a memo entry that was never stored", at: offset)
+                }
+                try stack.push(value)
             }
             while true {
-                let offset = position
+                offset = position
+                stack.offset = offset
                 let opcode = try take(1).first!
                 switch opcode {
-                case UInt8(ascii: "."):  // STOP
-                    return imports
-                case UInt8(ascii: "c"), UInt8(ascii: "i"):  // GLOBAL, INST: module\nname\n
-                    let module = try line()
-                    let name = try line()
-                    imports.append((module, name))
-                    if opcode == UInt8(ascii: "i") { nesting -= 1 }
-                    push(nil)
-                case 0x93:  // STACK_GLOBAL: module and name are the two strings pushed last
-                    guard strings.count >= 2, let module = strings[strings.count - 2], let name = strings.last!
-                    else { throw problem("imports a global whose name is not a string", at: offset) }
-                    strings.removeLast(2)
-                    imports.append((module, name))
-                    push(nil)
-                case UInt8(ascii: "X"):  // BINUNICODE
-                    push(String(decoding: try take(integer(4)), as: UTF8.self))
-                case 0x8C:  // SHORT_BINUNICODE
-                    push(String(decoding: try take(integer(1)), as: UTF8.self))
-                case 0x8D:  // BINUNICODE8
-                    push(String(decoding: try take(integer(8)), as: UTF8.self))
-                case UInt8(ascii: "V"):  // UNICODE (raw-unicode-escaped line)
-                    push(try line())
-                case UInt8(ascii: "S"):  // STRING (a quoted repr)
-                    let text = try line()
-                    push(String(text.dropFirst().dropLast()))
-                case UInt8(ascii: "U"):  // SHORT_BINSTRING
-                    push(String(decoding: try take(integer(1)), as: UTF8.self))
-                case UInt8(ascii: "T"):  // BINSTRING
-                    push(String(decoding: try take(integer(4)), as: UTF8.self))
-                case UInt8(ascii: "q"):  // BINPUT
-                    memo[try integer(1)] = strings.last ?? nil
-                case UInt8(ascii: "r"):  // LONG_BINPUT
-                    memo[try integer(4)] = strings.last ?? nil
-                case UInt8(ascii: "p"):  // PUT
-                    memo[Int(try line()) ?? -1] = strings.last ?? nil
-                case 0x94:  // MEMOIZE
-                    memo[memo.count] = strings.last ?? nil
-                case UInt8(ascii: "h"):  // BINGET
-                    push(memo[try integer(1)] ?? nil)
-                case UInt8(ascii: "j"):  // LONG_BINGET
-                    push(memo[try integer(4)] ?? nil)
-                case UInt8(ascii: "g"):  // GET
-                    push(memo[Int(try line()) ?? -1] ?? nil)
-                case UInt8(ascii: "("):  // MARK
-                    nesting += 1
-                    guard nesting <= PickleScanner.maximumNesting else {
-                        throw problem("nests more than \(PickleScanner.maximumNesting) levels deep", at: offset)
-                    }
-                case UInt8(ascii: "t"), UInt8(ascii: "l"), UInt8(ascii: "d"), UInt8(ascii: "e"), UInt8(ascii: "u"),
-                    UInt8(ascii: "o"), UInt8(ascii: "1"), 0x90, 0x91:
-                    // Opcodes that consume a MARK.
-                    nesting -= 1
-                    push(nil)
+                case UInt8(ascii: "."):  // STOP: returns the top value
+                    _ = try stack.pop()
+                    return
                 case 0x80:  // PROTO
                     let version = try integer(1)
                     guard version <= 5 else { throw problem("claims protocol \(version)", at: offset) }
-                case UInt8(ascii: "K"), 0x82:  // BININT1, EXT1
+                case 0x95:  // FRAME: a length, then opcodes as usual
+                    _ = try integer(8)
+                case UInt8(ascii: "c"), UInt8(ascii: "i"):  // GLOBAL, INST: module\nname\n
+                    let module = try utf8Line(at: offset)
+                    let name = try utf8Line(at: offset)
+                    imported(module, name)
+                    if opcode == UInt8(ascii: "i") {
+                        _ = try stack.popMark()  // the arguments the class is called with
+                    }
+                    try stack.push(.unknown)
+                case 0x93:  // STACK_GLOBAL: Python requires two str; anything else cannot be traced
+                    let operands = try stack.pop(2)
+                    if case .string(let module) = operands[0], case .string(let name) = operands[1] {
+                        imported(module, name)
+                    } else {
+                        var module: String?
+                        var name: String?
+                        if case .string(let known) = operands[0] { module = known }
+                        if case .string(let known) = operands[1] { name = known }
+                        record((PickleImport.untraceable(module, name), operands.allSatisfy { $0 != .other }))
+                    }
+                    try stack.push(.unknown)
+                case 0x82, 0x83, 0x84:  // EXT1, EXT2, EXT4: copyreg's extension registry names the import
+                    let code = opcode == 0x82 ? try integer(1) : opcode == 0x83 ? try integer(2) : try signed32()
+                    guard code > 0 else { throw problem("gives extension code \(code)", at: offset) }
+                    record((PickleImport.untraceable(nil, "? (extension code \(code))"), true))
+                    try stack.push(.unknown)
+                case UInt8(ascii: "X"):  // BINUNICODE
+                    try stack.push(try utf8(integer(4)))
+                case 0x8C:  // SHORT_BINUNICODE
+                    try stack.push(try utf8(integer(1)))
+                case 0x8D:  // BINUNICODE8
+                    try stack.push(try utf8(integer(8)))
+                case UInt8(ascii: "U"):  // SHORT_BINSTRING
+                    try stack.push(try utf8(integer(1)))
+                case UInt8(ascii: "T"):  // BINSTRING
+                    let length = try signed32()
+                    guard length >= 0 else { throw problem("gives a negative length", at: offset) }
+                    try stack.push(try utf8(length))
+                case UInt8(ascii: "V"):  // UNICODE (raw-unicode-escaped line)
+                    try stack.push(PickleText.unicode(try line()).map(PickleValue.string) ?? .unknown)
+                case UInt8(ascii: "S"):  // STRING (a quoted repr)
+                    let (quoted, text) = PickleText.string(try line())
+                    guard quoted else { throw problem("has a STRING argument that is not quoted", at: offset) }
+                    try stack.push(text.map(PickleValue.string) ?? .unknown)
+                case UInt8(ascii: "p"):  // PUT
+                    try put(try decimalLine() ?? -1)
+                case UInt8(ascii: "q"):  // BINPUT
+                    try put(try integer(1))
+                case UInt8(ascii: "r"):  // LONG_BINPUT
+                    try put(try integer(4))
+                case 0x94:  // MEMOIZE: the next index is the memo's size
+                    try put(memo.count)
+                case UInt8(ascii: "g"):  // GET
+                    try get(try decimalLine())
+                case UInt8(ascii: "h"):  // BINGET
+                    try get(try integer(1))
+                case UInt8(ascii: "j"):  // LONG_BINGET
+                    try get(try integer(4))
+                case UInt8(ascii: "("):  // MARK
+                    try stack.mark()
+                case UInt8(ascii: "1"):  // POP_MARK
+                    _ = try stack.popMark()
+                case UInt8(ascii: "0"):  // POP (the MARK itself when the frame is empty)
+                    try stack.popValueOrMark()
+                case UInt8(ascii: "2"):  // DUP
+                    try stack.push(try stack.top())
+                case UInt8(ascii: "t"), UInt8(ascii: "l"), 0x91:  // TUPLE, LIST, FROZENSET
+                    _ = try stack.popMark()
+                    try stack.push(.other)
+                case UInt8(ascii: "d"):  // DICT: key, value pairs
+                    guard try stack.popMark().count % 2 == 0 else {
+                        throw problem("builds a dict of an odd number of items", at: offset)
+                    }
+                    try stack.push(.other)
+                case 0x85:  // TUPLE1
+                    try stack.replaceTop(with: .other)
+                case 0x86, 0x87:  // TUPLE2, TUPLE3
+                    _ = try stack.pop(opcode == 0x86 ? 2 : 3)
+                    try stack.push(.other)
+                case UInt8(ascii: "a"):  // APPEND: value onto the list below it
+                    _ = try stack.pop()
+                    _ = try stack.top()
+                case UInt8(ascii: "e"), 0x90:  // APPENDS, ADDITEMS: the frame's values into the object below
+                    _ = try stack.popMark()
+                    _ = try stack.top()
+                case UInt8(ascii: "s"):  // SETITEM
+                    _ = try stack.pop(2)
+                    _ = try stack.top()
+                case UInt8(ascii: "u"):  // SETITEMS
+                    guard try stack.popMark().count % 2 == 0 else {
+                        throw problem("sets an odd number of dict items", at: offset)
+                    }
+                    _ = try stack.top()
+                case UInt8(ascii: "b"):  // BUILD: state onto the object below (which may run __setstate__)
+                    _ = try stack.pop()
+                    _ = try stack.top()
+                case UInt8(ascii: "R"):  // REDUCE: callable(*args)
+                    _ = try stack.pop()
+                    try stack.replaceTop(with: .unknown)
+                case 0x81:  // NEWOBJ: cls.__new__(cls, *args)
+                    _ = try stack.pop(2)
+                    try stack.push(.unknown)
+                case 0x92:  // NEWOBJ_EX: cls.__new__(cls, *args, **kwargs)
+                    _ = try stack.pop(3)
+                    try stack.push(.unknown)
+                case UInt8(ascii: "o"):  // OBJ: the frame is a class and its arguments
+                    guard try !stack.popMark().isEmpty else {
+                        throw problem("builds an object without a class (OBJ of an empty MARK)", at: offset)
+                    }
+                    try stack.push(.unknown)
+                case UInt8(ascii: "P"):  // PERSID: the loader's persistent_load makes the value
+                    _ = try line()
+                    try stack.push(.unknown)
+                case UInt8(ascii: "Q"):  // BINPERSID
+                    try stack.replaceTop(with: .unknown)
+                case 0x97:  // NEXT_BUFFER: an out-of-band buffer the loader passes
+                    try stack.push(.unknown)
+                case 0x98:  // READONLY_BUFFER: the top value, made read-only
+                    _ = try stack.top()
+                case UInt8(ascii: "N"), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x88, 0x89, 0x8F:
+                    // NONE, EMPTY_TUPLE, EMPTY_LIST, EMPTY_DICT, NEWTRUE, NEWFALSE, EMPTY_SET
+                    try stack.push(.other)
+                case UInt8(ascii: "I"), UInt8(ascii: "L"):  // INT, LONG: a decimal line
+                    guard try decimalLine() != nil || opcode == UInt8(ascii: "L") else {
+                        throw problem("has an INT argument that is no integer", at: offset)
+                    }
+                    try stack.push(.other)
+                case UInt8(ascii: "F"):  // FLOAT: a line
+                    _ = try line()
+                    try stack.push(.other)
+                case UInt8(ascii: "K"):  // BININT1
                     _ = try take(1)
-                    push(nil)
-                case UInt8(ascii: "M"), 0x83:  // BININT2, EXT2
+                    try stack.push(.other)
+                case UInt8(ascii: "M"):  // BININT2
                     _ = try take(2)
-                    push(nil)
-                case UInt8(ascii: "J"), 0x84:  // BININT, EXT4
+                    try stack.push(.other)
+                case UInt8(ascii: "J"):  // BININT
                     _ = try take(4)
-                    push(nil)
+                    try stack.push(.other)
                 case UInt8(ascii: "G"):  // BINFLOAT
                     _ = try take(8)
-                    push(nil)
-                case 0x95:  // FRAME: a length, then opcodes as usual
-                    _ = try take(8)
-                case UInt8(ascii: "I"), UInt8(ascii: "L"), UInt8(ascii: "F"), UInt8(ascii: "P"):
-                    // INT, LONG, FLOAT, PERSID: a line
-                    _ = try line()
-                    push(nil)
-                case UInt8(ascii: "C"), 0x8A:  // SHORT_BINBYTES, LONG1
+                    try stack.push(.other)
+                case 0x8A:  // LONG1
                     _ = try take(integer(1))
-                    push(nil)
-                case UInt8(ascii: "B"), 0x8B:  // BINBYTES, LONG4
+                    try stack.push(.other)
+                case 0x8B:  // LONG4
+                    let length = try signed32()
+                    guard length >= 0 else { throw problem("gives a negative length", at: offset) }
+                    _ = try take(length)
+                    try stack.push(.other)
+                case UInt8(ascii: "C"):  // SHORT_BINBYTES
+                    _ = try take(integer(1))
+                    try stack.push(.other)
+                case UInt8(ascii: "B"):  // BINBYTES
                     _ = try take(integer(4))
-                    push(nil)
+                    try stack.push(.other)
                 case 0x8E, 0x96:  // BINBYTES8, BYTEARRAY8
                     _ = try take(integer(8))
-                    push(nil)
-                case UInt8(ascii: "0"):  // POP
-                    _ = strings.popLast()
-                case UInt8(ascii: "2"):  // DUP
-                    push(strings.last ?? nil)
-                case UInt8(ascii: "N"), UInt8(ascii: "R"), UInt8(ascii: "a"),
-                    UInt8(ascii: "b"), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "s"), UInt8(ascii: ")"),
-                    UInt8(ascii: "Q"), 0x81, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8F, 0x92, 0x97, 0x98:
-                    // No argument: NONE, REDUCE, APPEND, BUILD, EMPTY_DICT, EMPTY_LIST, SETITEM,
-                    // EMPTY_TUPLE, BINPERSID, NEWOBJ, TUPLE1-3, NEWTRUE, NEWFALSE, EMPTY_SET, NEWOBJ_EX,
-                    // NEXT_BUFFER, READONLY_BUFFER.
-                    push(nil)
+                    try stack.push(.other)
                 default:
                     throw problem(
                         "holds opcode 0x\(String(opcode, radix: 16)), which no pickle protocol defines", at: offset)

@@ -14,7 +14,7 @@ struct ZipEntries {
         var localHeader: Int64
     }
 
-    let handle: FileHandle
+    let source: any ByteSource
     let name: String
     private(set) var names: [String] = []
     private var entries: [String: Entry] = [:]
@@ -27,13 +27,19 @@ struct ZipEntries {
         return String(decoding: prefix[30..<30 + length], as: UTF8.self)
     }
 
-    /// Reads the central directory of the ZIP open in `handle`.
+    /// Whether `prefix` starts like a ZIP (a local header, or the end record of an empty one).
+    static func isZip(_ prefix: [UInt8]) -> Bool {
+        prefix.count >= 4 && (little(prefix, 0, 4) == 0x0403_4B50 || little(prefix, 0, 4) == 0x0605_4B50)
+    }
+
+    /// Reads the central directory of the ZIP in `source`.
     ///
-    /// - Throws: `invalidModelFile` naming what is wrong (no end record, a directory outside the file).
-    init(handle: FileHandle, name: String) throws {
-        self.handle = handle
+    /// - Throws: `invalidModelFile` naming what is wrong (no end record, a directory outside the file, the same
+    ///   entry name twice — which copy a loader reads is its own choice, so the archive cannot be judged).
+    init(source: any ByteSource, name: String) throws {
+        self.source = source
         self.name = name
-        let size = Int64(try handle.seekToEnd())
+        let size = source.size
         let tailLength = min(size, 65_557)
         let tail = try read(at: size - tailLength, count: Int(tailLength))
         guard
@@ -77,6 +83,7 @@ struct ZipEntries {
                 localHeader: Int64(Self.little(directory, at + 42, 4)))
             let entryName = String(decoding: directory[at + 46..<at + 46 + nameLength], as: UTF8.self)
             Self.applyZip64(directory[(at + 46 + nameLength)..<(at + 46 + nameLength + extraLength)], to: &entry)
+            guard entries[entryName] == nil else { throw refuse("holds \(entryName) twice") }
             names.append(entryName)
             entries[entryName] = entry
             at += 46 + nameLength + extraLength + commentLength
@@ -107,27 +114,48 @@ struct ZipEntries {
         }
     }
 
-    /// The bytes of a stored (uncompressed) entry, as `torch.save` writes them.
+    /// The bytes of an entry, stored or deflated (PyTorch's reader inflates too), at most `limit` of them.
     ///
-    /// - Throws: `invalidModelFile` for a compressed or oversized entry, or one whose header is damaged.
-    func storedBytes(of entryName: String) throws -> [UInt8] {
+    /// - Throws: `invalidModelFile` for an entry larger than ``largestPickle`` (when `limit` asks for all of it), one
+    ///   compressed another way, or one whose header or data is damaged.
+    func bytes(of entryName: String, limit: Int = ZipEntries.largestPickle) throws -> [UInt8] {
         guard let entry = entries[entryName] else { throw refuse("has no entry \(entryName)") }
-        guard entry.method == 0 else {
-            throw refuse("holds \(entryName) compressed (method \(entry.method)); PyTorch stores pickles uncompressed")
-        }
-        guard entry.size <= Int64(Self.largestPickle), entry.size == entry.compressedSize else {
+        guard entry.size <= Int64(Self.largestPickle) || limit < Self.largestPickle else {
             throw refuse("holds \(entryName) of \(entry.size) bytes, too large to be a checkpoint's pickle")
         }
         let header = try read(at: entry.localHeader, count: 30)
         guard Self.little(header, 0, 4) == 0x0403_4B50 else { throw refuse("has a damaged header for \(entryName)") }
         let start = entry.localHeader + 30 + Int64(Self.little(header, 26, 2)) + Int64(Self.little(header, 28, 2))
-        return try read(at: start, count: Int(entry.size))
+        let wanted = Int(min(entry.size, Int64(limit)))
+        switch entry.method {
+        case 0:
+            guard entry.size == entry.compressedSize else { throw refuse("gives \(entryName) two sizes") }
+            return try read(at: start, count: wanted)
+        case 8:
+            // Read compressed bytes a piece at a time until `wanted` bytes come out: a header needs a few hundred.
+            var compressed = min(entry.compressedSize, Int64(max(wanted, 1 << 12)))
+            while true {
+                let input = try read(at: start, count: Int(compressed))
+                let output: [UInt8]
+                do {
+                    output = try Inflate.decompress(input, limit: wanted)
+                } catch .truncated where compressed < entry.compressedSize {
+                    compressed = min(entry.compressedSize, compressed * 4)
+                    continue
+                } catch {
+                    throw refuse("holds \(entryName) deflated wrongly (\(error))")
+                }
+                guard output.count == wanted else { throw refuse("has \(entryName) shorter than it says") }
+                return output
+            }
+        default:
+            throw refuse("holds \(entryName) compressed with method \(entry.method), which no loader reads")
+        }
     }
 
     private func read(at offset: Int64, count: Int) throws -> [UInt8] {
         guard offset >= 0 else { throw refuse("points before its start") }
-        try handle.seek(toOffset: UInt64(offset))
-        let bytes = [UInt8](try handle.read(upToCount: count) ?? Data())
+        let bytes = try source.read(at: offset, count: count)
         guard bytes.count == count else { throw refuse("is truncated") }
         return bytes
     }
