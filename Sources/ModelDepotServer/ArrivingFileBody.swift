@@ -10,6 +10,9 @@ enum ArrivingFileBody {
     /// - Parameter sent: told of every chunk written to the client (for the bytes-served metric).
     static func make(_ pull: BlobPull, range: Range<Int64>, sent: @escaping @Sendable (Int) -> Void) -> ResponseBody {
         ResponseBody { writer in
+            // Followed while this body is written: when every follower is gone, an unfinished pull may be cancelled.
+            pull.followed(true)
+            defer { pull.followed(false) }
             var reader: ArrivingFileReader? = nil
             defer { reader?.close() }
             var offset = range.lowerBound

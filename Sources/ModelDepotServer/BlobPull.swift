@@ -32,6 +32,18 @@ final class BlobPull: Sendable {
     }
     private let state = Mutex(State())
 
+    /// The responses following the pull now, and what to do once none has for a while.
+    private struct Followers {
+        var count = 0
+        /// Moves on every change, so a check scheduled before it knows it is out of date.
+        var generation = 0
+        var abandoned = false
+        var grace: Duration?
+        var clock: any Clock<Duration> = ContinuousClock()
+        var cancel: (@Sendable () -> Void)?
+    }
+    private let followers = Mutex(Followers())
+
     init(etag: String, size: Int64, partialPath: String, blobPath: String) {
         self.etag = etag
         self.size = size
@@ -41,6 +53,49 @@ final class BlobPull: Sendable {
     }
 
     var outcome: Outcome? { state.withLock { $0.outcome } }
+
+    /// Whether the pull was cancelled because no response followed it for the grace period.
+    var wasAbandoned: Bool { followers.withLock { $0.abandoned } }
+
+    /// Asks for `cancel` to be called once no response has followed the pull for `grace` (counting from now, as a
+    /// request that starts a pull may never follow it: a `HEAD`, a `304`, a `416`).
+    func whenAbandoned(
+        for grace: Duration, clock: any Clock<Duration> = ContinuousClock(), _ cancel: @escaping @Sendable () -> Void
+    ) {
+        let generation = followers.withLock { followers -> Int in
+            followers.grace = grace
+            followers.clock = clock
+            followers.cancel = cancel
+            return followers.generation
+        }
+        checkAbandoned(after: grace, generation: generation)
+    }
+
+    /// A response started (`true`) or stopped (`false`, however it ended: done, failed, or its client gone)
+    /// following the pull.
+    func followed(_ starting: Bool) {
+        let check = followers.withLock { followers -> (Duration, Int)? in
+            followers.count += starting ? 1 : -1
+            followers.generation += 1
+            guard followers.count == 0, let grace = followers.grace else { return nil }
+            return (grace, followers.generation)
+        }
+        if let (grace, generation) = check { checkAbandoned(after: grace, generation: generation) }
+    }
+
+    private func checkAbandoned(after grace: Duration, generation: Int) {
+        let clock = followers.withLock { $0.clock }
+        Task {
+            try? await clock.sleep(for: grace)
+            guard outcome == nil else { return }
+            let cancel = followers.withLock { followers -> (@Sendable () -> Void)? in
+                guard followers.count == 0, followers.generation == generation, !followers.abandoned else { return nil }
+                followers.abandoned = true
+                return followers.cancel
+            }
+            cancel?()
+        }
+    }
 
     /// Bytes of the blob on disk so far.
     var receivedBytes: Int64 { state.withLock { $0.onDisk.count } }

@@ -135,4 +135,11 @@ struct CombinedRepositorySource: RepositorySource {
         }
         return nil
     }
+
+    func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot? {
+        for source in sources {
+            if let snapshot = try await source.recordedSnapshot(type: type, id: id) { return snapshot }
+        }
+        return nil
+    }
 }

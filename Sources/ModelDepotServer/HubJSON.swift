@@ -76,11 +76,20 @@ enum HubJSON {
     /// The entries of `paths` that exist, files and folders, in the order asked (the Hub leaves out the rest).
     static func pathsInfo(_ snapshot: RepoSnapshot, paths: [String]) -> [[String: Any]] {
         var seen = Set<String>()
+        // Every folder of the snapshot, found once: a request of many paths costs files + paths, not their product.
+        var folders: Set<Substring>? = nil
         return paths.compactMap { raw -> [String: Any]? in
             let path = raw.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
             guard !path.isEmpty, seen.insert(path).inserted else { return nil }
             if let file = snapshot.file(at: path) { return entry(file) }
-            guard snapshot.files.contains(where: { $0.path.value.hasPrefix(path + "/") }) else { return nil }
+            if folders == nil {
+                folders = Set(
+                    snapshot.files.flatMap { file in
+                        let value = file.path.value
+                        return value.indices.filter { value[$0] == "/" }.map { value[..<$0] }
+                    })
+            }
+            guard folders!.contains(Substring(path)) else { return nil }
             return folderEntry(path, snapshot: snapshot)
         }
     }

@@ -15,6 +15,7 @@ final class MirrorMetrics: Sendable {
         case pullsStarted = "modeldepot_upstream_pulls_total"
         case pullsJoined = "modeldepot_upstream_pulls_joined_total"
         case pullsFailed = "modeldepot_upstream_pulls_failed_total"
+        case pullsAbandoned = "modeldepot_upstream_pulls_abandoned_total"
         case evictions = "modeldepot_evictions_total"
         case sendfileResponses = "modeldepot_sendfile_responses_total"
 
@@ -26,6 +27,7 @@ final class MirrorMetrics: Sendable {
             case .pullsStarted: "Files the mirror began pulling from its upstream."
             case .pullsJoined: "File downloads that followed a pull already under way instead of starting one."
             case .pullsFailed: "Pulls from the upstream that failed (clients were cut short)."
+            case .pullsAbandoned: "Pulls cancelled because no client followed them any more (their bytes are kept)."
             case .evictions: "Repositories removed to keep the cache under --max-size."
             case .sendfileResponses: "File responses whose body went out by sendfile, not through the server's memory."
             }
@@ -116,6 +118,7 @@ public struct MirrorCounters: Sendable, Equatable {
     public internal(set) var pullsStarted = 0
     public internal(set) var pullsJoined = 0
     public internal(set) var pullsFailed = 0
+    public internal(set) var pullsAbandoned = 0
     public internal(set) var evictions = 0
     public internal(set) var sendfileResponses = 0
     public internal(set) var pullsInFlight = 0
@@ -130,6 +133,7 @@ public struct MirrorCounters: Sendable, Equatable {
         case .pullsStarted: pullsStarted
         case .pullsJoined: pullsJoined
         case .pullsFailed: pullsFailed
+        case .pullsAbandoned: pullsAbandoned
         case .evictions: evictions
         case .sendfileResponses: sendfileResponses
         }
@@ -143,6 +147,7 @@ public struct MirrorCounters: Sendable, Equatable {
         case .pullsStarted: pullsStarted += amount
         case .pullsJoined: pullsJoined += amount
         case .pullsFailed: pullsFailed += amount
+        case .pullsAbandoned: pullsAbandoned += amount
         case .evictions: evictions += amount
         case .sendfileResponses: sendfileResponses += amount
         }

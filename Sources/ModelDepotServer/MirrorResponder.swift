@@ -32,6 +32,8 @@ struct MirrorResponder: HTTPResponder {
     var clients = MirrorClients()
     /// A web app under a prefix (the dashboard), which checks access itself.
     var mountedApp: MountedApp? = nil
+    /// The `Host` names answered when there is no token (against DNS rebinding).
+    var allowedHosts = AllowedHosts(extra: [])
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 
@@ -76,6 +78,9 @@ struct MirrorResponder: HTTPResponder {
     private func route(_ request: Request, context: Context) async throws -> Response {
         if request.uri.path == "/healthz" {
             return Self.json(["status": "ok"])
+        }
+        if token == nil, !allowedHosts.allows(request.head.authority) {
+            throw AllowedHosts.refusal(request.head.authority ?? "")
         }
         if let token, !Self.authorized(request, token: token) {
             throw request.headers[.authorization] == nil
@@ -147,7 +152,7 @@ struct MirrorResponder: HTTPResponder {
                 return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
             // A HEAD is answered from the listing: only a GET starts a pull.
-            let arriving = request.method == .get ? snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            let arriving = request.method == .get ? try snapshot.pullThrough?.pull(file, of: snapshot) : nil
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
@@ -160,7 +165,7 @@ struct MirrorResponder: HTTPResponder {
                     HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
             }
             // The same as a resolve: a listed blob the pull-through cache lacks is pulled (a GET only).
-            let arriving = request.method == .get ? snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            let arriving = request.method == .get ? try snapshot.pullThrough?.pull(file, of: snapshot) : nil
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
@@ -197,7 +202,7 @@ struct MirrorResponder: HTTPResponder {
     /// The first served LFS file with this content, and the snapshot that lists it.
     private func lfsFile(sha256: String) async throws -> (ServedFile, RepoSnapshot)? {
         for (type, id) in try source.repositories() {
-            guard let snapshot = try? await source.snapshot(type: type, id: id, revision: nil) else { continue }
+            guard let snapshot = try? await source.recordedSnapshot(type: type, id: id) else { continue }
             if let file = snapshot.files.first(where: { $0.sha256 == sha256 }) { return (file, snapshot) }
         }
         return nil
@@ -218,7 +223,7 @@ struct MirrorResponder: HTTPResponder {
         for (repoType, id) in try source.repositories() where repoType == type {
             if let text, !id.description.lowercased().contains(text) { continue }
             if let author, id.namespace != author { continue }
-            guard let snapshot = try? await source.snapshot(type: repoType, id: id, revision: nil) else { continue }
+            guard let snapshot = try? await source.recordedSnapshot(type: repoType, id: id) else { continue }
             results.append(HubJSON.summary(snapshot))
             if results.count >= limit { break }
         }

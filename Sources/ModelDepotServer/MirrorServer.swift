@@ -50,6 +50,10 @@ public struct MirrorServer: Sendable {
     public let dashboard: MirrorDashboard
     /// A web app answered under a path prefix on the mirror's port (the dashboard at `/ui`); nil by default.
     public var mountedApp: MountedApp?
+    /// Names besides localhost, IP addresses and this machine's own names that a mirror without a token answers
+    /// to (`serve --allowed-host`): a reverse proxy's public name, a LAN alias. Any other `Host` gets 421, so a
+    /// web page cannot reach the mirror through DNS rebinding.
+    public var allowedHosts: [String] = []
 
     /// Serves every `root/<org>/<name>/` folder as a model repository.
     ///
@@ -157,7 +161,7 @@ public struct MirrorServer: Sendable {
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
             faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
             sendsFilesWithSendfile: sendsFilesWithSendfile,
-            clients: clients, mountedApp: mountedApp)
+            clients: clients, mountedApp: mountedApp, allowedHosts: AllowedHosts(extra: allowedHosts))
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,

@@ -11,6 +11,8 @@ struct PathsInfoForm: Equatable {
 
     /// More than this is not a list of paths.
     static let maximumBodyBytes = 1 << 20
+    /// The most paths one request may ask about, as the Hub allows.
+    static let maximumPaths = 1000
 
     static func read(from request: Request) async throws -> PathsInfoForm {
         let body: ByteBuffer
@@ -21,7 +23,15 @@ struct PathsInfoForm: Equatable {
                 status: 413, code: nil, message: "A paths-info request may be at most 1 MiB.", commit: nil)
         }
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
-        return try parse(Data(body.readableBytesView), json: contentType.hasPrefix("application/json"))
+        let form = try parse(Data(body.readableBytesView), json: contentType.hasPrefix("application/json"))
+        guard form.paths.count <= maximumPaths else {
+            throw HubServerError(
+                status: 413, code: nil,
+                message:
+                    "A paths-info request may ask about at most \(maximumPaths) paths (this one asks about \(form.paths.count)); split it.",
+                commit: nil)
+        }
+        return form
     }
 
     static func parse(_ body: Data, json: Bool) throws -> PathsInfoForm {

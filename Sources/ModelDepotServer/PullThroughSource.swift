@@ -49,7 +49,7 @@ final class PullThroughSource: RepositorySource {
                 return configuration
             }())
         puller = SnapshotDownloader(hub: hub, cache: self.cache, downloader: downloader)
-        pulls = BlobPulls(metrics: metrics, logger: logger)
+        pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)
         self.metrics = metrics
     }
@@ -62,7 +62,6 @@ final class PullThroughSource: RepositorySource {
         let repository = cache.repository(id, type: type)
         let (commit, staleBecause) = try await resolve(type: type, id: id, revision: revision ?? "main")
         let tree: RecordedTree
-        let recordedAt: Date
         if let recorded = repository.recordedTree(commit) {
             tree = recorded
         } else {
@@ -78,15 +77,33 @@ final class PullThroughSource: RepositorySource {
                 return tree
             }
         }
-        recordedAt = repository.treeRecordedDate(commit) ?? Date()
+        var snapshot = served(tree, of: repository, commit: commit)
+        snapshot.staleBecause = staleBecause
+        return snapshot
+    }
+
+    /// The repository's default branch as this mirror last recorded it, without asking the upstream: what the
+    /// blob route and search look through (one request must not cost an upstream call per repository).
+    func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot? {
+        let repository = cache.repository(id, type: type)
+        let key = "\(type.rawValue)/\(id)@main"
+        guard let commit = resolved.withLock({ $0[key]?.commit }) ?? repository.commit(forRevision: "main"),
+            let tree = repository.recordedTree(commit)
+        else { return nil }
+        return served(tree, of: repository, commit: commit)
+    }
+
+    /// `tree` at `commit` as the mirror serves it: each file at its blob, fetched when missing.
+    private func served(_ tree: RecordedTree, of repository: CachedRepository, commit: String) -> RepoSnapshot {
+        let recordedAt = repository.treeRecordedDate(commit) ?? Date()
         let files = tree.files.map { path, file in
             ServedFile(
                 path: path, diskPath: repository.blob(file.etag).path, size: file.size, modified: recordedAt,
                 gitOID: file.blobID, sha256: file.lfsSHA256)
         }.sorted { $0.path < $1.path }
         let branches = repository.refs().filter { $0.value == commit }.map(\.key).sorted()
-        var snapshot = RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: branches)
-        snapshot.staleBecause = staleBecause
+        var snapshot = RepoSnapshot(
+            type: repository.type, id: repository.id, commit: commit, files: files, branches: branches)
         snapshot.pullThrough = self
         return snapshot
     }
@@ -182,7 +199,9 @@ final class PullThroughSource: RepositorySource {
 
     /// The pull `file` is arriving through, starting one when none runs; nil when its blob is already here (its
     /// access time is then set, for the budget's least-recently-used order).
-    func pull(_ file: ServedFile, of snapshot: RepoSnapshot) -> BlobPull? {
+    ///
+    /// - Throws: ``HubServerError`` 429 when the limits on pulls are reached.
+    func pull(_ file: ServedFile, of snapshot: RepoSnapshot) throws -> BlobPull? {
         if CacheScanner.regularFileSize(file.diskPath) == file.size {
             FileAccessTime.touch(file.diskPath)
             return nil
@@ -190,7 +209,7 @@ final class PullThroughSource: RepositorySource {
         let repository = cache.repository(snapshot.id, type: snapshot.type)
         let listed = RecordedTree.File(
             size: file.size, blobID: file.gitOID, lfsSHA256: file.sha256, lfsSize: file.sha256 == nil ? nil : file.size)
-        return pulls.follow(
+        return try pulls.follow(
             etag: file.etag, repository: repository.folder.lastPathComponent,
             shown: (id: snapshot.id.description, path: file.path.value), size: file.size,
             partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
@@ -293,6 +312,8 @@ public struct Upstream: Sendable {
     /// When set, the cache is kept under this many bytes after every pull: least recently used repositories
     /// are evicted, never pinned ones nor those being served or pulled.
     public var maxCacheSize: Int64?
+    /// How many files are pulled at once, how many may wait, and what happens to pulls nobody follows.
+    public var pullLimits: PullLimits
 
     /// - Parameters:
     ///   - endpoint: the upstream Hub's base URL.
@@ -303,78 +324,14 @@ public struct Upstream: Sendable {
     public init(
         endpoint: URL, token: String? = nil, branchTTL: Duration = .seconds(60),
         retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil,
-        staleAfter: Duration = .seconds(5)
+        staleAfter: Duration = .seconds(5), pullLimits: PullLimits = PullLimits()
     ) {
+        self.pullLimits = pullLimits
         self.staleAfter = staleAfter
         self.endpoint = endpoint
         self.token = token
         self.branchTTL = branchTTL
         self.retryPolicy = retryPolicy
         self.maxCacheSize = maxCacheSize
-    }
-}
-
-/// The pulls under way, by blob: N clients asking for the same missing file join one pull.
-final class BlobPulls: Sendable {
-    private let running = Mutex<[String: (pull: BlobPull, repository: String, shown: (id: String, path: String))]>(
-        [:])
-    private let metrics: MirrorMetrics
-    private let logger: Logger
-
-    init(metrics: MirrorMetrics, logger: Logger) {
-        self.metrics = metrics
-        self.logger = logger
-    }
-
-    /// Repositories (cache folder names) with a pull under way: the budget never evicts them.
-    var repositories: Set<String> { running.withLock { Set($0.values.map(\.repository)) } }
-
-    /// The pulls under way, for the dashboard: repository, file, bytes so far and in all.
-    var inFlight: [(repository: String, path: String, received: Int64, total: Int64)] {
-        running.withLock { Array($0.values) }.map { entry in
-            (entry.shown.id, entry.shown.path, entry.pull.receivedBytes, entry.pull.size)
-        }.sorted { ($0.repository, $0.path) < ($1.repository, $1.path) }
-    }
-
-    /// The running pull of `etag`, or a new one running `work` (which returns the bytes it received upstream);
-    /// nil when the blob is complete at `blobPath` after all. The pull belongs to no request: a client that hangs
-    /// up does not stop it for the others.
-    func follow(
-        etag: String, repository: String, shown: (id: String, path: String) = ("", ""), size: Int64,
-        partialPath: String, blobPath: String,
-        work: @escaping @Sendable (BlobPull) async throws -> Int64
-    ) -> BlobPull? {
-        let (pull, isNew) = running.withLock { running -> (BlobPull?, Bool) in
-            if let known = running[etag] { return (known.pull, false) }
-            // A pull renames its blob into place before it leaves `running`: a request that looked for the blob
-            // just before a pull finished, and comes here just after, finds it now instead of pulling it again.
-            if CacheScanner.regularFileSize(blobPath) == size { return (nil, false) }
-            let pull = BlobPull(etag: etag, size: size, partialPath: partialPath, blobPath: blobPath)
-            running[etag] = (pull, repository, shown)
-            return (pull, true)
-        }
-        guard let pull else { return nil }
-        guard isNew else {
-            metrics.count(.pullsJoined)
-            return pull
-        }
-        metrics.count(.pullsStarted)
-        metrics.adjustPullsInFlight(by: 1)
-        Task {
-            let outcome: BlobPull.Outcome
-            do {
-                _ = try await work(pull)
-                outcome = .verified
-            } catch {
-                let message = (error as? ModelDepotError)?.message ?? "\(error)"
-                logger.error("pull from upstream failed", metadata: ["blob": "\(etag)", "error": "\(message)"])
-                outcome = .failed(message)
-                metrics.count(.pullsFailed)
-            }
-            running.withLock { _ = $0.removeValue(forKey: etag) }
-            metrics.adjustPullsInFlight(by: -1)
-            pull.finished(outcome)
-        }
-        return pull
     }
 }

@@ -101,11 +101,18 @@ protocol RepositorySource: Sendable {
     /// The repository at `revision` for serving the file at `path`: what ``snapshot(type:id:revision:)`` gives,
     /// or a remembered listing when the source can show that nothing the answer depends on has changed.
     func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot?
+    /// The repository's default branch from what is at hand, never asking an upstream: for routes that look
+    /// through every repository (blobs by SHA-256, search), which must not cost an upstream call per repository.
+    func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot?
 }
 
 extension RepositorySource {
 
     func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
         try await snapshot(type: type, id: id, revision: revision)
+    }
+
+    func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot? {
+        try await snapshot(type: type, id: id, revision: nil)
     }
 }

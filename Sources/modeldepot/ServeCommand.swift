@@ -50,6 +50,30 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var maxSize: String?
 
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A name clients use to reach the mirror (repeatable): a reverse proxy's public name, a LAN alias.",
+            discussion:
+                "Without a token the mirror answers only requests addressed to localhost, an IP address or this machine's own name (and its .local name), so a web page cannot reach it through DNS rebinding; other names get 421."
+        ))
+    var allowedHosts: [String] = []
+
+    @Option(help: "With --upstream: the most files pulled from the upstream at once; more wait in a queue.")
+    var maxUpstreamPulls = 8
+
+    @Option(help: "With --upstream: the most pulls waiting for a turn; past it clients get 429 with Retry-After.")
+    var maxQueuedPulls = 64
+
+    @Option(
+        help:
+            "With --upstream: seconds a pull nobody follows any more goes on before it is cancelled (its bytes are kept, and the next request resumes it)."
+    )
+    var abandonedPullGrace: Double = 30
+
+    @Flag(help: "With --upstream: finish pulls that every client has stopped following, instead of cancelling them.")
+    var finishAbandonedPulls = false
+
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
 
@@ -128,6 +152,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--admin-token-file is for the dashboard: give --ui too.")
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
+        guard maxUpstreamPulls >= 1, maxQueuedPulls >= 0 else {
+            throw ValidationError("--max-upstream-pulls must be at least 1 and --max-queued-pulls at least 0.")
+        }
+        guard abandonedPullGrace >= 0, abandonedPullGrace.isFinite else {
+            throw ValidationError("--abandoned-pull-grace must be a number of seconds, 0 or more.")
+        }
+        for name in allowedHosts where name.isEmpty || name.contains("/") || name.contains(" ") {
+            throw ValidationError("--allowed-host '\(name)' is not a host name; give one like models.example.com.")
+        }
         guard idleTimeout > 0, idleTimeout.isFinite else {
             throw ValidationError("--idle-timeout must be a positive number of seconds.")
         }
@@ -156,13 +189,18 @@ struct ServeCommand: AsyncParsableCommand {
             server = try MirrorServer(
                 upstream: Upstream(
                     endpoint: url, token: try upstreamTokenFile.map(Self.readToken),
-                    branchTTL: .milliseconds(Int64(branchTtl * 1000)), maxCacheSize: try maxSize.map(ByteSize.parse)),
+                    branchTTL: .milliseconds(Int64(branchTtl * 1000)), maxCacheSize: try maxSize.map(ByteSize.parse),
+                    pullLimits: PullLimits(
+                        concurrent: maxUpstreamPulls, queued: maxQueuedPulls,
+                        abandonedGrace: finishAbandonedPulls
+                            ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)))),
                 cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
         } else {
             server = MirrorServer(
                 roots: roots, datasetRoots: datasetRoots, caches: cache ? [cacheFolder] : [], token: token)
         }
         server.maxConnections = maxConnections
+        server.allowedHosts = allowedHosts
         server.sendsFilesWithSendfile = !noSendfile
         if let faults {
             do {

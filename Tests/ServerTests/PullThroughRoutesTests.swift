@@ -69,7 +69,7 @@ import Testing
         let blob = folder.path("blob").path
         let pulls = BlobPulls(metrics: MirrorMetrics(), logger: PullThroughTests.quiet)
         let started = Mutex(0)
-        let first = pulls.follow(
+        let first = try pulls.follow(
             etag: "e", repository: "r", size: 4, partialPath: blob + ".incomplete", blobPath: blob
         ) { _ in
             started.withLock { $0 += 1 }
@@ -79,7 +79,7 @@ import Testing
         #expect(first != nil)
         // The first pull is over and gone from the table (its blob in place).
         #expect(await waitUntil { pulls.repositories.isEmpty })
-        let second = pulls.follow(
+        let second = try pulls.follow(
             etag: "e", repository: "r", size: 4, partialPath: blob + ".incomplete", blobPath: blob
         ) { _ in
             started.withLock { $0 += 1 }
