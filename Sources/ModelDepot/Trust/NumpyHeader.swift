@@ -22,8 +22,10 @@ struct NumpyHeader {
         return (NumpyHeader(dataOffset: dataOffset, holdsObjects: describesObjects(text)), dataOffset)
     }
 
-    /// Whether the header's `descr` names the object type code: a quoted `O`, after an optional byte order
-    /// (`'|O'`, `'O8'`). A field named `O` counts too, which only errs on the side of scanning.
+    /// Whether the header's `descr` may name the object type: every spelling NumPy accepts for it holds an `O` or
+    /// `o` (`'|O'`, `'O8'`, `'object'`, `'(2,)O'`, `'i4,O'`), and a backslash may escape one (`'\x4f'`), so any
+    /// quoted value after `descr` with either counts. Field names count too, which only errs on the side of scanning
+    /// (the data must still walk as a pickle).
     static func describesObjects(_ header: String) -> Bool {
         guard let descr = header.range(of: "'descr'") ?? header.range(of: "\"descr\"") else { return true }
         let rest = Array(header[descr.upperBound...].unicodeScalars)
@@ -32,9 +34,10 @@ struct NumpyHeader {
             if rest[index] == "'" || rest[index] == "\"" {
                 var end = index + 1
                 while end < rest.count, rest[end] != rest[index] { end += 1 }
-                var code = String(String.UnicodeScalarView(rest[min(index + 1, end)..<end]))
-                if let first = code.first, "|<>=".contains(first) { code.removeFirst() }
-                if code.first == "O", code.dropFirst().allSatisfy(\.isNumber) { return true }
+                let code = String(String.UnicodeScalarView(rest[min(index + 1, end)..<end]))
+                if !["fortran_order", "shape"].contains(code), code.contains(where: { "oO\\".contains($0) }) {
+                    return true
+                }
                 index = end + 1
             } else {
                 index += 1

@@ -117,12 +117,25 @@ public struct PickleFile: Sendable, Equatable {
     }
 
     /// The `.npy` header at the start of `head`, read further from `source` when it is longer (up to 1 MiB).
+    ///
+    /// - Throws: `invalidModelFile` for a header longer than 1 MiB, which NumPy reads when it may unpickle.
     static func numpyHeader(_ head: [UInt8], _ source: any ByteSource) throws -> NumpyHeader? {
         var (header, needed) = NumpyHeader.parse(head)
-        if header == nil, needed > head.count, needed <= 1 << 20, Int64(needed) <= source.size {
+        if header == nil, needed > head.count, Int64(needed) <= source.size {
+            try refuseLongHeader(needed)
             (header, needed) = NumpyHeader.parse(try source.read(at: 0, count: needed))
         }
         return header
+    }
+
+    /// NumPy lifts its header limit when `allow_pickle` is on, so an object array may hide behind a header too long
+    /// to read here: such a file cannot be judged.
+    static func refuseLongHeader(_ needed: Int) throws {
+        guard needed > 1 << 20 else { return }
+        throw ModelDepotError(
+            .invalidModelFile,
+            "The NumPy header is \(needed) bytes long; an object array may follow it, so it cannot be judged and is refused."
+        )
     }
 
     /// A pickle (or stream of pickles) starting at `start`; `format` is another format the magic bytes claim.
@@ -164,14 +177,19 @@ public struct PickleFile: Sendable, Equatable {
 
     /// A ZIP: every `.pkl` entry is a pickle (PyTorch finds `data.pkl` by name wherever it is), and every `.npy`
     /// entry holding objects (`np.savez`, `np.savez_compressed`).
+    ///
+    /// PyTorch finds `data.pkl` case-insensitively (miniz compares names without case), and NumPy reads an `.npz`
+    /// member by any name (`npz["evil"]` is an array when its bytes start like one): so `.pkl` and `.npy` count in
+    /// any case, and in a ZIP without pickles every member whose bytes start like a `.npy` is looked at.
     static func zip(_ source: any ByteSource, name: String, probing: Bool) throws -> PickleFile? {
         let entries = try ZipEntries(source: source, name: name)
-        let pickles = entries.names.filter { $0.hasSuffix(".pkl") }
+        let pickles = entries.names.filter { $0.lowercased().hasSuffix(".pkl") }
         var arrays: [(String, NumpyHeader)] = []
-        for entry in entries.names where entry.hasSuffix(".npy") {
+        for entry in entries.names where entry.lowercased().hasSuffix(".npy") || pickles.isEmpty {
             var head = try entries.bytes(of: entry, limit: 4096)
             var (header, needed) = NumpyHeader.parse(head)
-            if header == nil, needed > head.count, needed <= 1 << 20 {
+            if header == nil, needed > head.count, head.starts(with: NumpyHeader.magic) {
+                try refuseLongHeader(needed)
                 head = try entries.bytes(of: entry, limit: needed)
                 (header, needed) = NumpyHeader.parse(head)
             }

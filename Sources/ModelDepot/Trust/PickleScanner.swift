@@ -115,22 +115,19 @@ public enum PickleScanner {
         var reader = Reader(bytes: bytes, fileSize: fileSize ?? bytes.count)
         var first = true
         while first || reader.position < bytes.count {
-            var found: [PickleImport] = []
-            var importable = true
+            var found: [(PickleImport, importable: Bool)] = []
             let failure: Failure?
             do {
-                try reader.walkOnePickle { traced in
-                    found.append(traced.0)
-                    importable = importable && traced.importable
-                }
+                try reader.walkOnePickle { found.append($0) }
                 failure = nil
             } catch {
                 failure = error
             }
-            // Bytes after the last pickle: keep only imports Python could make (raw storage can look like opcodes).
-            if failure == nil || first || importable {
-                for item in found where seen.insert(item).inserted { walk.imports.append(item) }
-                walk.madeImportableImport = walk.madeImportableImport || (importable && !found.isEmpty)
+            // Bytes after the last pickle: keep the imports Python could make (raw storage can look like opcodes),
+            // each on its own — a later pickle that imports os.system and then fails has run it.
+            for (item, importable) in found where failure == nil || first || importable {
+                if seen.insert(item).inserted { walk.imports.append(item) }
+                walk.madeImportableImport = walk.madeImportableImport || importable
             }
             guard let failure else {
                 walk.stops += 1
@@ -196,11 +193,26 @@ public enum PickleScanner {
             return text
         }
 
-        /// A decimal line (INT, LONG, GET, PUT, …) as Python's `int()` reads it; nil when it is no integer.
+        /// A decimal line (GET, PUT) as Python's `int()` reads it — surrounding whitespace (a CRLF's carriage return
+        /// too) and underscores between digits allowed; nil when it is no integer.
         mutating func decimalLine() throws(Failure) -> Int? {
-            var text = String(decoding: try line(), as: UTF8.self).trimmingCharacters(in: .whitespaces)
-            if text.hasSuffix("L") { text.removeLast() }
-            return Int(text)
+            let text = try line().filter { $0 != UInt8(ascii: "_") }
+            let trimmed = text.drop { Self.isSpace($0) }.reversed().drop { Self.isSpace($0) }.reversed()
+            return Int(String(decoding: trimmed, as: UTF8.self))
+        }
+
+        /// Whether `byte` is ASCII whitespace as Python's `int()` strips it.
+        static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+        /// INT's and LONG's line, which Python reads with `int(text, 0)` (`0x10`, `0o7`, `0b1`, `1_000`, a trailing
+        /// `L`): whether it can be one. Lenient — walking on where Python would stop only names more imports.
+        mutating func integerLine() throws(Failure) -> Bool {
+            let text = try line().filter { !Self.isSpace($0) }
+            return !text.isEmpty
+                && text.allSatisfy {
+                    (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                        || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+                }
         }
 
         /// A string constant of `count` UTF-8 bytes (BINUNICODE and friends, SHORT_BINSTRING and BINSTRING, which
@@ -370,7 +382,7 @@ public enum PickleScanner {
                     // NONE, EMPTY_TUPLE, EMPTY_LIST, EMPTY_DICT, NEWTRUE, NEWFALSE, EMPTY_SET
                     try stack.push(.other)
                 case UInt8(ascii: "I"), UInt8(ascii: "L"):  // INT, LONG: a decimal line
-                    guard try decimalLine() != nil || opcode == UInt8(ascii: "L") else {
+                    guard try integerLine() || opcode == UInt8(ascii: "L") else {
                         throw problem("has an INT argument that is no integer", at: offset)
                     }
                     try stack.push(.other)

@@ -50,20 +50,33 @@ struct ZipEntries {
         var count = Int64(Self.little(tail, end + 10, 2))
         var directorySize = Int64(Self.little(tail, end + 12, 4))
         var directoryOffset = Int64(Self.little(tail, end + 16, 4))
-        if count == 0xFFFF || directoryOffset == 0xFFFF_FFFF || directorySize == 0xFFFF_FFFF {
-            // ZIP64: a locator just before the end record points at the ZIP64 end record.
-            guard end >= 20, Self.little(tail, end - 20, 4) == 0x0706_4B50 else {
-                throw refuse("lacks its ZIP64 locator")
-            }
-            let record = try read(at: Int64(Self.little(tail, end - 12, 8)), count: 56)
+        // Where the directory must end: just before the end record, or before the ZIP64 end record and its locator.
+        var directoryEnd = size - tailLength + Int64(end)
+        if end >= 20, Self.little(tail, end - 20, 4) == 0x0706_4B50 {
+            // ZIP64: a locator just before the end record points at the ZIP64 end record. Python's zipfile and
+            // miniz both take its values whenever the locator is there, Python from the 56 bytes before the
+            // locator and miniz from where it points: they must be the same record.
+            let recordOffset = Self.signed(Self.little(tail, end - 12, 8))
+            guard recordOffset == directoryEnd - 20 - 56 else { throw refuse("has a misplaced ZIP64 end record") }
+            let record = try read(at: recordOffset, count: 56)
             guard Self.little(record, 0, 4) == 0x0606_4B50 else { throw refuse("has a damaged ZIP64 end record") }
-            count = Int64(Self.little(record, 32, 8))
-            directorySize = Int64(Self.little(record, 40, 8))
-            directoryOffset = Int64(Self.little(record, 48, 8))
+            count = Self.signed(Self.little(record, 32, 8))
+            directorySize = Self.signed(Self.little(record, 40, 8))
+            directoryOffset = Self.signed(Self.little(record, 48, 8))
+            directoryEnd = recordOffset
+        } else if count == 0xFFFF || directoryOffset == 0xFFFF_FFFF || directorySize == 0xFFFF_FFFF {
+            throw refuse("lacks its ZIP64 locator")
         }
-        guard directoryOffset >= 0, directorySize >= 0, directoryOffset + directorySize <= size,
+        guard directoryOffset >= 0, directorySize >= 0, directoryOffset <= size,
+            directorySize <= size - directoryOffset,
             directorySize <= Int64(Self.largestPickle), count <= 1_000_000
         else { throw refuse("has a central directory outside the file") }
+        // Python's zipfile finds the directory just before the end record and shifts every offset by the difference
+        // (bytes prepended to a ZIP); miniz reads where the end record says. A ZIP where the two differ is read
+        // differently by each loader, so it cannot be judged.
+        guard directoryOffset + directorySize == directoryEnd else {
+            throw refuse("has bytes between its central directory and its end record, or before its start")
+        }
         let directory = try read(at: directoryOffset, count: Int(directorySize))
         var at = 0
         for _ in 0..<count {
@@ -103,7 +116,7 @@ struct ZipEntries {
                 func next() -> Int64? {
                     guard field + 8 <= at + 4 + length else { return nil }
                     defer { field += 8 }
-                    return Int64(little(bytes, field, 8))
+                    return signed(little(bytes, field, 8))
                 }
                 if entry.size == 0xFFFF_FFFF, let value = next() { entry.size = value }
                 if entry.compressedSize == 0xFFFF_FFFF, let value = next() { entry.compressedSize = value }
@@ -122,6 +135,11 @@ struct ZipEntries {
         guard let entry = entries[entryName] else { throw refuse("has no entry \(entryName)") }
         guard entry.size <= Int64(Self.largestPickle) || limit < Self.largestPickle else {
             throw refuse("holds \(entryName) of \(entry.size) bytes, too large to be a checkpoint's pickle")
+        }
+        guard (0...source.size).contains(entry.localHeader), (0...source.size).contains(entry.compressedSize),
+            entry.size >= 0
+        else {
+            throw refuse("gives \(entryName) an offset or size outside the file")
         }
         let header = try read(at: entry.localHeader, count: 30)
         guard Self.little(header, 0, 4) == 0x0403_4B50 else { throw refuse("has a damaged header for \(entryName)") }
@@ -163,6 +181,9 @@ struct ZipEntries {
     private func refuse(_ problem: String) -> ModelDepotError {
         ModelDepotError(.invalidModelFile, "\(name) \(problem); its pickles cannot be judged, so it is refused.")
     }
+
+    /// A ZIP64 size or offset as a signed integer; one past `Int64.max` becomes `-1`, which every check refuses.
+    static func signed(_ value: UInt64) -> Int64 { Int64(exactly: value) ?? -1 }
 
     /// A little-endian unsigned integer of `width` bytes at `offset`.
     static func little(_ bytes: [UInt8], _ offset: Int, _ width: Int) -> UInt64 {
