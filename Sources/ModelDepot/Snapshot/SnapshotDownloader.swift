@@ -106,7 +106,8 @@ public struct SnapshotDownloader: Sendable {
         let request = staged.request
         let repository = cache.repository(request.repo, type: request.type)
         let commit = staged.commit
-        if staged.answeredFromCacheBecause == nil {
+        // A snapshot the cache answered with is published already: nothing to link, and no ref to move.
+        if staged.answeredFromCacheBecause == nil || !staged.blobs.isEmpty {
             try cache.writeCacheDirectoryTag()
             if let tree = staged.tree, repository.recordedTree(commit) == nil {
                 try repository.recordTree(tree, commit: commit)
@@ -115,8 +116,8 @@ public struct SnapshotDownloader: Sendable {
             for (path, etag) in staged.blobs.sorted(by: { $0.key < $1.key }) {
                 try repository.link(path, commit: commit, toBlob: etag)
             }
-            try repository.setRef(request.revision, to: commit)
         }
+        if staged.answeredFromCacheBecause == nil { try repository.setRef(request.revision, to: commit) }
         var snapshot = Snapshot(
             repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
             files: staged.files, filesDownloaded: staged.filesDownloaded, bytesDownloaded: staged.bytesDownloaded)

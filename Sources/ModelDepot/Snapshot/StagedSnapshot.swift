@@ -57,6 +57,9 @@ public struct StagedSnapshot: Sendable {
         merged.tree = tree ?? other.tree
         merged.filesDownloaded += other.filesDownloaded
         merged.bytesDownloaded += other.bytesDownloaded
+        // Answered from the cache only when both were: if either reached the Hub, its files are to be published.
+        merged.answeredFromCacheBecause =
+            other.answeredFromCacheBecause == nil ? nil : answeredFromCacheBecause
         return merged
     }
 }
