@@ -163,12 +163,22 @@ public struct HubClient: Sendable {
         var pages = 0
         while let page = next {
             pages += 1
-            guard pages <= 100_000 else {
-                throw ModelDepotError(.protocolViolation, "\(endpoint) kept sending tree pages; giving up.")
+            guard pages <= Self.maximumTreePages else {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "\(endpoint) kept sending pages of \(repo)'s file list (over \(Self.maximumTreePages)); giving up.")
             }
             let (body, response) = try await getWithRetries(page)
             entries += try decode([RepoTreeEntry].self, from: body, what: "the file list of \(repo)")
             next = response.header("Link").flatMap { Self.nextLink(in: $0, relativeTo: page) }
+            if let following = next, !Self.isSameOrigin(following, as: page) {
+                // The link is the server's word only: followed blindly, a hostile or compromised Hub could send the
+                // client (and its token) to any host, or to a scheme the HTTP stack treats as a local socket.
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "\(endpoint) sent the next page of \(repo)'s file list at \(following.absoluteString), which is not on the server that sent the list (\(page.scheme ?? "")://\(page.host ?? "")); refusing to follow it."
+                )
+            }
         }
         return entries
     }
@@ -399,6 +409,19 @@ public struct HubClient: Sendable {
                 "\(endpoint.absoluteString) sent \(what) in a form ModelDepot cannot read (\(error)). Check that the endpoint is a Hub.",
                 underlying: error)
         }
+    }
+
+    /// The most pages of one file listing followed (the Hub pages by 1,000 entries: ten million files).
+    static let maximumTreePages = 10_000
+
+    /// Whether `url` has the scheme (http or https), host and port of `page`.
+    static func isSameOrigin(_ url: URL, as page: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", scheme == page.scheme?.lowercased(),
+            let host = url.host?.lowercased(), host == page.host?.lowercased()
+        else { return false }
+        let defaultPort = scheme == "https" ? 443 : 80
+        return (url.port ?? defaultPort) == (page.port ?? defaultPort)
     }
 
     /// The `rel="next"` target of a `Link` header.

@@ -45,6 +45,34 @@ import Testing
         #expect(HubClient.nextLink(in: #"<http://h/prev>; rel="prev""#, relativeTo: base) == nil)
     }
 
+    @Test func aListingsNextPageIsFollowedOnlyOnItsOwnServer() async throws {
+        let elsewhere = try await ScriptedHTTPServer.start()
+        let page = #"[{"type": "file", "oid": "0000000000000000000000000000000000000000", "size": 1, "path": "a"}]"#
+        for link in [
+            elsewhere.baseURL.absoluteString + "/api/models/acme/tiny/tree/main?cursor=1",
+            "http+unix://%2Ftmp%2Fdocker.sock/containers/json", "file:///etc/passwd",
+        ] {
+            let hub = try await ScriptedHTTPServer.start(replies: [
+                .json(page, headers: [("Link", "<\(link)>; rel=\"next\"")])
+            ])
+            let client = HubClient(endpoint: hub.baseURL)
+            await #expect {
+                try await client.listFiles(try RepoID("acme/tiny"), revision: "main")
+            } throws: { error in
+                (error as? ModelDepotError)?.code == .protocolViolation
+                    && (error as? ModelDepotError)?.message.contains("refusing to follow it") == true
+            }
+            #expect(hub.requests.count == 1, "\(link)")
+            try await hub.shutdown()
+        }
+        #expect(elsewhere.requests.isEmpty)
+        try await elsewhere.shutdown()
+        let base = URL(string: "https://hub.example/api/models/a/b/tree/main")!
+        #expect(HubClient.isSameOrigin(URL(string: "https://HUB.example:443/next")!, as: base))
+        #expect(!HubClient.isSameOrigin(URL(string: "http://hub.example/next")!, as: base))
+        #expect(!HubClient.isSameOrigin(URL(string: "https://hub.example:8443/next")!, as: base))
+    }
+
     @Test func metadataComesFromTheRedirectAndRefusesUnsafeETags() throws {
         let commit = String(repeating: "a", count: 40)
         let sha = String(repeating: "b", count: 64)
