@@ -42,6 +42,12 @@ import ModelDepotPlatform
         /// Whether it still runs.
         public var isRunning: Bool { child.isRunning }
 
+        /// The code it exited with (`exit(130)` gives 130); nil while it runs or when a signal ended it.
+        public var exitCode: Int32? {
+            guard let raw = child.exitStatus, raw & 0x7f == 0 else { return nil }
+            return (raw >> 8) & 0xff
+        }
+
         /// Waits for it to end by itself; true when it exited with status 0.
         public func waitForExit() async -> Bool {
             await child.waitForExit()

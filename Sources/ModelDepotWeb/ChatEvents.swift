@@ -8,30 +8,30 @@ import NIOCore
 
 /// `POST /api/ui/chat`'s answer: the reply as server-sent events, `chunk` ({"text"}) as tokens arrive, then
 /// `done` (the ``ChatPlayground/Summary``) or `error` ({"error"}). When the page stops the reply (it aborts the
-/// request), the next write fails, the iteration ends, and the model's stream is dropped, which closes the
-/// connection to the model: generation stops there too.
+/// request), the next write (a token or the heartbeat) fails, the reply's task is cancelled and the model's stream
+/// dropped, which closes the connection to the model: generation stops there too.
 enum ChatEvents {
     static func response(
-        _ reply: AsyncThrowingMapSequence<GenerationStream, [ChatPlayground.Event]>, logger: Logger
+        _ reply: AsyncThrowingMapSequence<GenerationStream, [ChatPlayground.Event]>, streams: EventStreams,
+        logger: Logger
     ) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-            body: ResponseBody { writer in
+            body: streams.body { send in
                 do {
                     for try await events in reply {
                         for event in events {
                             switch event {
-                            case .text(let text): try await writer.write(frame("chunk", ["text": text]))
-                            case .finished(let summary): try await writer.write(frame("done", summary))
+                            case .text(let text): send(frame("chunk", ["text": text]))
+                            case .finished(let summary): send(frame("done", summary))
                             }
                         }
                     }
                 } catch let error as ModelDepotError {
                     logger.info("chat reply ended: \(error.message)")
-                    try await writer.write(frame("error", ["error": error.message]))
+                    send(frame("error", ["error": error.message]))
                 }
-                try await writer.finish(nil)
             })
     }
 

@@ -16,22 +16,21 @@ enum UIEvents {
     /// The shortest time between two events: progress arrives far more often than a person can read it.
     static let interval: Duration = .milliseconds(250)
 
-    static func response(_ downloads: ModelDownloads) -> Response {
+    static func response(_ downloads: ModelDownloads, streams: EventStreams) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-            body: ResponseBody { writer in
+            body: streams.body { send in
                 let changes = await downloads.changes()
-                try await writer.write(try event(downloads))
+                send(try await event(downloads))
                 let clock = ContinuousClock()
                 var last = clock.now
                 for await _ in changes {
                     let wait = last.advanced(by: interval) - clock.now
                     if wait > .zero { try await clock.sleep(for: wait) }
                     last = clock.now
-                    try await writer.write(try event(downloads))
+                    send(try await event(downloads))
                 }
-                try await writer.finish(nil)
             })
     }
 

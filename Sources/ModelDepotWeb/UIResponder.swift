@@ -23,6 +23,8 @@ struct UIResponder: HTTPResponder {
     let chat: ChatPlayground?
     let embeddings: EmbeddingsPlayground?
     let transcribe: TranscribePlayground?
+    /// The open event streams, which end with their clients or the app.
+    var streams = EventStreams()
 
     /// Headers every answer carries: no inline script, no framing, no referrer, no sniffing, no caching.
     static let securityHeaders: HTTPFields = [
@@ -146,7 +148,7 @@ struct UIResponder: HTTPResponder {
         case .apiOnboarding(let name):
             return try Self.json(try await OnboardingScreen.load(name, downloads: downloads))
         case .apiEvents:
-            return UIEvents.response(downloads)
+            return UIEvents.response(downloads, streams: streams)
         case .apiAction(let name, let action):
             try await downloads.perform(action, on: name)
             return try Self.json(await DownloadsScreen.load(downloads))
@@ -180,7 +182,7 @@ struct UIResponder: HTTPResponder {
                     #"Send {"messages": [{"role": "user", "content": "…"}], "system": "…", "preset": "default", "maxTokens": 256}."#
                 )
             }
-            return ChatEvents.response(try chat.reply(to: chatRequest), logger: logger)
+            return ChatEvents.response(try chat.reply(to: chatRequest), streams: streams, logger: logger)
         case .apiEmbeddings:
             guard let embeddings else { return Self.error(409, PlaygroundText.noEmbeddings) }
             guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],

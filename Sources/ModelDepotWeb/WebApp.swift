@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import ModelDepot
 import ModelDepotScreens
+import ServiceLifecycle
 import Synchronization
 
 /// ModelDepot's web app: the screens as pages in a browser, for a person's own machine (`modeldepot ui`).
@@ -27,6 +28,12 @@ public struct WebApp: Sendable {
     /// The Transcribe screen's transcriber; nil: the page says how to give one.
     public var transcribe: TranscribePlayground?
     public var logger: Logger
+    /// The live-update and chat streams: they end when their clients leave (found by a heartbeat) or the app
+    /// stops.
+    public var streams = EventStreams()
+    /// How long a stop (SIGTERM, SIGINT, or the running task's cancellation) waits for responses in flight before
+    /// it cancels them. Event streams are told to end at once.
+    public var drainTimeout: Duration = .seconds(10)
 
     public init(
         downloads: ModelDownloads, session: UISession = UISession(), offline: Bool = false,
@@ -39,7 +46,9 @@ public struct WebApp: Sendable {
         self.logger = logger
     }
 
-    /// Serves until the task is cancelled or the process gets SIGINT/SIGTERM.
+    /// Serves until the task is cancelled or the process gets SIGINT/SIGTERM; either way it drains: the listening
+    /// socket closes, every event stream sends `event: shutdown` and ends, responses in flight get up to
+    /// ``drainTimeout`` to finish, and then it returns.
     ///
     /// - Parameter onListening: called once with the launch URL (`/session?token=…` on the bound port).
     public func run(
@@ -51,7 +60,7 @@ public struct WebApp: Sendable {
                 downloads: downloads, session: session, pages: pages,
                 guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), logger: logger,
                 offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings,
-                transcribe: transcribe)
+                transcribe: transcribe, streams: streams)
         }
         let app = Application(
             responder: responder,
@@ -63,7 +72,38 @@ public struct WebApp: Sendable {
                 await onListening(URL(string: "http://\(shown):\(port)/session?token=\(session.launchToken)")!)
             },
             logger: logger)
-        try await app.runService()
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: app),
+                .init(
+                    service: StreamCloser(streams: streams, logger: logger),
+                    successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainTimeout
+        let group = ServiceGroup(configuration: configuration)
+        // The group runs in a task of its own: cancelling this one drains it rather than tearing it down.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
+    }
+}
+
+/// Ends every event stream as soon as the app starts to stop (it is shut down before the server, which then
+/// drains what is left), and says so in the log.
+struct StreamCloser: Service {
+    let streams: EventStreams
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.notice(
+            "stopping: event streams told to end; finishing the responses in flight, then exiting",
+            metadata: ["streams": "\(streams.openCount)"])
+        streams.closeAll()
     }
 }
 

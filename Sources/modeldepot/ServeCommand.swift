@@ -74,6 +74,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "With --upstream: finish pulls that every client has stopped following, instead of cancelling them.")
     var finishAbandonedPulls = false
 
+    @Option(
+        help:
+            "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight before it cancels them; a second signal exits at once."
+    )
+    var drainTimeout: Double = 30
+
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
 
@@ -155,6 +161,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxUpstreamPulls >= 1, maxQueuedPulls >= 0 else {
             throw ValidationError("--max-upstream-pulls must be at least 1 and --max-queued-pulls at least 0.")
         }
+        guard drainTimeout >= 0, drainTimeout.isFinite else {
+            throw ValidationError("--drain-timeout must be a number of seconds, 0 or more.")
+        }
         guard abandonedPullGrace >= 0, abandonedPullGrace.isFinite else {
             throw ValidationError("--abandoned-pull-grace must be a number of seconds, 0 or more.")
         }
@@ -222,6 +231,8 @@ struct ServeCommand: AsyncParsableCommand {
             server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond)
         }
         let ui = self.ui
+        server.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
+        SecondSignal.exitsAtOnce()
         try await server.run(host: host, port: port) { url in
             // Written straight to the descriptor so a parent process reading the pipe sees it at once.
             StandardStreams.output(Data("listening on \(url.absoluteString)\(warning)\n".utf8))

@@ -22,6 +22,12 @@ struct UICommand: AsyncParsableCommand {
     @Option(help: "The address to listen on (default 127.0.0.1; anything else needs --token-file).")
     var host = "127.0.0.1"
 
+    @Option(
+        help:
+            "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight; event streams end at once, and a second signal exits at once."
+    )
+    var drainTimeout: Double = 10
+
     @Option(help: "The port (default 0: any free port).")
     var port = 0
 
@@ -72,6 +78,9 @@ struct UICommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard drainTimeout >= 0, drainTimeout.isFinite else {
+            throw ValidationError("--drain-timeout must be a number of seconds, 0 or more.")
+        }
         guard chatEndpoint == nil || chatLocal == nil else {
             throw ValidationError("Give --chat-endpoint URL or --chat-local NAME, not both.")
         }
@@ -187,6 +196,8 @@ struct UICommand: AsyncParsableCommand {
             ExitCleanup.register { server.terminateNow() }
         }
         defer { cleanups.forEach(ExitCleanup.unregister) }
+        app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
+        SecondSignal.exitsAtOnce()
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""
             StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))

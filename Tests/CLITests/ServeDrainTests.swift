@@ -30,7 +30,7 @@ import Testing
             // A client that reads slowly (a small receive buffer it leaves unread): the response cannot be
             // written to its end while the signal is handled.
             let client = try LoopbackConnection(port: port, receiveBuffer: 64 << 10)
-            client.transmit("GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.transmit("GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let started = await client.firstBytes()
             try #require(started != nil, "the response is under way")
             let first = started ?? []

@@ -52,10 +52,13 @@ import Testing
         }
     }
 
-    static func with(_ body: (ScreensFixture, Running) async throws -> Void) async throws {
+    static func with(
+        streams: EventStreams = EventStreams(), _ body: (ScreensFixture, Running) async throws -> Void
+    ) async throws {
         try await ScreensFixture.with { fixture in
             let launch = Mutex<URL?>(nil)
             var app = WebApp(downloads: fixture.downloads)
+            app.streams = streams
             app.transcribe = TranscribePlayground(transcriber: PlaygroundTests.FixedTranscriber(), source: "test")
             let task = Task { try await app.run(host: "127.0.0.1", port: 0) { url in launch.withLock { $0 = url } } }
             defer { task.cancel() }
@@ -174,6 +177,40 @@ import Testing
             let data = try #require(text.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst(6))
             let update = try #require(try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])
             #expect((update["models"] as? [Any])?.count == 3 && update["downloads"] is [String: Any])
+        }
+    }
+
+    @Test func eventStreamsEndWhenTheirClientsLeaveOrTheAppStops() async throws {
+        // A heartbeat of 50 ms stands for the 15 s one: a tab that closed is found by the next write.
+        let streams = EventStreams(heartbeat: .milliseconds(50))
+        try await Self.with(streams: streams) { _, app in
+            let cookie = try await app.openSession()
+            let port = app.launch.port!
+            func openStream() async throws -> LoopbackConnection {
+                let client = try LoopbackConnection(port: port)
+                client.transmit("GET /api/ui/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(cookie)\r\n\r\n")
+                let first = try #require(await client.firstBytes())
+                #expect(String(decoding: first, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+                return client
+            }
+            var clients: [LoopbackConnection] = []
+            for _ in 0..<5 { clients.append(try await openStream()) }
+            #expect(await waitUntil { streams.openCount == 5 })
+            // The browser closes its tabs: nothing changes in the app, so only the heartbeat notices.
+            clients.removeAll()  // closes each socket
+            #expect(await waitUntil { streams.openCount == 0 }, "\(streams.openCount) streams still held")
+
+            // The app stops with a stream open: the stream is told why and ends, and the drain does not wait.
+            let last = try await openStream()
+            #expect(await waitUntil { streams.openCount == 1 })
+            streams.closeAll()
+            // The response ends (its last chunk); the connection itself may stay open for another request.
+            var text = ""
+            while !text.contains("\r\n0\r\n\r\n"), let more = await last.firstBytes() {
+                text += String(decoding: more, as: UTF8.self)
+            }
+            #expect(text.contains("event: shutdown") && text.hasSuffix("\r\n0\r\n\r\n"), "\(text.suffix(200))")
+            #expect(streams.openCount == 0)
         }
     }
 

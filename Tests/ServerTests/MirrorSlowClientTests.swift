@@ -30,7 +30,7 @@ import Testing
             for index in 0..<40 {
                 let connection = try LoopbackConnection(port: port)
                 opened.append(connection)
-                if index % 2 == 0 { connection.transmit("GET /api/models/acme/tiny HTTP/1.1\r\nHost: x\r\n") }
+                if index % 2 == 0 { connection.transmit("GET /api/models/acme/tiny HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
             }
             let sockets = opened
             // A normal client is served: at once while there is room, else as soon as slow ones are dropped.
@@ -43,7 +43,7 @@ import Testing
             #expect(allClosed)
             // An idle keep-alive connection after a complete request is closed too.
             let keepAlive = try LoopbackConnection(port: port)
-            keepAlive.transmit("GET /api/models/acme/tiny HTTP/1.1\r\nHost: x\r\n\r\n")
+            keepAlive.transmit("GET /api/models/acme/tiny HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(await waitUntil { keepAlive.isClosedByPeer })
         }
     }

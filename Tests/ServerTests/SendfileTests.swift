@@ -51,9 +51,9 @@ import Testing
         try await MirrorFixture.with(Self.layout) { mirror in
             let connection = try LoopbackConnection(port: mirror.baseURL.port!)
             connection.transmit(
-                "GET /acme/tiny/resolve/main/a.txt HTTP/1.1\r\nHost: x\r\n\r\n"
-                    + "GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\n\r\n"
-                    + "GET /acme/tiny/resolve/main/b.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                "GET /acme/tiny/resolve/main/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                    + "GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=0-3\r\n\r\n"
+                    + "GET /acme/tiny/resolve/main/b.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             let received = try #require(await connection.readToEnd(), "the server did not close after the last")
             let text = String(decoding: received, as: UTF8.self)
             let first = try #require(text.range(of: "\r\n\r\nfirst\n"))
@@ -76,7 +76,7 @@ import Testing
         server.idleTimeout = .seconds(300)
         try await MirrorFixture.serving(server, root: root) { mirror in
             let connection = try LoopbackConnection(port: mirror.baseURL.port!, receiveBuffer: 64 << 10)
-            connection.transmit("GET /acme/big/resolve/main/model.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.transmit("GET /acme/big/resolve/main/model.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             // One receive of at most 64 KiB: the transfer is under way and stalls on full socket buffers far
             // short of the file's end.
             let started = try #require(await connection.firstBytes(), "the transfer did not start")
