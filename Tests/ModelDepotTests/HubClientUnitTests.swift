@@ -169,7 +169,13 @@ import Testing
         #expect(try Self.sent(endpoint: "http://127.0.0.1:8080"))
         #expect(try Self.sent(endpoint: "http://localhost:8080"))
         #expect(try Self.sent(endpoint: "http://[::1]:8080"))
-        // Explicit tokens go where they are sent.
+        // Explicit tokens go where they are sent: --token to the configured endpoint, even over http.
+        let explicit = try HubClient(
+            environment: HubEnvironment(
+                variables: ["HF_ENDPOINT": "http://mirror.lan:8080", "HF_TOKEN": "hf_implicit"],
+                explicitToken: "hf_explicit"))
+        #expect(
+            explicit.authorization(for: URL(string: "http://mirror.lan:8080/x")!).first?.value == "Bearer hf_explicit")
         let app = HubClient(endpoint: URL(string: "http://mirror.lan:8080")!, token: "hf_app")
         #expect(app.authorization(for: URL(string: "http://mirror.lan:8080/x")!).first?.value == "Bearer hf_app")
         // An app that asks for the environment's token gets the same rule.
