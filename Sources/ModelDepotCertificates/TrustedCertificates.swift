@@ -10,8 +10,16 @@ import X509
 ///
 /// A module of its own: swift-certificates brings BoringSSL (through swift-crypto's extras), which apps that check
 /// key signatures only should not link.
+///
+/// A chain to a trusted certificate is not an identity: every holder of a signing certificate from that CA passes
+/// it. ``identity`` (`--certificate-identity`, as Sigstore's tools name it) says whose signature it must be.
 public struct TrustedCertificates: CertificateChainValidator {
     let certificates: [Certificate]
+
+    /// Whom the signing certificate must name, exactly: its subject (`CN=Publisher,O=Acme`, as RFC 4514 writes
+    /// it), its subject's common name, or one of its subject alternative names (an e-mail address, a DNS name, a
+    /// URI). Nil accepts any signing certificate that chains to the trusted ones.
+    public var identity: String?
 
     /// Reads one or more PEM certificates (`-----BEGIN CERTIFICATE-----` blocks).
     ///
@@ -65,10 +73,36 @@ public struct TrustedCertificates: CertificateChainValidator {
         guard usage?.digitalSignature == true || extended?.contains(.codeSigning) == true else {
             throw refuse("(\(leaf.subject)) may not be used for signing: its key usage lacks digital signatures")
         }
+        if let identity, !Self.names(of: leaf).contains(identity) {
+            throw refuse(
+                "(\(leaf.subject)) is not the identity the signature must come from ('\(identity)'); it names \(Self.names(of: leaf).sorted().map { "'\($0)'" }.joined(separator: ", "))"
+            )
+        }
         guard let key = TrustedKey(leaf.publicKey) else {
             throw refuse("(\(leaf.subject)) holds a key other than ECDSA P-256, P-384 or P-521")
         }
         return key
+    }
+}
+
+extension TrustedCertificates {
+    /// The names a certificate goes by: its subject, the subject's common names, and its subject alternative
+    /// names that are text (e-mail addresses, DNS names, URIs).
+    static func names(of certificate: Certificate) -> Set<String> {
+        var names: Set<String> = [certificate.subject.description]
+        for name in certificate.subject {
+            for attribute in name where attribute.type == .RDNAttributeType.commonName {
+                if let text = String(attribute.value) { names.insert(text) }
+            }
+        }
+        let alternatives = (try? certificate.extensions.subjectAlternativeNames).flatMap { $0 }
+        for name in alternatives.map(Array.init) ?? [] {
+            switch name {
+            case .rfc822Name(let text), .dnsName(let text), .uniformResourceIdentifier(let text): names.insert(text)
+            default: break
+            }
+        }
+        return names
     }
 }
 

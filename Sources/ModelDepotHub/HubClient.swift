@@ -59,7 +59,9 @@ public struct HubClient: Sendable {
         self.random = random
     }
 
-    /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`.
+    /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
+    /// sent only where ``HubEnvironment/sendsImplicitToken(to:endpoint:)`` allows (https, or http on this machine);
+    /// an explicit one (``HubEnvironment/explicitToken``) always goes to the endpoint.
     public init(
         environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,
         clock: any Clock<Duration> = ContinuousClock()
@@ -73,7 +75,7 @@ public struct HubClient: Sendable {
             )
         }
         self.init(
-            endpoint: endpoint, token: environment.token, mirrors: try environment.mirrors(),
+            endpoint: endpoint, token: environment.token(for: endpoint), mirrors: try environment.mirrors(),
             offline: environment.isOffline, transport: transport, clock: clock)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 import ModelDepotTransfer
 
 /// Where Python's `huggingface_hub` keeps things, resolved from the same environment variables in the same
@@ -7,9 +8,14 @@ public struct HubEnvironment: Sendable {
     /// The variables read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…).
     public let variables: [String: String]
 
+    /// A token given explicitly (the command line's `--token`, an app's own): it wins over the implicit one and
+    /// goes to the configured endpoint whatever its scheme, since the user named both.
+    public var explicitToken: String?
+
     /// The settings in `variables`; the process environment by default.
-    public init(variables: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(variables: [String: String] = ProcessInfo.processInfo.environment, explicitToken: String? = nil) {
         self.variables = variables
+        self.explicitToken = explicitToken.flatMap(Self.cleanToken)
     }
 
     /// `HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
@@ -50,12 +56,44 @@ public struct HubEnvironment: Sendable {
     /// The token Python would send: `HF_TOKEN`, else `HUGGING_FACE_HUB_TOKEN`, else the token file; CR/LF
     /// removed and whitespace trimmed, empty meaning none. Nil as well when `HF_HUB_DISABLE_IMPLICIT_TOKEN` is set.
     public var token: String? {
+        if let explicitToken { return explicitToken }
         if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return nil }
         for candidate in [variables["HF_TOKEN"], variables["HUGGING_FACE_HUB_TOKEN"]] {
             if let candidate { return Self.cleanToken(candidate) }
         }
         guard let data = FileManager.default.contents(atPath: tokenFile.path) else { return nil }
         return Self.cleanToken(String(decoding: data, as: UTF8.self))
+    }
+
+    /// The token to send to `url`: the explicit one to the configured endpoint (``endpoint``); the implicit one
+    /// only where ``sendsImplicitToken(to:endpoint:)`` allows; nil otherwise.
+    public func token(for url: URL) -> String? {
+        guard let token else { return nil }
+        let endpoint = URL(string: self.endpoint)
+        if explicitToken != nil, let endpoint, url.hasSameOrigin(as: endpoint) { return token }
+        return Self.sendsImplicitToken(to: url, endpoint: endpoint) ? token : nil
+    }
+
+    /// Whether the implicit token (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file: sent without the user
+    /// naming where) may go to `url`: over https to the Hub (`huggingface.co`), its inference router
+    /// (`router.huggingface.co`) or the configured endpoint `endpoint` (`HF_ENDPOINT`, `--endpoint`, or the one an
+    /// app gives); over plain http only to a configured endpoint on this machine (`localhost`, 127.0.0.0/8, ::1),
+    /// whose traffic never leaves it. Nowhere else: not Spaces (`*.hf.space`) or dedicated Inference Endpoints
+    /// (`*.huggingface.cloud`), which run anyone's code, and not a LAN mirror over http, which anyone on the path
+    /// reads. Those get a token only when it is given explicitly (`--token` for a Hub, `--api-key` for inference).
+    public static func sendsImplicitToken(to url: URL, endpoint: URL?) -> Bool {
+        let isEndpoint = endpoint.map { url.hasSameOrigin(as: $0) } ?? false
+        switch url.scheme?.lowercased() {
+        case "https":
+            let hub = ["https://huggingface.co", "https://router.huggingface.co"].contains {
+                url.hasSameOrigin(as: URL(string: $0)!)
+            }
+            return hub || isEndpoint
+        case "http":
+            return isEndpoint && url.isLoopback
+        default:
+            return false
+        }
     }
 
     /// Where ``token`` comes from, to say so without showing it.
@@ -71,6 +109,8 @@ public struct HubEnvironment: Sendable {
 
     /// Where the token Python would send comes from; the same order as ``token``.
     public var tokenOrigin: TokenOrigin {
+        // An explicit token is the app's or the command line's, not the environment's.
+        if explicitToken != nil { return .none }
         if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return .disabled }
         for name in ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"] {
             if let candidate = variables[name] { return Self.cleanToken(candidate) == nil ? .none : .variable(name) }

@@ -112,6 +112,13 @@ extension HubClient {
     ///
     /// - Throws: what ``HubTokenSource/token()`` throws.
     public init(endpoint: URL, tokenSource: HubTokenSource, offline: Bool = false) throws {
-        self.init(endpoint: endpoint, token: try tokenSource.token(), offline: offline)
+        var token = try tokenSource.token()
+        // The environment's token is implicit: it goes to `endpoint` only over https, or http on this machine.
+        if case .environment(let environment) = tokenSource, environment.explicitToken == nil,
+            !HubEnvironment.sendsImplicitToken(to: endpoint, endpoint: endpoint)
+        {
+            token = nil
+        }
+        self.init(endpoint: endpoint, token: token, offline: offline)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Dispatch
 import Foundation
+import ModelDepotCore
 import ModelDepotPlatform
 import Synchronization
 
@@ -17,12 +18,37 @@ public enum VerifyingCopy {
 
     /// Copies `source` (from `offset`, at most `length` bytes; all of it by default) to `destination` (created
     /// or truncated) and returns the digest of the bytes written and their count.
+    ///
+    /// `source` must be a regular file, opened without following a link, and hold at least `offset + length`
+    /// bytes; with `fileSize`, exactly that many. What was checked before may have been swapped since — for a
+    /// link, a FIFO (whose open would wait for a writer) or `/dev/zero` (endless) — so anything else is refused
+    /// (`invalidArgument`) before a byte is copied, and no more than `length` bytes are ever read.
     public static func copy(
-        from source: String, offset: Int64 = 0, length: Int64? = nil, to destination: String,
+        from source: String, offset: Int64 = 0, length: Int64? = nil, fileSize: Int64? = nil, to destination: String,
         computing digest: Digest
     ) throws -> (digest: String, bytes: Int64) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw POSIXFailure.error("Cannot open \(source)", errno: errno) }
+        let input: Int32
+        switch RegularFile.open(source) {
+        case .file(let descriptor, let status):
+            input = descriptor
+            let needed = offset.addingReportingOverflow(length ?? 0)
+            if let fileSize, status.size != fileSize {
+                close(input)
+                throw ModelDepotError(
+                    .invalidArgument, "\(source) holds \(status.size) bytes, not \(fileSize); refusing to copy it.")
+            }
+            if needed.overflow || status.size < needed.partialValue {
+                close(input)
+                throw ModelDepotError(
+                    .invalidArgument, "\(source) holds \(status.size) bytes, fewer than the copy needs; refusing it.")
+            }
+        case .link:
+            throw ModelDepotError(.invalidArgument, "\(source) is a link; only regular files are copied.")
+        case .notRegular:
+            throw ModelDepotError(.invalidArgument, "\(source) is not a regular file (a FIFO, device or folder).")
+        case .failed(let code):
+            throw POSIXFailure.error("Cannot open \(source)", errno: code)
+        }
         defer { close(input) }
         guard lseek(input, off_t(offset), SEEK_SET) == off_t(offset) else {
             throw POSIXFailure.error("Cannot seek in \(source)", errno: errno)

@@ -15,6 +15,8 @@ struct UIResponder: HTTPResponder {
     let session: UISession
     let pages: UIPages
     let guardian: RequestGuard
+    /// The port the app listens on: the session cookie's name carries it (browsers share cookies across ports).
+    let port: Int
     let logger: Logger
     /// True when the Hub cannot be asked (HF_HUB_OFFLINE, `--offline`): pages say so.
     let offline: Bool
@@ -44,9 +46,20 @@ struct UIResponder: HTTPResponder {
     }
 
     private func answer(_ request: Request) async -> Response {
-        // The body is read before anything is answered: a request answered with its body unread leaves the
-        // connection in a state a closing server trips over. A change is a small JSON object; a recording to
-        // transcribe is the one large body (base64 in JSON, a third larger than the audio).
+        // The headers decide first (host, session, origin): a request refused by them is answered without its
+        // body being read, and the connection is closed rather than left with the body still arriving.
+        let refusal = guardian.check(
+            method: request.method.rawValue, path: request.uri.path, host: request.head.authority,
+            origin: request.headers[.origin], fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!],
+            contentType: request.headers[.contentType],
+            sessionOpen: session.admits(cookieHeader: request.headers[.cookie], port: port))
+        if let refusal {
+            var response = refused(refusal, path: request.uri.path)
+            response.headers[.connection] = "close"
+            return response
+        }
+        // Then the body, within its bound. A change is a small JSON object; a recording to transcribe is the one
+        // large body (base64 in JSON, a third larger than the audio).
         var request = request
         let body: ByteBuffer
         let limit =
@@ -55,15 +68,11 @@ struct UIResponder: HTTPResponder {
         do {
             body = try await request.collectBody(upTo: limit)
         } catch {
-            return Self.error(
+            var response = Self.error(
                 413, "A request to this app may carry at most \(ByteFormat.string(Int64(limit))).")
+            response.headers[.connection] = "close"
+            return response
         }
-        let refusal = guardian.check(
-            method: request.method.rawValue, path: request.uri.path, host: request.head.authority,
-            origin: request.headers[.origin], fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!],
-            contentType: request.headers[.contentType],
-            sessionOpen: session.admits(cookieHeader: request.headers[.cookie]))
-        if let refusal { return refused(refusal, path: request.uri.path) }
         let route: UIRoute
         do {
             route = try UIRoute.parse(method: request.method.rawValue, path: request.uri.path)
@@ -102,7 +111,8 @@ struct UIResponder: HTTPResponder {
                     ))
             }
             var response = Self.redirect("/models")
-            response.headers[.setCookie] = "\(UISession.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Strict"
+            response.headers[.setCookie] =
+                "\(UISession.cookieName(port: port))=\(cookie); Path=/; HttpOnly; SameSite=Strict"
             return response
         case .modelsPage:
             let filter = try ModelsScreen.Filter(

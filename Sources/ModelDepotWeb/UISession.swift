@@ -6,8 +6,9 @@ import Synchronization
 /// lives neither in the history nor in a `Referer`. With `--token-file`, that token opens it as often as
 /// needed (a web app others reach over the network).
 public final class UISession: Sendable {
-    /// The cookie's name.
-    static let cookieName = "modeldepot_ui"
+    /// The cookie's name for an app on `port`: browsers keep cookies per host, not per port, so two apps on
+    /// one machine (or any other local server) would otherwise share, and overwrite, one cookie.
+    static func cookieName(port: Int) -> String { "modeldepot_ui_\(port)" }
 
     private struct State {
         var oneTimeToken: String?
@@ -39,19 +40,17 @@ public final class UISession: Sendable {
     }
 
     /// Whether a request's `Cookie` header carries this session's cookie.
-    func admits(cookieHeader: String?) -> Bool {
+    func admits(cookieHeader: String?, port: Int) -> Bool {
         guard let cookieHeader else { return false }
+        let name = Self.cookieName(port: port)
         for pair in cookieHeader.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2, parts[0] == Self.cookieName, Self.constantTimeEqual(parts[1], cookieValue) {
+            if parts.count == 2, parts[0] == name, Self.constantTimeEqual(parts[1], cookieValue) {
                 return true
             }
         }
         return false
     }
-
-    /// The `Set-Cookie` value that opens the session.
-    var setCookie: String { "\(Self.cookieName)=\(cookieValue); Path=/; HttpOnly; SameSite=Strict" }
 
     static func randomHex(bytes: Int = 32) -> String {
         var generator = SystemRandomNumberGenerator()

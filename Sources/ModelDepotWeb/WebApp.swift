@@ -58,7 +58,7 @@ public struct WebApp: Sendable {
         let responder = LateResponder { port in
             UIResponder(
                 downloads: downloads, session: session, pages: pages,
-                guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), logger: logger,
+                guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), port: port, logger: logger,
                 offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings,
                 transcribe: transcribe, streams: streams)
         }

@@ -62,7 +62,10 @@ struct HubOptions: ParsableArguments {
     @Option(help: "The Hub to use (default: HF_ENDPOINT, else https://huggingface.co).")
     var endpoint: String?
 
-    @Option(help: "The access token (default: HF_TOKEN, else the token file HF_TOKEN_PATH or HF_HOME/token).")
+    @Option(
+        help:
+            "The access token, sent to the endpoint (default: HF_TOKEN, else the token file HF_TOKEN_PATH or HF_HOME/token, sent only over https or to an endpoint on this machine)."
+    )
     var token: String?
 
     @Flag(help: "Use only the cache; never touch the network (also HF_HUB_OFFLINE=1).")
@@ -82,10 +85,11 @@ struct HubOptions: ParsableArguments {
     var environment: HubEnvironment {
         var variables = ProcessInfo.processInfo.environment
         if let endpoint { variables["HF_ENDPOINT"] = endpoint }
-        if let token, !token.isEmpty { variables["HF_TOKEN"] = token }
         if offline { variables["HF_HUB_OFFLINE"] = "1" }
         if !mirrors.isEmpty { variables["MODELDEPOT_MIRRORS"] = mirrors.joined(separator: ",") }
-        return HubEnvironment(variables: variables)
+        // --token is explicit: it goes to the endpoint even over http (HF_TOKEN and the token file only over
+        // https, or http on this machine).
+        return HubEnvironment(variables: variables, explicitToken: token)
     }
 
     var cache: HubCache { cacheOptions.cache }

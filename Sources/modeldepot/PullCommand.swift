@@ -68,7 +68,10 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     )
     var localDir: String?
 
-    @Flag(help: "Repository: fetch the files again even when they are cached.")
+    @Flag(
+        help:
+            "Repository: fetch the files again even when they are cached; with --local-dir, also replace files there that no pull wrote."
+    )
     var forceDownload = false
 
     @Flag(help: "Repository: list what would be downloaded, its size and the free space after; download nothing.")
@@ -390,21 +393,35 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             let path = URL(fileURLWithPath: output, relativeTo: cwd).standardizedFileURL
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder), isFolder.boolValue {
-                return path.appendingPathComponent(try fileName(of: url))
+                return try inside(path, named: fileName(of: url))
             }
             return path
         }
-        return cwd.appendingPathComponent(try fileName(of: url)).standardizedFileURL
+        return try inside(cwd.standardizedFileURL, named: fileName(of: url))
     }
 
-    /// The last path component of the URL, refused when it could name something other than a plain file.
+    /// `folder/name`, checked to lie directly inside `folder` (a name is one component; this is the last guard).
+    static func inside(_ folder: URL, named name: String) throws -> URL {
+        let file = folder.appendingPathComponent(name).standardizedFileURL
+        guard file.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path else {
+            throw ModelDepotError(
+                .invalidArgument, "The URL's file name '\(name)' leads outside \(folder.path); pass --output PATH.")
+        }
+        return file
+    }
+
+    /// The last path component of the URL, refused when it could name something other than a plain file in the
+    /// folder. URL percent-decodes it, so `a%2F..%2F..%2Fx` arrives as `a/../../x`: a name holding `/`, `\` or
+    /// NUL is refused, as is a hidden or dot name.
     static func fileName(of url: URL) throws -> String {
         let name = url.lastPathComponent
         guard !name.isEmpty, name != "/", name != ".", name != "..", !name.hasPrefix("."),
-            !name.contains(where: { $0.isNewline || $0 == "\0" })
+            !name.contains(where: { $0.isNewline || $0 == "\0" || $0 == "/" || $0 == "\\" })
         else {
             throw ModelDepotError(
-                .invalidArgument, "Cannot name the file after the URL's last part '\(name)'; pass --output PATH.")
+                .invalidArgument,
+                "Cannot name the file after the URL's last part '\(name.debugDescription.dropFirst().dropLast())'; pass --output PATH."
+            )
         }
         return name
     }

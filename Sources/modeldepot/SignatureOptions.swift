@@ -13,6 +13,14 @@ struct SignatureOptions: ParsableArguments {
         help: "PEM certificates a signature's signing certificate must chain to (signatures made with certificates).")
     var trustedCertificate: String?
 
+    @Option(
+        help: """
+            With --trusted-certificate: whom the signing certificate must name (its subject, common name, or a \
+            subject alternative name such as an e-mail address). Without it, any holder of a signing certificate \
+            from that CA may sign.
+            """)
+    var certificateIdentity: String?
+
     @Option(help: "Where the signature is in the repository.")
     var signaturePath: String = ModelManager.defaultSignaturePath
 
@@ -27,6 +35,9 @@ struct SignatureOptions: ParsableArguments {
         if given > 0, !checking {
             throw ValidationError("--trusted-key and --trusted-certificate are used with \(flag).")
         }
+        if certificateIdentity != nil, trustedCertificate == nil {
+            throw ValidationError("--certificate-identity names whom a --trusted-certificate signature must come from.")
+        }
         if (try? RepoFilePath(signaturePath)) == nil {
             throw ValidationError("--signature-path '\(signaturePath)' is not a path inside a repository.")
         }
@@ -36,7 +47,9 @@ struct SignatureOptions: ParsableArguments {
     func trust() throws -> SignatureTrust? {
         if let trustedKey { return .key(try TrustedKey(contentsOf: URL(fileURLWithPath: trustedKey))) }
         if let trustedCertificate {
-            return .certificates(try TrustedCertificates(contentsOf: URL(fileURLWithPath: trustedCertificate)))
+            var certificates = try TrustedCertificates(contentsOf: URL(fileURLWithPath: trustedCertificate))
+            certificates.identity = certificateIdentity
+            return .certificates(certificates)
         }
         return nil
     }

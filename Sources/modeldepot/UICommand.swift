@@ -7,6 +7,7 @@ import ModelDepotInference
 import ModelDepotPlatform
 import ModelDepotScreens
 import ModelDepotWeb
+import Synchronization
 
 struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -198,24 +199,64 @@ struct UICommand: AsyncParsableCommand {
         defer { cleanups.forEach(ExitCleanup.unregister) }
         app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
         SecondSignal.exitsAtOnce()
+        // The page --open writes goes when ui does, however it ends.
+        let page = Mutex<URL?>(nil)
+        let removePage: @Sendable () -> Void = {
+            if let folder = page.withLock({ $0 })?.deletingLastPathComponent() {
+                try? FileManager.default.removeItem(at: folder)
+            }
+        }
+        let pageCleanup = ExitCleanup.register(removePage)
+        defer {
+            removePage()
+            ExitCleanup.unregister(pageCleanup)
+        }
         try await app.run(host: host, port: port) { url in
             let once = token == nil ? "the link works once; " : ""
             StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))
-            if open { Self.openInBrowser(url) }
+            if open { page.withLock { $0 = Self.openInBrowser(url) } }
         }
     }
 
-    /// `xdg-open` on Linux, `open` on macOS; a failure to start one is said, not fatal.
-    static func openInBrowser(_ url: URL) {
+    /// Opens `url` in the browser without putting it on any command line (every local user reads those, in the
+    /// process list): as Jupyter does, a page that redirects to it is written into a new folder only this user
+    /// can enter, readable by this user alone (0600), and the browser is handed the page's path. The page is
+    /// removed when `ui` exits (see `run`). `xdg-open` on Linux, `open` on macOS; a failure to start one is said, not fatal.
+    /// Returns the page written, nil when none could be.
+    static func openInBrowser(_ url: URL) -> URL? {
         #if os(macOS)
             let opener = "/usr/bin/open"
         #else
             let opener = "/usr/bin/xdg-open"
         #endif
+        var page: URL?
         do {
-            _ = try ChildProcess(executable: opener, arguments: [url.absoluteString], output: "/dev/null")
+            page = try launchPage(for: url)
+            _ = try ChildProcess(executable: opener, arguments: [page!.absoluteString], output: "/dev/null")
         } catch {
             StandardStreams.error(Data("cannot open a browser (\(opener)): open the URL above by hand\n".utf8))
         }
+        return page
+    }
+
+    /// Writes the page that redirects to `url` (a `meta` refresh and a link; no script, as the app allows
+    /// none) into a new private folder, and returns its file URL.
+    static func launchPage(for url: URL) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "modeldepot-ui-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let target = url.absoluteString.replacingOccurrences(of: "&", with: "&amp;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "<", with: "&lt;")
+        let html = """
+            <!DOCTYPE html>
+            <html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+            <meta http-equiv="refresh" content="0;url=\(target)"><title>ModelDepot</title></head>
+            <body><p><a href="\(target)">Open ModelDepot</a></p></body></html>
+
+            """
+        let page = folder.appendingPathComponent("open.html")
+        try AtomicFile.replace(Data(html.utf8), atPath: page.path, temporarySuffix: ".tmp", mode: 0o600)
+        return page
     }
 }

@@ -138,6 +138,25 @@ struct SignatureCommandTests {
             let refused = try await pullCertified(name)
             #expect(refused.status == 1 && refused.stderr.contains(reason), "\(name): \(refused.stderr)")
         }
+        // Any holder of a signing certificate from the trusted root passes the chain check; only
+        // --certificate-identity (the leaf's subject, its common name, or a subject alternative name) says whose
+        // signature it must be.
+        func pullIdentified(_ name: String, _ identity: String) async throws -> CLIRunner.Output {
+            try await CLIRunner.run([
+                "pull", "acme/\(name)", "--require-signature", "--trusted-certificate", root, "--certificate-identity",
+                identity, "--endpoint", endpoint, "--cache-dir", folder.path("cache-\(name)-\(identity)").path,
+            ])
+        }
+        let intruder = try await pullIdentified("cert-intruder", "Publisher")
+        #expect(
+            intruder.status == 1 && intruder.stderr.contains("not the identity"), "intruder: \(intruder.stderr)")
+        for identity in ["Publisher", "publisher@example.com", "CN=Publisher"] {
+            let publisher = try await pullIdentified("cert-good", identity)
+            #expect(publisher.status == 0, "\(identity): \(publisher.stderr)")
+        }
+        let wrongIdentity = try await pullIdentified("cert-good", "intruder@example.com")
+        #expect(
+            wrongIdentity.status == 1 && wrongIdentity.stderr.contains("not the identity"), "\(wrongIdentity.stderr)")
         let keyForCertificate = try await pull("cert-good")
         #expect(keyForCertificate.0.stderr.contains("signed with a certificate"), "\(keyForCertificate.0.stderr)")
 

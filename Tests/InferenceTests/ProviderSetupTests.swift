@@ -25,8 +25,23 @@ import Testing
             InferenceCredentials.resolve(for: URL(string: url)!, apiKey: key, environment: environment)
         }
         #expect(credentials("https://router.huggingface.co/v1") == .huggingFaceToken("hf_secret"))
-        #expect(credentials("https://x.us-east-1.aws.endpoints.huggingface.cloud/v1") == .huggingFaceToken("hf_secret"))
-        #expect(credentials("http://mirror:8080/v1") == .huggingFaceToken("hf_secret"))
+        // Dedicated endpoints and Spaces run anyone's code; plain http is read by anyone on the path: neither gets
+        // the token unless it is given as --api-key.
+        #expect(credentials("https://x.us-east-1.aws.endpoints.huggingface.cloud/v1") == InferenceCredentials.none)
+        #expect(credentials("https://someone-evil.hf.space/v1") == InferenceCredentials.none)
+        #expect(credentials("https://evil.huggingface.co/v1") == InferenceCredentials.none)
+        #expect(credentials("http://router.huggingface.co/v1") == InferenceCredentials.none)
+        #expect(credentials("http://mirror:8080/v1") == InferenceCredentials.none)
+        #expect(credentials("https://huggingface.co/api/inference-proxy/v1") == .huggingFaceToken("hf_secret"))
+        #expect(credentials("https://someone-evil.hf.space/v1", key: "hf_secret") == .apiKey("hf_secret"))
+        func configured(_ endpoint: String, _ url: String) -> InferenceCredentials {
+            InferenceCredentials.resolve(
+                for: URL(string: url)!, apiKey: nil,
+                environment: HubEnvironment(variables: ["HF_TOKEN": "hf_secret", "HF_ENDPOINT": endpoint]))
+        }
+        #expect(configured("https://hub.internal", "https://hub.internal/v1") == .huggingFaceToken("hf_secret"))
+        #expect(configured("http://127.0.0.1:9000", "http://127.0.0.1:9000/v1") == .huggingFaceToken("hf_secret"))
+        #expect(configured("http://127.0.0.1:9000", "http://127.0.0.1:9001/v1") == InferenceCredentials.none)
         #expect(credentials("http://127.0.0.1:8080/v1") == InferenceCredentials.none)
         #expect(credentials("https://evilhuggingface.co/v1") == InferenceCredentials.none)
         #expect(credentials("http://127.0.0.1:8080/v1", key: "sk-1") == .apiKey("sk-1"))

@@ -175,3 +175,41 @@ import Testing
         #expect(server.requests.map(\.path).contains("/api/models/acme/flagged/revision/main"))
     }
 }
+
+/// The implicit token (HF_TOKEN, the token file) leaves only over https to the Hub, its router and the
+/// configured endpoint, or over http to a configured endpoint on this machine; a token given explicitly
+/// (`--token`, `HubClient(token:)`) goes to the configured endpoint as asked.
+@Suite struct ImplicitTokenTests {
+    static func sent(endpoint: String, to path: String = "/api/models/acme/tiny") throws -> Bool {
+        let client = try HubClient(
+            environment: HubEnvironment(variables: ["HF_ENDPOINT": endpoint, "HF_TOKEN": "hf_implicit"]))
+        return !client.authorization(for: URL(string: endpoint + path)!).isEmpty
+    }
+
+    @Test func anHTTPEndpointOffThisMachineNeverGetsTheImplicitToken() throws {
+        // A LAN or internet mirror over plain http: anyone on the path would read the user's Hub token.
+        #expect(try !Self.sent(endpoint: "http://mirror.lan:8080"))
+        #expect(try !Self.sent(endpoint: "http://192.168.1.20:8080"))
+        #expect(try !Self.sent(endpoint: "http://huggingface.co"))
+        // https, and loopback http (the traffic never leaves the machine), keep it.
+        #expect(try Self.sent(endpoint: "https://huggingface.co"))
+        #expect(try Self.sent(endpoint: "https://hub.internal.example"))
+        #expect(try Self.sent(endpoint: "http://127.0.0.1:8080"))
+        #expect(try Self.sent(endpoint: "http://localhost:8080"))
+        #expect(try Self.sent(endpoint: "http://[::1]:8080"))
+        // Explicit tokens go where they are sent: --token to the configured endpoint, even over http.
+        let explicit = try HubClient(
+            environment: HubEnvironment(
+                variables: ["HF_ENDPOINT": "http://mirror.lan:8080", "HF_TOKEN": "hf_implicit"],
+                explicitToken: "hf_explicit"))
+        #expect(
+            explicit.authorization(for: URL(string: "http://mirror.lan:8080/x")!).first?.value == "Bearer hf_explicit")
+        let app = HubClient(endpoint: URL(string: "http://mirror.lan:8080")!, token: "hf_app")
+        #expect(app.authorization(for: URL(string: "http://mirror.lan:8080/x")!).first?.value == "Bearer hf_app")
+        // An app that asks for the environment's token gets the same rule.
+        let fromEnvironment = try HubClient(
+            endpoint: URL(string: "http://mirror.lan:8080")!,
+            tokenSource: .environment(HubEnvironment(variables: ["HF_TOKEN": "hf_implicit"])))
+        #expect(fromEnvironment.authorization(for: URL(string: "http://mirror.lan:8080/x")!).isEmpty)
+    }
+}

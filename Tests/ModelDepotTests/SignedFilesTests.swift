@@ -109,4 +109,20 @@ import Testing
         try Data().write(to: empty)
         #expect(try FileDigests.sha256(ofPiecesOfFileAt: empty.path, pieceSize: 4) == [])
     }
+
+    /// Skipped files are exactly model-signing 1.1.1's git paths, not every top-level name starting with `.git`:
+    /// an unsigned `.gitmodules` or `.git_loader.py` put beside signed weights is a file the signature does not
+    /// cover, and the check must say so.
+    @Test func onlyModelSigningsOwnGitPathsAreSkipped() throws {
+        let signed = try SignedFiles(
+            statement: Self.statement(method: "files", shardSize: nil, algorithm: "sha256", [("a", Self.digest("a"))]))
+        for skipped in [".git", ".git/config", ".gitattributes", ".github/workflows/ci.yml", ".gitignore", "model.sig"]
+        {
+            #expect(signed.ignores(skipped, signaturePath: "model.sig"), "\(skipped)")
+        }
+        for covered in [".gitmodules", ".git_loader.py", ".gitconfig", ".github.py", ".gitignore2", "sub/.git/config"] {
+            #expect(!signed.ignores(covered, signaturePath: "model.sig"), "\(covered) went unchecked")
+        }
+    }
+
 }

@@ -43,8 +43,9 @@ def write_key(folder, name, private_key):
     return public
 
 
-def certificate(subject, key, issuer=None, issuer_key=None, ca=False, signing=True):
-    """An X.509 certificate for `key`, signed by the issuer (self-signed without one), valid from yesterday."""
+def certificate(subject, key, issuer=None, issuer_key=None, ca=False, signing=True, email=None):
+    """An X.509 certificate for `key`, signed by the issuer (self-signed without one), valid from yesterday; with
+    `email`, a subject alternative name."""
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
     now = datetime.datetime.now(datetime.timezone.utc)
     builder = (
@@ -65,6 +66,8 @@ def certificate(subject, key, issuer=None, issuer_key=None, ca=False, signing=Tr
             critical=True,
         )
     )
+    if email:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.RFC822Name(email)]), critical=False)
     return builder.sign(issuer_key or key, hashes.SHA256())
 
 
@@ -73,17 +76,21 @@ def write_certificates(folder):
     root_key = ec.generate_private_key(ec.SECP256R1())
     root = certificate("ModelDepot Test Root", root_key, ca=True)
     publisher_key = ec.generate_private_key(ec.SECP256R1())
-    publisher = certificate("Publisher", publisher_key, root, root_key)
+    publisher = certificate("Publisher", publisher_key, root, root_key, email="publisher@example.com")
+    # Another holder of a signing certificate from the same root: a chain to the root is not the publisher.
+    intruder_key = ec.generate_private_key(ec.SECP256R1())
+    intruder = certificate("Intruder", intruder_key, root, root_key, email="intruder@example.com")
     encipher_key = ec.generate_private_key(ec.SECP256R1())
     encipher_only = certificate("Encipherer", encipher_key, root, root_key, signing=False)
     stranger_key = ec.generate_private_key(ec.SECP256R1())
     stranger = certificate("Stranger Root", stranger_key, ca=True)
     stranger_leaf_key = ec.generate_private_key(ec.SECP256R1())
     stranger_leaf = certificate("Stranger", stranger_leaf_key, stranger, stranger_key)
-    for name, cert in [("root", root), ("publisher", publisher), ("encipherer", encipher_only),
+    for name, cert in [("root", root), ("publisher", publisher), ("intruder", intruder), ("encipherer", encipher_only),
                        ("stranger-root", stranger), ("stranger", stranger_leaf)]:
         (folder / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    for name, key in [("publisher", publisher_key), ("encipherer", encipher_key), ("stranger", stranger_leaf_key)]:
+    for name, key in [("publisher", publisher_key), ("intruder", intruder_key), ("encipherer", encipher_key),
+                      ("stranger", stranger_leaf_key)]:
         write_key(folder, f"{name}-cert", key)
 
 
@@ -224,7 +231,7 @@ def prepare(root):
     # sign (key usage without digital signatures).
     write_certificates(keys)
     for name, signer, chain in [("cert-good", "publisher", ["root"]), ("cert-stranger", "stranger", ["stranger-root"]),
-                                ("cert-encipherer", "encipherer", ["root"])]:
+                                ("cert-encipherer", "encipherer", ["root"]), ("cert-intruder", "intruder", ["root"])]:
         folder = repos / name
         make_model(folder, size)
         sign_with_certificate(folder, keys, signer, chain)

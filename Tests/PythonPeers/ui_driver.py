@@ -74,7 +74,7 @@ def _():
     wait.until(lambda d: d.current_url == base + "/models")
     assert "token=" not in driver.current_url
     cookies = driver.get_cookies()
-    assert any(c["name"] == "modeldepot_ui" and c["httpOnly"] and c.get("sameSite") == "Strict" for c in cookies), cookies
+    assert any(c["name"].startswith("modeldepot_ui_") and c["httpOnly"] and c.get("sameSite") == "Strict" for c in cookies), cookies
     shot("models")
 
 

@@ -81,7 +81,7 @@ import Testing
             }
             #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
             #expect(!page.text.contains("<script>"), "no inline script")
-            let wrongCookie = try await app.send("GET", "/models", cookie: "modeldepot_ui=0000")
+            let wrongCookie = try await app.send("GET", "/models", cookie: "modeldepot_ui_\(app.launch.port!)=0000")
             #expect(wrongCookie.status == 401)
             let api = try await app.send("GET", "/api/ui/models")
             #expect(api.status == 401 && (api.json as? [String: String])?["error"] != nil)
@@ -116,6 +116,49 @@ import Testing
             // The download runs to its end before the mirror closes (a server closing while the client pool
             // opens a connection trips over it).
             #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+        }
+    }
+
+    /// A page on another site (or any local process) posting a recording-sized body without the session: the
+    /// app refused it only after reading up to ~44 MB into memory. Now the headers decide first, and the answer
+    /// comes while the body is still unsent.
+    @Test func anUnauthenticatedLargeBodyIsRefusedBeforeItIsRead() async throws {
+        try await Self.with { _, app in
+            let port = app.launch.port!
+            let cases: [(headers: String, status: String)] = [
+                ("Content-Type: application/json\r\n", "401"),
+                ("Content-Type: application/json\r\nOrigin: http://evil.example\r\n", "403"),
+                ("Content-Type: text/plain\r\nSec-Fetch-Site: cross-site\r\n", "403"),
+            ]
+            for (headers, status) in cases {
+                let connection = try LoopbackConnection(port: port)
+                // The head and the first bytes of a 40 MB body; the rest never comes.
+                connection.transmit(
+                    "POST /api/ui/transcribe HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)"
+                        + "Content-Length: 40000000\r\n\r\n{\"audio\": \"AAAA")
+                let reply = await connection.firstBytes().map { String(decoding: $0, as: UTF8.self) }
+                #expect(reply?.hasPrefix("HTTP/1.1 \(status)") == true, "\(headers): \(reply ?? "no answer")")
+                #expect(reply?.lowercased().contains("connection: close") == true, "\(reply ?? "")")
+            }
+            // A foreign Host is refused the same way.
+            let connection = try LoopbackConnection(port: port)
+            connection.transmit(
+                "POST /api/ui/transcribe HTTP/1.1\r\nHost: attacker.example:\(port)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 40000000\r\n\r\n{")
+            let reply = await connection.firstBytes().map { String(decoding: $0, as: UTF8.self) }
+            #expect(reply?.hasPrefix("HTTP/1.1 421") == true, "\(reply ?? "no answer")")
+        }
+    }
+
+    /// Cookies are not separated by port: the session cookie of one `modeldepot ui` must not be another's.
+    @Test func theSessionCookieNameCarriesThePort() async throws {
+        try await Self.with { _, app in
+            let cookie = try await app.openSession()
+            #expect(cookie.hasPrefix("modeldepot_ui_\(app.launch.port!)="), "\(cookie)")
+            let value = cookie.split(separator: "=", maxSplits: 1)[1]
+            let otherPort = try await app.send("GET", "/models", cookie: "modeldepot_ui_1=\(value)")
+            #expect(otherPort.status == 401)
+            #expect(try await app.send("GET", "/models", cookie: cookie).status == 200)
         }
     }
 

@@ -130,7 +130,12 @@ enum BundleArchive {
             }
             let kind = bytes[156]
             let start = offset + Int64(block)
-            guard start + size <= length else { throw refuse("\(name) is cut short") }
+            // A PAX or base-256 size may be anything up to Int64.max: every sum is checked, so a size no file
+            // holds is refused by name rather than overflowing.
+            let (end, overflow) = start.addingReportingOverflow(size)
+            guard !overflow, end <= length else {
+                throw refuse("\(name) is cut short (it claims \(size) bytes; the archive has \(length - start) left)")
+            }
             offset = start + (size + Int64(block) - 1) / Int64(block) * Int64(block)
             if kind != UInt8(ascii: "x"), kind != UInt8(ascii: "L") {
                 pendingName = nil

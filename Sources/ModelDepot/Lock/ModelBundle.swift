@@ -247,9 +247,17 @@ extension ModelManager {
             ".\(blob.lastPathComponent).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).import")
         var placed = false
         defer { if !placed { try? FileManager.default.removeItem(at: temporary) } }
+        // Exactly the locked size: a folder's file must be that long (it may have been swapped since the check),
+        // an archive's member is read no further than its own size.
+        if let length, length != file.size {
+            throw ModelDepotError(
+                .invalidArgument,
+                "\(shown) in the bundle is \(length) bytes; the lock says \(file.size) bytes. Nothing of it was placed."
+            )
+        }
         let (digest, size) = try VerifyingCopy.copy(
-            from: source.path, offset: offset, length: length, to: temporary.path,
-            computing: file.sha256 != nil ? .sha256 : .gitBlob(expectedSize: file.size))
+            from: source.path, offset: offset, length: file.size, fileSize: length == nil ? file.size : nil,
+            to: temporary.path, computing: file.sha256 != nil ? .sha256 : .gitBlob(expectedSize: file.size))
         let expected = file.sha256 ?? file.gitBlob ?? ""
         guard size == file.size, digest == expected else {
             throw ModelDepotError(

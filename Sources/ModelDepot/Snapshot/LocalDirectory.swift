@@ -62,6 +62,27 @@ public struct LocalDirectory: Sendable, Hashable {
         try AtomicFile.replace(Data(text.utf8), atPath: url.path, temporarySuffix: ".\(UUID().uuidString).tmp")
     }
 
+    /// Whether a file a pull wrote is at `path`: huggingface_hub's metadata for it is in
+    /// `.cache/huggingface/download/` (whether or not the file changed since). Any other file there is the user's.
+    func isOurs(_ path: RepoFilePath) -> Bool {
+        FileStatus(path: metadata(path).path, followingLinks: false)?.kind == .file
+    }
+
+    /// Refuses a repository path that would write into a git folder (`.git`, in any case, and with the trailing
+    /// dots and spaces Windows drops): a listing naming `.git/config` or `.git/hooks/…` would make the user's next
+    /// git command in the folder run code.
+    static func checkNotGit(_ path: RepoFilePath) throws {
+        for component in path.components {
+            var name = Substring(component.lowercased())
+            while let last = name.last, last == "." || last == " " { name = name.dropLast() }
+            if name == ".git" {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "Refusing the repository path '\(path)': a local directory never gets files inside a .git folder.")
+            }
+        }
+    }
+
     /// The `.gitignore` and `CACHEDIR.TAG` huggingface_hub writes into `.cache/huggingface/`.
     func prepare() throws {
         try HubCache.createFolder(bookkeeping)
@@ -75,8 +96,9 @@ public struct LocalDirectory: Sendable, Hashable {
 
 extension SnapshotDownloader {
     /// Whether `path` in `directory` already holds the file the listing names, by huggingface_hub's rules: its
-    /// metadata names this commit or this etag; or, with no metadata, an LFS file whose SHA-256 matches (the
-    /// metadata is then written, as Python writes it, unless `recording` is off).
+    /// metadata names this commit or this etag; or, with no metadata, an LFS file whose SHA-256 matches or a
+    /// small file whose git blob id does (the metadata is then written, as Python writes it, unless `recording`
+    /// is off).
     func isUpToDate(
         _ path: RepoFilePath, file: RecordedTree.File, commit: String, in directory: LocalDirectory,
         recording: Bool = true
@@ -84,10 +106,16 @@ extension SnapshotDownloader {
         if let metadata = directory.trustedMetadata(path) {
             return metadata.commit == commit || metadata.etag == file.etag
         }
-        guard let sha256 = file.lfsSHA256,
-            CacheScanner.regularFileSize(directory.file(path).path) == file.size,
-            (try? FileDigests.sha256(ofFileAt: directory.file(path).path)) == sha256
-        else { return false }
+        guard CacheScanner.regularFileSize(directory.file(path).path) == file.size else { return false }
+        if let sha256 = file.lfsSHA256 {
+            guard (try? FileDigests.sha256(ofFileAt: directory.file(path).path)) == sha256 else { return false }
+        } else {
+            // A small file (a git clone's config.json): its git blob id is the listing's.
+            guard HubEncoding.isGitID(file.blobID), file.size <= 16 << 20,
+                let bytes = FileManager.default.contents(atPath: directory.file(path).path),
+                GitBlob.id(of: [UInt8](bytes)) == file.blobID.lowercased()
+            else { return false }
+        }
         if recording { try? directory.recordMetadata(path, commit: commit, etag: file.etag) }
         return true
     }

@@ -3,6 +3,7 @@ import Logging
 import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
+import ModelDepotPlatform
 import ModelDepotTransfer
 import Synchronization
 
@@ -289,10 +290,23 @@ public struct SnapshotDownloader: Sendable {
         let entries = try await observed.listFiles(request.repo, type: request.type, revision: commit)
         let tree = try RecordedTree(entries: entries)
         let selected = try select(request, from: tree)
+        for path in selected { try LocalDirectory.checkNotGit(path) }
         try directory.prepare()
         let missing =
             request.forceDownload
             ? selected : selected.filter { !isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) }
+        // A file already there that no pull wrote (no metadata) is the user's: replaced only when asked.
+        if !request.forceDownload {
+            let theirs = missing.filter {
+                FileStatus(path: directory.file($0).path, followingLinks: false) != nil && !directory.isOurs($0)
+            }
+            if !theirs.isEmpty {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    "\(directory.root.path) already holds \(theirs.map(\.value).sorted().joined(separator: ", ")), which no pull wrote (no metadata in .cache/huggingface/download) and which differ from \(request.repo); pass --force-download to replace them."
+                )
+            }
+        }
         let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
         let totalBytes = selected.reduce(0) { $0 + size($1) }
         let missingBytes = missing.reduce(0) { $0 + size($1) }

@@ -243,11 +243,17 @@ public struct SignedFiles: Sendable, Hashable {
         return nil
     }
 
+    /// The paths model-signing 1.1.1 skips in every model unless told not to: `ignore_git_paths` in
+    /// `model_signing/hashing.py` (`Config.hash`), each the path itself or anything below it
+    /// (`_serialization/serialization.py`'s `should_ignore`). Exactly these: a `.gitmodules` or `.git_loader.py`
+    /// beside the weights is a file like any other, and must be signed.
+    public static let modelSigningGitPaths = [".git", ".gitattributes", ".github", ".gitignore"]
+
     /// Whether signing skipped `path`: listed in the statement's ignored paths (or below one), the signature file
-    /// `signaturePath`, or a `.git*` entry at the top, as model-signing skips them.
+    /// `signaturePath`, or one of model-signing's own git paths (``modelSigningGitPaths``) or below one.
     public func ignores(_ path: String, signaturePath: String) -> Bool {
-        if path == signaturePath || path.split(separator: "/").first?.hasPrefix(".git") == true { return true }
-        return ignoredPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
+        if path == signaturePath { return true }
+        return (ignoredPaths + Self.modelSigningGitPaths).contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
     /// What a file's signed digests are made of.

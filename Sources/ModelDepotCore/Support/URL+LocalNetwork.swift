@@ -23,4 +23,13 @@ extension URL {
         default: return false
         }
     }
+
+    /// Whether the host is this machine: `localhost` (or a name below it), 127.0.0.0/8 or ::1.
+    package var isLoopback: Bool {
+        guard var host = host?.lowercased() else { return false }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) }
+        return parts.count == 4 && parts[0] == 127
+    }
 }

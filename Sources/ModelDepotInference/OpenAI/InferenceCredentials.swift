@@ -12,23 +12,21 @@ public enum InferenceCredentials: Sendable, Equatable {
     /// A Hugging Face token, sent as `Authorization: Bearer <token>`.
     case huggingFaceToken(String)
 
-    /// The credentials for `baseURL`: an explicit API key wins; otherwise Hugging Face hosts (and the
-    /// configured `HF_ENDPOINT`) get the token the Hub client would use — `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`,
-    /// the token file — and any other host gets none.
+    /// The credentials for `baseURL`: an explicit API key wins; otherwise the Hub token the Hub client would use
+    /// (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) goes only where
+    /// `HubEnvironment.sendsImplicitToken(to:endpoint:)` allows — https to the Hub, its router
+    /// (`router.huggingface.co`) or the configured `HF_ENDPOINT`, http only to a configured endpoint on this
+    /// machine — and any other host gets none: Spaces and dedicated Inference Endpoints run anyone's code, so
+    /// they need `--api-key`.
     public static func resolve(for baseURL: URL, apiKey: String?, environment: HubEnvironment) -> InferenceCredentials {
         if let apiKey, !apiKey.isEmpty { return .apiKey(apiKey) }
-        guard isHuggingFace(baseURL, environment: environment), let token = environment.token else { return .none }
+        guard let token = environment.token(for: baseURL) else { return .none }
         return .huggingFaceToken(token)
     }
 
-    /// Hosts run by Hugging Face (the Hub, its inference router, dedicated endpoints, Spaces), or the
-    /// endpoint `HF_ENDPOINT` names.
+    /// Whether `baseURL` is a place the Hub token may go without being given (see ``resolve(for:apiKey:environment:)``).
     public static func isHuggingFace(_ url: URL, environment: HubEnvironment) -> Bool {
-        guard let host = url.host?.lowercased() else { return false }
-        let suffixes = [".huggingface.co", ".huggingface.cloud", ".hf.space"]
-        if host == "huggingface.co" || suffixes.contains(where: host.hasSuffix) { return true }
-        guard let endpoint = URL(string: environment.endpoint) else { return false }
-        return url.scheme == endpoint.scheme && host == endpoint.host?.lowercased() && url.port == endpoint.port
+        HubEnvironment.sendsImplicitToken(to: url, endpoint: URL(string: environment.endpoint))
     }
 
     var bearerToken: String? {
