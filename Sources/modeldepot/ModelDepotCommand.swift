@@ -27,7 +27,9 @@ struct ModelDepotCommand: AsyncParsableCommand {
     static func main() async {
         let command: any ParsableCommand
         do {
-            command = try parseAsRoot()
+            command = try parseAsRoot(
+                ServeSettings.expand(
+                    Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
         } catch {
             exit(withError: error)
         }

@@ -19,6 +19,14 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
+    @Option(
+        help: ArgumentHelp(
+            "A file of settings, one 'name = value' a line, named as these flags are (root = /srv/models).",
+            discussion:
+                "Every flag can also come from the environment as MODELDEPOT_SERVE_<NAME> (MODELDEPOT_SERVE_ALLOWED_HOST=a,b; switches take true or false). The command line wins over the environment, which wins over the file."
+        ))
+    var config: String?
+
     @Option(help: "A folder whose <org>/<name>/ sub-folders are served as model repositories.")
     var root: String?
 
