@@ -91,7 +91,8 @@ final class DownloadRun: Sendable {
         default:
             try flow.withLock { try $0.probeAnsweredUnsatisfiable(DownloadFlow.Answer(probe), resuming: record) }
         }
-        return try finish(file: file)
+        // A git blob id is a second pass over the file, and fsync waits on the disk: off the cooperative pool.
+        return try await BlockingWork.run { try self.finish(file: file) }
     }
 
     /// The resume sidecar, when it describes the partial file beside it and this same request.

@@ -87,7 +87,8 @@ public struct Downloader: Sendable {
         // `url` is a var: credentials put back into it after init still never travel or get stored in the URL.
         let request = request.movingURLCredentialsToHeader()
         try Self.validate(request)
-        if !request.replacesExisting, let present = try Self.existingFile(for: request) {
+        // Hashing a file already there (gigabytes) runs off the cooperative pool.
+        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }
@@ -101,7 +102,7 @@ public struct Downloader: Sendable {
         }
         defer { lock.release(keepingFile: request.lockIsShared) }
         // Another process may have finished the same file while this one waited for the lock.
-        if !request.replacesExisting, let present = try Self.existingFile(for: request) {
+        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }

@@ -41,7 +41,9 @@ extension ModelManager {
                 group.addTask { [pull] in
                     let filePath = try RepoFilePath(path)
                     if repository.hasFile(filePath, commit: commit) {
-                        return (path, try PickleFile.inspect(repository.snapshotFile(commit, filePath)))
+                        // Up to 256 MiB read and walked: off the cooperative pool.
+                        let file = repository.snapshotFile(commit, filePath)
+                        return (path, try await BlockingWork.run { try PickleFile.inspect(file) })
                     }
                     return (path, try await Self.probe(pull.hub, repo, type: type, commit: commit, path: filePath))
                 }

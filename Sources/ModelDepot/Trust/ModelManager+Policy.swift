@@ -88,9 +88,13 @@ extension ModelManager {
             present[path.value] = repository.snapshotFile(staged.commit, path).resolvingSymlinksInPath()
         }
         for path in staged.files { present[path.value] = staged.url(of: path) }
-        let check = try compare(
-            signed, signaturePath: requirement.path, repository: repository, commit: staged.commit,
-            tree: staged.recordedTree ?? repository.recordedTree(staged.commit), present: present)
+        let tree = staged.recordedTree ?? repository.recordedTree(staged.commit)
+        let commit = staged.commit
+        let check = try await BlockingWork.run { [self, present] in
+            try compare(
+                signed, signaturePath: requirement.path, repository: repository, commit: commit, tree: tree,
+                present: present)
+        }
         var snapshot = try await pull.publish(staged)
         snapshot.signatureCheck = check
         return snapshot

@@ -61,9 +61,13 @@ extension ModelManager {
         for path in CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)) {
             present[path.value] = repository.snapshotFile(commit, path).resolvingSymlinksInPath()
         }
-        return try compare(
-            signed, signaturePath: signaturePath, repository: repository, commit: commit,
-            tree: repository.recordedTree(commit), present: present)
+        // Hashing what the download did not verify (whole files, or every shard) runs off the cooperative pool.
+        let tree = repository.recordedTree(commit)
+        return try await BlockingWork.run { [self, present] in
+            try compare(
+                signed, signaturePath: signaturePath, repository: repository, commit: commit, tree: tree,
+                present: present)
+        }
     }
 
     /// Holds the model's files to what `signed` lists: every file of `tree` and of `present` (the files on disk,

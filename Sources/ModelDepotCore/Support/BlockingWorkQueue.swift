@@ -18,3 +18,20 @@ package final class BlockingWorkQueue: Sendable {
         }
     }
 }
+
+/// Blocking work that any async code may hand off: hashing a file, `fsync`, reading a large file, walking a cache.
+///
+/// Swift's cooperative pool has one thread per core (two on this project's machines): a blocking call made on it
+/// takes that thread from every server, download and task in the process until it returns. `BlockingWork.run`
+/// moves the call to a Dispatch worker thread (Dispatch grows those as work blocks; the cooperative pool never
+/// grows) and suspends the caller meanwhile. Work that must keep an order goes on a ``BlockingWorkQueue`` instead.
+package enum BlockingWork {
+    private static let queue = DispatchQueue(label: "ModelDepot.blocking", qos: .utility, attributes: .concurrent)
+
+    /// Runs `work` off the cooperative pool and returns its result; not interruptible once started.
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
