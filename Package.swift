@@ -248,6 +248,7 @@ let package = Package(
             dependencies: [
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotServer", "ModelDepotTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],

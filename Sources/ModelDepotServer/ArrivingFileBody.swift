@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// A response body that follows a ``BlobPull``: it sends each byte of the range as soon as the pull releases
 /// it, and drops the connection short of the full length when the pull fails.
@@ -8,11 +9,18 @@ enum ArrivingFileBody {
     static let chunkSize = 1 << 20
 
     /// - Parameter sent: told of every chunk written to the client (for the bytes-served metric).
-    static func make(_ pull: BlobPull, range: Range<Int64>, sent: @escaping @Sendable (Int) -> Void) -> ResponseBody {
+    /// - Parameter closed: the connection's close future. A body waiting for bytes far ahead (`Range: bytes=-1`
+    ///   waits for the verdict on the whole file) writes nothing for as long, so only the connection closing tells
+    ///   that its client hung up: then it stops following the pull at once.
+    static func make(
+        _ pull: BlobPull, range: Range<Int64>, closed: EventLoopFuture<Void>? = nil,
+        sent: @escaping @Sendable (Int) -> Void
+    ) -> ResponseBody {
         ResponseBody { writer in
             // Followed while this body is written: when every follower is gone, an unfinished pull may be cancelled.
-            pull.followed(true)
-            defer { pull.followed(false) }
+            let following = Following(pull)
+            closed?.whenComplete { _ in following.stop() }
+            defer { following.stop() }
             var reader: ArrivingFileReader? = nil
             defer { reader?.close() }
             var offset = range.lowerBound
@@ -35,6 +43,25 @@ enum ArrivingFileBody {
             }
             try await writer.finish(nil)
         }
+    }
+}
+
+/// One response's place among a pull's followers, given up once (the body ended, or its connection closed first).
+private final class Following: Sendable {
+    private let pull: BlobPull
+    private let active = Mutex(true)
+
+    init(_ pull: BlobPull) {
+        self.pull = pull
+        pull.followed(true)
+    }
+
+    func stop() {
+        let was = active.withLock { active in
+            defer { active = false }
+            return active
+        }
+        if was { pull.followed(false) }
     }
 }
 

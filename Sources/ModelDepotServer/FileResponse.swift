@@ -49,9 +49,10 @@ enum FileResponse {
             // Not yet verified: no HTTP cache may keep it.
             headers[.cacheControl] = "no-store"
             if request.method == .get, !range.isEmpty || arriving.size == 0 {
-                let body = ArrivingFileBody.make(arriving, range: Int64(range.lowerBound)..<Int64(range.upperBound)) {
-                    metrics?.count(.servedBytes, by: $0)
-                }
+                let body = ArrivingFileBody.make(
+                    arriving, range: Int64(range.lowerBound)..<Int64(range.upperBound),
+                    closed: (context as? MirrorRequestContext)?.channel.closeFuture
+                ) { metrics?.count(.servedBytes, by: $0) }
                 return Response(status: status, headers: headers, body: body)
             }
         }

@@ -42,6 +42,11 @@ struct MirrorResponder: HTTPResponder {
         clients.saw(context.channel.remoteAddress?.ipAddress ?? "unknown")
         let response: Response
         do {
+            // The Host check comes first, for the dashboard as well: it shows who pulled what, and a rebinding
+            // page must not read it from a mirror without a token.
+            if token == nil, request.uri.path != "/healthz", !allowedHosts.allows(request.head.authority) {
+                throw AllowedHosts.refusal(request.head.authority ?? "")
+            }
             if let mountedApp, mountedApp.answers(request.uri.path) {
                 response = try await mountedApp.respond(request)
             } else {
@@ -78,9 +83,6 @@ struct MirrorResponder: HTTPResponder {
     private func route(_ request: Request, context: Context) async throws -> Response {
         if request.uri.path == "/healthz" {
             return Self.json(["status": "ok"])
-        }
-        if token == nil, !allowedHosts.allows(request.head.authority) {
-            throw AllowedHosts.refusal(request.head.authority ?? "")
         }
         if let token, !Self.authorized(request, token: token) {
             throw request.headers[.authorization] == nil

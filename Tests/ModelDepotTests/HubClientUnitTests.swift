@@ -186,6 +186,22 @@ import Testing
         return !client.authorization(for: URL(string: endpoint + path)!).isEmpty
     }
 
+    /// Review 39: `isLoopback` dropped the labels that were not numbers and counted the rest, so a DNS name that
+    /// merely starts with 127.0.0.1 (`127.0.0.1.attacker.example`, resolving anywhere) was "this machine" and got
+    /// the implicit token over plain http.
+    @Test func aNameThatOnlyLooksLikeALoopbackAddressIsNotThisMachine() throws {
+        for endpoint in [
+            "http://127.0.0.1.attacker.example:8080", "http://127.0.0.1.nip.io", "http://127.evil.0.0.1",
+            "http://127.0.0.1x", "http://localhost.evil.example",
+        ] {
+            #expect(URL(string: endpoint)?.isLoopback != true, "\(endpoint)")
+            #expect(try !Self.sent(endpoint: endpoint), "\(endpoint)")
+        }
+        for endpoint in ["http://127.0.0.1:8080", "http://127.1.2.3", "http://localhost", "http://[::1]:80"] {
+            #expect(URL(string: endpoint)?.isLoopback == true, "\(endpoint)")
+        }
+    }
+
     @Test func anHTTPEndpointOffThisMachineNeverGetsTheImplicitToken() throws {
         // A LAN or internet mirror over plain http: anyone on the path would read the user's Hub token.
         #expect(try !Self.sent(endpoint: "http://mirror.lan:8080"))

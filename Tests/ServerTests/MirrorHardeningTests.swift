@@ -1,8 +1,11 @@
 import Foundation
+import Hummingbird
 import Logging
 import ModelDepot
+import ModelDepotPlatform
 import ModelDepotServer
 import ModelDepotTesting
+import NIOCore
 import Synchronization
 import Testing
 
@@ -70,6 +73,27 @@ import Testing
             #expect(reply.status == 200)
             let without = try await mirror.get("/api/models", headers: [(name: "Host", value: "evil.example")])
             #expect(without.status == 401)
+        }
+    }
+
+    /// Review 39: the dashboard (`serve --ui`) was answered before the Host check, so a page rebinding its name to a
+    /// token-less mirror read `/ui/api/state` (the repositories, who pulled what, from which address).
+    @Test func theDashboardIsClosedToARebindingPageToo() async throws {
+        let root = try TemporaryDirectory(prefix: "modeldepot-rebinding-ui")
+        defer { root.remove() }
+        let reached = Mutex(0)
+        var server = MirrorServer(root: root.url, logger: PullThroughTests.quiet)
+        server.mountedApp = MountedApp(prefix: "/ui") { _ in
+            reached.withLock { $0 += 1 }
+            return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "clients: 10.0.0.7")))
+        }
+        try await MirrorFixture.serving(server, root: root) { mirror in
+            for path in ["/ui", "/ui/", "/ui/api/state", "/ui/assets/mirror.js"] {
+                let reply = try await mirror.get(path, headers: [(name: "Host", value: "evil.example")])
+                #expect(reply.status == 421, "\(path): \(reply.status)")
+            }
+            #expect(reached.withLock { $0 } == 0, "the dashboard answered a rebinding page")
+            #expect(try await mirror.get("/ui/api/state").status == 200)
         }
     }
 
@@ -170,6 +194,35 @@ import Testing
             // The next client resumes the pull and gets the whole, right file.
             let whole = try await PullThroughTests.get(url)
             #expect(whole.status == 200 && whole.body == PullThroughTests.weights)
+        }
+    }
+
+    /// Review 39: a request for the file's last byte waits for the whole pull (the last byte is released only once
+    /// verified) without writing anything, so the mirror never notices its client hung up: one request costs the
+    /// whole file, as `Range: bytes=0-0` did before.
+    @Test func aLastByteRequestAndAHangUpDoNotCostTheWholeFile() async throws {
+        try await Self.withSlowUpstream(limits: PullLimits(abandonedGrace: .milliseconds(200))) { _, mirror, _ in
+            let commit = try await PullThroughTests.commit(of: mirror)
+            do {
+                let client = try LoopbackConnection(port: mirror.url.port!)
+                client.transmit(
+                    "GET /acme/tiny/resolve/\(commit)/model.safetensors HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=-1\r\n\r\n"
+                )
+                #expect(
+                    await waitUntil {
+                        (try? await PullThroughTests.metric("modeldepot_upstream_pulls_in_flight", of: mirror)) == 1
+                    })
+                try await Task.sleep(for: .milliseconds(100))
+            }  // the client hangs up (its socket closes)
+            #expect(
+                await waitUntil {
+                    (try? await PullThroughTests.metric("modeldepot_upstream_pulls_in_flight", of: mirror)) == 0
+                })
+            let abandoned = try await PullThroughTests.metric("modeldepot_upstream_pulls_abandoned_total", of: mirror)
+            let pulled = try await PullThroughTests.metric("modeldepot_upstream_bytes_total", of: mirror)
+            #expect(
+                abandoned == 1 && pulled < PullThroughTests.weights.count,
+                "abandoned \(abandoned); pulled \(pulled) of \(PullThroughTests.weights.count) bytes for one")
         }
     }
 

@@ -29,7 +29,9 @@ extension URL {
         guard var host = host?.lowercased() else { return false }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) }
-        return parts.count == 4 && parts[0] == 127
+        // Every label a number: `127.0.0.1.attacker.example` is a DNS name that resolves anywhere.
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = labels.compactMap { UInt8($0) }
+        return labels.count == 4 && parts.count == 4 && parts[0] == 127
     }
 }
