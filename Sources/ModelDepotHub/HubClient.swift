@@ -220,24 +220,7 @@ public struct HubClient: Sendable {
     public func firstBytes(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath, count: Int
     ) async throws -> [UInt8] {
-        if !mirrors.isEmpty {
-            return try await failingOver {
-                try await $0.firstBytes(repo, type: type, revision: revision, path: path, count: count)
-            }
-        }
-        let resolve = resolveURL(repo, type: type, revision: revision, path: path)
-        return try await withRetries {
-            let range = [("Range", "bytes=0-\(max(count, 1) - 1)")]
-            let (response, current) = try await HTTPExchange.following(
-                redirectsFrom: resolve, limit: Self.maximumRedirects,
-                send: { try await send(method: "GET", url: $0, extraHeaders: range) }, follows: { _, _ in true })
-            guard (200..<300).contains(response.status) else {
-                throw Self.hubError(
-                    for: response, url: current,
-                    body: try await Self.collect(response.body, limit: 1 << 16, url: current))
-            }
-            return try await response.body.prefix(limit: count)
-        }
+        try await bytes(repo, type: type, revision: revision, path: path, offset: 0, count: count).bytes
     }
 
     /// `count` bytes of a file from `offset` (a `Range` request, like ``firstBytes(_:type:revision:path:count:)``)

@@ -88,7 +88,8 @@ public struct Downloader: Sendable {
         let request = request.movingURLCredentialsToHeader()
         try Self.validate(request)
         // Hashing a file already there (gigabytes) runs off the cooperative pool.
-        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
+        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) })
+        {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }
@@ -102,7 +103,8 @@ public struct Downloader: Sendable {
         }
         defer { lock.release(keepingFile: request.lockIsShared) }
         // Another process may have finished the same file while this one waited for the lock.
-        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
+        if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) })
+        {
             progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
             return present
         }

@@ -11,7 +11,7 @@ extension ModelManager {
     /// was read at is pinned, and the files are staged (downloaded and verified into `blobs/`, nothing linked) and
     /// held to the signature; only then are they published as the revision's snapshot. A refused pull leaves the
     /// cache as it was: the revision still names the snapshot it named before, which Python and
-    /// ``localPath(_:type:revision:)`` keep loading.
+    /// ``localPath(_:type:revision:file:)`` keep loading.
     ///
     /// - Throws: `unsafeFormat` naming every pickle (and the safetensors files beside them); the plan's errors. The
     ///   task fails with `signatureInvalid` naming what differs.

@@ -8,7 +8,7 @@ import ModelDepotCore
 /// first is no pickle. Pickles hide in three more shapes: a ZIP as `torch.save` writes it since PyTorch 1.6 (every
 /// `.pkl` entry, found through the central directory), a NumPy object array (`.npy` after its header, and `.npz`
 /// entries, stored or deflated), and old `torch.save` streams of several pickles. Other binary formats are known by
-/// their magic bytes (``KnownFormat``), and only an importing walk makes one of them a pickle.
+/// their magic bytes (`KnownFormat`), and only an importing walk makes one of them a pickle.
 public struct PickleFile: Sendable, Equatable {
     /// How the pickle is held.
     public enum Container: Sendable, Equatable {

@@ -36,7 +36,7 @@ public struct PickleImport: Sendable, Hashable, Comparable, CustomStringConverti
 /// The walk keeps the unpickler's stack, MARK stack and memo as CPython's `pickle._Unpickler` does — every opcode of
 /// protocols 0–5 pops and pushes what Python's does — so `STACK_GLOBAL` takes exactly the two values Python takes,
 /// and what Python refuses (an underflow, a missing MARK, an unset memo index) is refused here too. Values are known
-/// only as far as the pickle writes them (``PickleValue``); an import whose name is not a string constant is
+/// only as far as the pickle writes them (`PickleValue`); an import whose name is not a string constant is
 /// dangerous.
 public enum PickleScanner {
     /// How deep `MARK`s may nest before the pickle is refused (checkpoints use a handful).
