@@ -1,7 +1,8 @@
 """Sample pickles, benign and malicious, raw and inside a ZIP laid out as torch.save lays it out, with the verdicts
 of the reference scanners (PyPI picklescan 1.0.5 and fickling 0.1.12) for ModelDepot's own to be checked against.
 
-    pickle_samples.py make DIR    # writes DIR/<sample> files; prints {"<sample>": {...verdicts...}} as JSON
+    pickle_samples.py make DIR           # writes DIR/<sample> files; prints {"<sample>": {...verdicts...}} as JSON
+    pickle_samples.py judge DIR NAME...  # the reference scanners' verdicts on files made elsewhere, as JSON
 
 No sample is ever loaded here; torch is not needed (its global names are stand-ins registered for pickling).
 """
@@ -127,5 +128,25 @@ def zip_of(files):
     return buffer.getvalue()
 
 
+def judge(folder, names):
+    """Each scanner's verdict, or the error it stopped with (a file it cannot read is no verdict of safety)."""
+    verdicts = {}
+    for name in names:
+        path = pathlib.Path(folder) / name
+        verdict = {}
+        for scanner, judged in (("picklescan", picklescan_verdict), ("fickling", fickling_verdict)):
+            try:
+                verdict[scanner] = judged(path)
+            except Exception as failure:  # noqa: BLE001 - any failure is reported, not a verdict
+                verdict[scanner] = {"failed": f"{type(failure).__name__}: {failure}"}
+        verdicts[name] = verdict
+    print(json.dumps(verdicts, indent=1))
+
+
 if __name__ == "__main__":
-    make(sys.argv[2]) if sys.argv[1] == "make" else sys.exit(f"unknown command {sys.argv[1]}")
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+    elif sys.argv[1] == "judge":
+        judge(sys.argv[2], sys.argv[3:])
+    else:
+        sys.exit(f"unknown command {sys.argv[1]}")
