@@ -16,11 +16,16 @@ public struct PullLimits: Sendable, Hashable {
     /// How long a pull goes on once no response follows it any more (every client hung up, or none came): then it
     /// is cancelled, keeping its bytes, and the next request for the file resumes it. Nil: such pulls finish.
     public var abandonedGrace: Duration?
+    /// Pulls one client (one address) may have started and running or waiting at once, so that one client cannot
+    /// fill the queue and turn everyone else away. Following a pull another client started is free. A tier in
+    /// front of the mirror (nginx) is one client: raise it there.
+    public var perClient: Int
 
-    public init(concurrent: Int = 8, queued: Int = 64, abandonedGrace: Duration? = .seconds(30)) {
+    public init(concurrent: Int = 8, queued: Int = 64, abandonedGrace: Duration? = .seconds(30), perClient: Int = 16) {
         self.concurrent = max(1, concurrent)
         self.queued = max(0, queued)
         self.abandonedGrace = abandonedGrace
+        self.perClient = max(1, perClient)
     }
 }
 
@@ -32,6 +37,8 @@ final class BlobPulls: Sendable {
         var pull: BlobPull
         var repository: String
         var shown: (id: String, path: String)
+        /// Who started it.
+        var client: String
     }
     private let running = Mutex<[String: Entry]>([:])
     private let turns: ConnectionBudget
@@ -66,9 +73,11 @@ final class BlobPulls: Sendable {
     /// up does not stop it for the others; when all have (``BlobPull/followed(_:)``), it is cancelled after the
     /// grace period unless the limits say to finish it.
     ///
-    /// - Throws: ``HubServerError`` 429 with `Retry-After` when as many pulls as the limits allow run and wait.
+    /// - Throws: ``HubServerError`` 429 with `Retry-After` when as many pulls as the limits allow run and wait, or
+    ///   `client` has started as many as one client may.
     func follow(
-        etag: String, repository: String, shown: (id: String, path: String) = ("", ""), size: Int64,
+        etag: String, repository: String, client: String = "", shown: (id: String, path: String) = ("", ""),
+        size: Int64,
         partialPath: String, blobPath: String,
         work: @escaping @Sendable (BlobPull) async throws -> Int64
     ) throws -> BlobPull? {
@@ -85,8 +94,16 @@ final class BlobPulls: Sendable {
                         "The mirror is pulling \(limits.concurrent) files from its upstream and \(running.count - limits.concurrent) more are waiting; try again shortly.",
                     commit: nil, retryAfter: .seconds(5))
             }
+            let mine = running.values.filter { $0.client == client }.count
+            guard mine < limits.perClient else {
+                throw HubServerError(
+                    status: 429, code: nil,
+                    message:
+                        "This client has \(mine) files being pulled from the upstream already (at most \(limits.perClient) at once); try again when one is done.",
+                    commit: nil, retryAfter: .seconds(5))
+            }
             let pull = BlobPull(etag: etag, size: size, partialPath: partialPath, blobPath: blobPath)
-            running[etag] = Entry(pull: pull, repository: repository, shown: shown)
+            running[etag] = Entry(pull: pull, repository: repository, shown: shown, client: client)
             return (pull, true)
         }
         guard let pull else { return nil }

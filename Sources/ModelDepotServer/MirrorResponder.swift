@@ -66,6 +66,11 @@ struct MirrorResponder: HTTPResponder {
         return response
     }
 
+    /// Who asks, for the per-client limit on pulls: the peer's address.
+    static func client(_ context: Context) -> String {
+        context.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
     /// The histogram's grouping for a path (cheap: no full parse, and the same answer for refused requests).
     static func routeClass(_ path: String) -> MirrorMetrics.RouteClass {
         switch path {
@@ -154,7 +159,9 @@ struct MirrorResponder: HTTPResponder {
                 return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
             // A HEAD is answered from the listing: only a GET starts a pull.
-            let arriving = request.method == .get ? try snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            let arriving =
+                request.method == .get
+                ? try snapshot.pullThrough?.pull(file, of: snapshot, for: Self.client(context)) : nil
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
@@ -167,7 +174,9 @@ struct MirrorResponder: HTTPResponder {
                     HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
             }
             // The same as a resolve: a listed blob the pull-through cache lacks is pulled (a GET only).
-            let arriving = request.method == .get ? try snapshot.pullThrough?.pull(file, of: snapshot) : nil
+            let arriving =
+                request.method == .get
+                ? try snapshot.pullThrough?.pull(file, of: snapshot, for: Self.client(context)) : nil
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,

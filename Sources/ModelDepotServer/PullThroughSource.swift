@@ -201,7 +201,7 @@ final class PullThroughSource: RepositorySource {
     /// access time is then set, for the budget's least-recently-used order).
     ///
     /// - Throws: ``HubServerError`` 429 when the limits on pulls are reached.
-    func pull(_ file: ServedFile, of snapshot: RepoSnapshot) throws -> BlobPull? {
+    func pull(_ file: ServedFile, of snapshot: RepoSnapshot, for client: String = "") throws -> BlobPull? {
         if CacheScanner.regularFileSize(file.diskPath) == file.size {
             FileAccessTime.touch(file.diskPath)
             return nil
@@ -210,7 +210,7 @@ final class PullThroughSource: RepositorySource {
         let listed = RecordedTree.File(
             size: file.size, blobID: file.gitOID, lfsSHA256: file.sha256, lfsSize: file.sha256 == nil ? nil : file.size)
         return try pulls.follow(
-            etag: file.etag, repository: repository.folder.lastPathComponent,
+            etag: file.etag, repository: repository.folder.lastPathComponent, client: client,
             shown: (id: snapshot.id.description, path: file.path.value), size: file.size,
             partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
         ) { pull in

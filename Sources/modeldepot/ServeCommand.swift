@@ -75,6 +75,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help:
+            "With --upstream: the most pulls one client address may have started at once (raise it behind nginx, which is one client)."
+    )
+    var maxPullsPerClient = 16
+
+    @Option(
+        help:
             "With --upstream: seconds a pull nobody follows any more goes on before it is cancelled (its bytes are kept, and the next request resumes it)."
     )
     var abandonedPullGrace: Double = 30
@@ -166,8 +172,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--admin-token-file is for the dashboard: give --ui too.")
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
-        guard maxUpstreamPulls >= 1, maxQueuedPulls >= 0 else {
-            throw ValidationError("--max-upstream-pulls must be at least 1 and --max-queued-pulls at least 0.")
+        guard maxUpstreamPulls >= 1, maxQueuedPulls >= 0, maxPullsPerClient >= 1 else {
+            throw ValidationError(
+                "--max-upstream-pulls and --max-pulls-per-client must be at least 1, --max-queued-pulls at least 0.")
         }
         guard drainTimeout >= 0, drainTimeout.isFinite else {
             throw ValidationError("--drain-timeout must be a number of seconds, 0 or more.")
@@ -210,7 +217,8 @@ struct ServeCommand: AsyncParsableCommand {
                     pullLimits: PullLimits(
                         concurrent: maxUpstreamPulls, queued: maxQueuedPulls,
                         abandonedGrace: finishAbandonedPulls
-                            ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)))),
+                            ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)),
+                        perClient: maxPullsPerClient)),
                 cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
         } else {
             server = MirrorServer(

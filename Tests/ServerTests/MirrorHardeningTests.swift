@@ -294,4 +294,39 @@ import Testing
         #expect(pull.wasAbandoned && metrics.snapshot.pullsAbandoned == 1)
         #expect(await waitUntil { pulls.repositories.isEmpty })
     }
+
+    @Test func oneClientCannotFillTheQueueForEveryoneElse() async throws {
+        let pulls = BlobPulls(
+            limits: PullLimits(concurrent: 1, queued: 8, abandonedGrace: nil, perClient: 2), metrics: MirrorMetrics(),
+            logger: PullThroughTests.quiet)
+        let folder = try TemporaryDirectory(prefix: "modeldepot-per-client")
+        defer { folder.remove() }
+        let release = Mutex(false)
+        func start(_ etag: String, by client: String) throws -> BlobPull? {
+            try pulls.follow(
+                etag: etag, repository: "r", client: client, size: 4, partialPath: folder.path("\(etag).p").path,
+                blobPath: folder.path(etag).path
+            ) { _ in
+                while !release.withLock({ $0 }) {
+                    try Task.checkCancellation()
+                    await Task.yield()
+                }
+                return 4
+            }
+        }
+        #expect(try start("a1", by: "10.0.0.1") != nil)
+        #expect(try start("a2", by: "10.0.0.1") != nil)
+        // A third file from the same address is turned away, with the reason and when to come back.
+        #expect {
+            try start("a3", by: "10.0.0.1")
+        } throws: { error in
+            (error as? HubServerError)?.status == 429 && (error as? HubServerError)?.retryAfter == .seconds(5)
+                && (error as? HubServerError)?.message.contains("This client has 2 files") == true
+        }
+        // Another client still gets its turn, and following someone else's pull costs nothing.
+        #expect(try start("b1", by: "10.0.0.2") != nil)
+        #expect(try start("b1", by: "10.0.0.1") != nil)
+        release.withLock { $0 = true }
+        #expect(await waitUntil { pulls.repositories.isEmpty })
+    }
 }
