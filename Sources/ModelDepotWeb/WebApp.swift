@@ -76,7 +76,7 @@ public struct WebApp: Sendable {
             services: [
                 .init(service: app),
                 .init(
-                    service: StreamCloser(streams: streams, logger: logger),
+                    service: StreamCloser(streams: streams, downloads: downloads, logger: logger),
                     successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -93,17 +93,20 @@ public struct WebApp: Sendable {
 }
 
 /// Ends every event stream as soon as the app starts to stop (it is shut down before the server, which then
-/// drains what is left), and says so in the log.
+/// drains what is left), stops the downloads the app started so their bytes and resume records are on disk for the
+/// next `ui` (which offers to resume them), and says so in the log.
 struct StreamCloser: Service {
     let streams: EventStreams
+    let downloads: ModelDownloads
     let logger: Logger
 
     func run() async throws {
         try? await gracefulShutdown()
         logger.notice(
-            "stopping: event streams told to end; finishing the responses in flight, then exiting",
+            "stopping: event streams told to end, downloads stopped where they are; finishing the responses in flight, then exiting",
             metadata: ["streams": "\(streams.openCount)"])
         streams.closeAll()
+        await downloads.stopAll()
     }
 }
 

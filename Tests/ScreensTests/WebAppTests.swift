@@ -257,6 +257,31 @@ import Testing
         }
     }
 
+    @Test func downloadsTheAppStartedSurviveItsStopAndAreOfferedAgain() async throws {
+        try await ScreensFixture.with(limit: 128 << 10) { fixture in
+            let launch = Mutex<URL?>(nil)
+            let app = WebApp(downloads: fixture.downloads)
+            let running = Task { try await app.run(host: "127.0.0.1", port: 0) { url in launch.withLock { $0 = url } } }
+            try #require(await waitUntil { launch.withLock { $0 } != nil }, "the web app did not start")
+            try await fixture.downloads.start("chat")
+            #expect(
+                await waitUntil { (await DownloadsScreen.load(fixture.downloads).rows.first?.bytes ?? 0) > 64 << 10 })
+            // The app stops (as on SIGTERM): the download stops where it is, before the process would exit.
+            running.cancel()
+            _ = try? await running.value
+            #expect(await fixture.waitFor("chat") { $0.isFinal })
+            // The next app over the same cache offers to resume it, and resuming fetches only the rest.
+            let next = ModelDownloads(
+                hub: HubClient(endpoint: fixture.endpoint), cache: HubCache(root: fixture.folder.path("cache")),
+                catalog: ScreensFixture.catalog)
+            let status = try #require(await ModelsScreen.load(next).rows.first { $0.name == "chat" }?.status)
+            #expect(status.badge.kind == .partial && status.actionLabel == "Resume", "\(status)")
+            try await next.start("chat")
+            #expect(await waitUntil { await DownloadsScreen.load(next).rows.first?.state == "completed" })
+            await next.stopAll()
+        }
+    }
+
     /// Every `/api/ui` route the router knows is in the OpenAPI document, and the document has no other; each
     /// parses to a route.
     @Test func theDocumentListsEveryRoute() throws {
