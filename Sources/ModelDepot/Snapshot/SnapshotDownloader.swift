@@ -81,62 +81,8 @@ public struct SnapshotDownloader: Sendable {
         return snapshot
     }
 
-    /// Downloads and verifies what is missing of `request` into `blobs/`, as ``download(_:progress:)`` does, but
-    /// writes no snapshot link, ref or tree: the cache looks as it did until ``publish(_:)``. For pulls that must
-    /// pass a check first (a signature, a lock), so a refused pull leaves nothing anyone would load.
-    ///
-    /// Offline, or when the Hub cannot be reached, the cached snapshot is the answer (already published).
-    ///
-    /// - Throws: `invalidArgument` for a request with a local directory; otherwise what ``download(_:progress:)``
-    ///   throws.
-    public func stage(
-        _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
-    ) async throws -> StagedSnapshot {
-        try Self.checkRevisionName(request.revision)
-        guard request.localDirectory == nil else {
-            throw ModelDepotError(
-                .invalidArgument, "A staged pull goes into the cache; \(request.repo) names a local directory.")
-        }
-        return try await pull(request, publishing: false, progress: progress).staged
-    }
-
-    /// Makes a staged pull the snapshot of its revision: records the commit's tree, links every staged file into
-    /// `snapshots/<commit>/`, then points `refs/<revision>` at the commit (last, so an interrupted publish leaves
-    /// the old revision current). Compiles its Core ML models when the pull has a ``modelCompiler``.
-    public func publish(_ staged: StagedSnapshot) async throws -> Snapshot {
-        let request = staged.request
-        let repository = cache.repository(request.repo, type: request.type)
-        let commit = staged.commit
-        // A snapshot the cache answered with is published already: nothing to link, and no ref to move.
-        if staged.answeredFromCacheBecause == nil || !staged.blobs.isEmpty {
-            try cache.writeCacheDirectoryTag()
-            if let tree = staged.tree, repository.recordedTree(commit) == nil {
-                try repository.recordTree(tree, commit: commit)
-            }
-            try HubCache.createFolder(repository.snapshotFolder(commit))
-            for (path, etag) in staged.blobs.sorted(by: { $0.key < $1.key }) {
-                try repository.link(path, commit: commit, toBlob: etag)
-            }
-        }
-        if staged.answeredFromCacheBecause == nil { try repository.setRef(request.revision, to: commit) }
-        var snapshot = Snapshot(
-            repo: request.repo, type: request.type, commit: commit, folder: repository.snapshotFolder(commit),
-            files: staged.files, filesDownloaded: staged.filesDownloaded, bytesDownloaded: staged.bytesDownloaded)
-        snapshot.answeredFromCacheBecause = staged.answeredFromCacheBecause
-        if let modelCompiler {
-            let models = CompiledModels.sources(in: staged.files)
-            if !models.isEmpty {
-                snapshot.compiledModels = try await CompiledModels.compile(
-                    models, snapshot: snapshot.folder, repository: repository, commit: commit,
-                    compiler: modelCompiler
-                ) { _, _, _ in }
-            }
-        }
-        return snapshot
-    }
-
     /// What one pull into the cache did: the staged view of its files, and what a published pull compiled.
-    private struct Pulled {
+    struct Pulled {
         var staged: StagedSnapshot
         var compiledModels: [String: URL] = [:]
         var commit: String { staged.commit }
@@ -147,7 +93,7 @@ public struct SnapshotDownloader: Sendable {
     }
 
     /// The cache's answer when the Hub is not asked, as a pull's result.
-    private func answeredFromCache(_ request: SnapshotRequest, because reason: String) throws -> Pulled {
+    func answeredFromCache(_ request: SnapshotRequest, because reason: String) throws -> Pulled {
         let snapshot = try cachedSnapshot(request)
         let locations = Dictionary(
             uniqueKeysWithValues: snapshot.files.map { ($0, snapshot.url(of: $0).resolvingSymlinksInPath()) })
@@ -162,7 +108,7 @@ public struct SnapshotDownloader: Sendable {
     /// The pull into the cache: resolve, list, select, transfer what is missing. Publishing, each file is linked
     /// as it is verified and the ref set first (as Python does, so an interrupted pull shows what arrived);
     /// otherwise nothing but blobs is written.
-    private func pull(
+    func pull(
         _ request: SnapshotRequest, publishing: Bool, progress: @escaping @Sendable (SnapshotProgress) -> Void
     ) async throws -> Pulled {
         let repository = cache.repository(request.repo, type: request.type)
@@ -261,7 +207,7 @@ public struct SnapshotDownloader: Sendable {
 
     /// ``download(_:progress:)`` into a plain folder: the same resolution, listing, selection and verified,
     /// resumable transfers, but each file lands at `DIR/<path>` with its metadata, and the cache is not touched.
-    private func download(
+    func download(
         _ request: SnapshotRequest, into directory: LocalDirectory,
         progress: @escaping @Sendable (SnapshotProgress) -> Void
     ) async throws -> Snapshot {
@@ -450,106 +396,6 @@ public struct SnapshotDownloader: Sendable {
         return selected
     }
 
-    /// Downloads one file into its blob and, `linking`, links it; returns the bytes received from the network and
-    /// the blob's name.
-    func fetch(
-        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool
-    ) async throws -> (bytes: Int64, etag: String) {
-        do {
-            let received = try await fetchBlob(
-                path, commit: commit, file: file, request, repository, engine, tracker, linking: linking)
-            tracker.fileFinished(path.value, size: file.size)
-            return received
-        } catch let error as ModelDepotError {
-            tracker.fileAbandoned(path.value)
-            throw Self.naming(path, in: error)
-        }
-    }
-
-    /// Pulls one file of `repo` at `commit`, as the listing `file` describes it, into its blob and links it —
-    /// one file of ``download(_:progress:)``, for a mirror that fetches what its clients ask for.
-    ///
-    /// - Parameter onDisk: told the byte ranges of the partial blob (`blobs/<etag>.incomplete`) written so far,
-    ///   after every write: what a mirror may already serve of it.
-    /// - Returns: the bytes received from the network (0 when the blob was already there).
-    package func pullFile(
-        _ path: RepoFilePath, of repo: RepoID, type: RepoType, commit: String, file: RecordedTree.File,
-        onDisk: @escaping @Sendable (ByteRangeSet) -> Void
-    ) async throws -> Int64 {
-        let request = SnapshotRequest(repo: repo, type: type, revision: commit)
-        let tracker = SnapshotProgressTracker(
-            clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: { _ in })
-        return try await fetchBlob(
-            path, commit: commit, file: file, request, cache.repository(repo, type: type), downloader, tracker,
-            linking: true, onDisk: onDisk
-        ).bytes
-    }
-
-    private func fetchBlob(
-        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool,
-        onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
-    ) async throws -> (bytes: Int64, etag: String) {
-        let etag: String
-        let expectedSize: Int64
-        if Self.treeSettles(file) {
-            // The listing already names the blob and its size, and the download verifies the content against
-            // that name: a HEAD would only say it again (one round trip per file, most of a small file's cost).
-            etag = file.etag
-            expectedSize = file.size
-        } else {
-            switch try await hub.lookUpFile(request.repo, type: request.type, revision: commit, path: path) {
-            case .found(let metadata):
-                etag = metadata.etag
-                expectedSize = metadata.size ?? file.size
-            case .missing(let reportedCommit, let error):
-                repository.markMissing(path, commit: reportedCommit ?? commit)
-                throw error
-            }
-        }
-        let blob = repository.blob(etag)
-        if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == expectedSize {
-            if linking { try repository.link(path, commit: commit, toBlob: etag) }
-            return (0, etag)
-        }
-        let lock = repository.lockFile(etag)
-        try HubCache.createFolder(lock.deletingLastPathComponent())
-        let partial = repository.partialBlob(etag)
-        // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the resume
-        // sidecar; the engine follows the redirect itself and drops the token when it leaves the origin.
-        let result = try await downloadFromFirstThatAnswers(
-            path, of: request, commit: commit, etag: etag, size: expectedSize, engine: engine, tracker: tracker,
-            onDisk: onDisk
-        ) { url, headers in
-            var download = DownloadRequest(
-                url: url, destination: blob,
-                expectedSHA256: HubEncoding.isSHA256(etag) ? etag : nil,
-                expectedSize: expectedSize,
-                expectedGitBlobID: HubEncoding.isGitID(etag) ? etag : nil,
-                headers: headers
-            ).placingWorkFiles(partial: partial.path, resumeRecord: partial.path + ".json", sharedLock: lock.path)
-            download.replacesExisting = request.forceDownload
-            return download
-        }
-        if linking { try repository.link(path, commit: commit, toBlob: etag) }
-        if HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag) { tracker.verified(blob.path) }
-        return (result.bytesReceived, etag)
-    }
-
-    /// Whether the commit's listing alone names a file's blob and size: a SHA-256 for an LFS file, a git blob id
-    /// for the others — the two names the download verifies content against. Anything else (a listing from a
-    /// server that names blobs otherwise) is asked with a HEAD, as Python asks for every file.
-    static func treeSettles(_ file: RecordedTree.File) -> Bool {
-        if let sha256 = file.lfsSHA256 { return HubEncoding.isSHA256(sha256) }
-        return HubEncoding.isGitID(file.blobID)
-    }
-
-    /// Where a file's partial blob would be (its space is already allocated when it exists).
-    private func partialPath(of path: RepoFilePath, in tree: RecordedTree, _ repository: CachedRepository) -> String {
-        repository.partialBlob(tree.files[path]?.etag ?? "-").path
-    }
-
     /// Fails before any transfer when the whole pull cannot fit, naming what could be evicted to make room.
     func checkDiskSpace(needed: Int64, for request: SnapshotRequest) throws {
         guard needed > 0, let available = StorageBudget(cache: cache).availableSpace(using: downloader.fileSystem),
@@ -590,53 +436,5 @@ public struct SnapshotDownloader: Sendable {
         return ModelDepotError(
             error.code, "\(path): \(error.message)\(advice)", underlying: error.underlying,
             retryAfter: error.retryAfter)
-    }
-}
-
-/// What to pull: a repository, a revision, and which of its files.
-public struct SnapshotRequest: Sendable, Hashable {
-    /// The repository to pull.
-    public var repo: RepoID
-    /// Whether it is a model, dataset or space repository.
-    public var type: RepoType
-    /// A branch, tag or 40-hex commit; `main` by default.
-    public var revision: String
-    /// Which files of the revision to pull.
-    public var selection: FileSelection
-    /// Files or folders of the repository to pull, when the request names them (as `hf download REPO FILE…`):
-    /// a name that is a file selects it, a name that is a folder selects every file under it, and a name that
-    /// is neither fails the pull. The patterns apply on top.
-    public var files: [String]?
-    /// Fetch the selected files again even when they are cached (`hf download --force-download`); each new
-    /// blob replaces the old one in one rename.
-    public var forceDownload: Bool
-    /// When set, the files go into this plain folder instead of the cache (`hf download --local-dir`), with
-    /// huggingface_hub's metadata beside them; files it already holds for this commit or etag are kept.
-    public var localDirectory: LocalDirectory?
-
-    /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
-    ///
-    /// - Parameters:
-    ///   - repo: the repository.
-    ///   - type: model, dataset or space.
-    ///   - revision: a branch, tag or 40-hex commit.
-    ///   - include: globs a file must match one of (every file when empty).
-    ///   - exclude: globs that drop a file even when it matches `include`.
-    ///   - files: when given, only these files or folders of the repository (as `hf download REPO FILE…`); each
-    ///     must exist at the revision.
-    ///   - forceDownload: fetch the files again even when cached.
-    ///   - localDirectory: a plain folder to download into instead of the cache.
-    public init(
-        repo: RepoID, type: RepoType = .model, revision: String = "main", include: [String] = [],
-        exclude: [String] = [], files: [String]? = nil, forceDownload: Bool = false,
-        localDirectory: LocalDirectory? = nil
-    ) {
-        self.repo = repo
-        self.type = type
-        self.revision = revision
-        self.selection = FileSelection(include: include, exclude: exclude)
-        self.files = files
-        self.forceDownload = forceDownload
-        self.localDirectory = localDirectory
     }
 }
