@@ -111,7 +111,7 @@ public actor ModelDownloads {
     /// Removes the damaged files of `name` and downloads exactly those again.
     public func repair(_ name: String) async throws {
         let entry = try catalogEntry(name)
-        let problems = try manager.verify(entry.repo, type: entry.repoType).problems
+        let problems = try await manager.verify(entry.repo, type: entry.repoType).problems
         guard !problems.isEmpty else {
             // Nothing damaged by hash: a header or size problem; a download of the missing parts does it.
             try await start(entry.name)

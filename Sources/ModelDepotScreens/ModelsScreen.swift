@@ -149,7 +149,7 @@ public struct ModelsScreen: Sendable, Encodable {
                 complete: present.count == members.count)
         }
         let catalogRepos = Set(catalog.models.map { "\($0.repoType.rawValue)/\($0.repo)" })
-        let cached = (try? downloads.manager.cachedModels()) ?? []
+        let cached = (try? await downloads.manager.cachedModels()) ?? []
         let otherCached = cached.filter { !catalogRepos.contains("\($0.type)/\($0.id)") }.map {
             CachedRow(id: $0.id, type: $0.type, sizeText: ByteFormat.string($0.sizeOnDisk))
         }

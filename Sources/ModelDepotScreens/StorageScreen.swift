@@ -72,7 +72,7 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
     public static func load(
         _ manager: ModelManager, now: Date = Date(), strings: StorageScreenStrings = .english
     ) async -> StorageScreen {
-        let reports = (try? manager.cachedModels()) ?? []
+        let reports = (try? await manager.cachedModels()) ?? []
         let pins = PinStore(cache: manager.cache)
         let rows = reports.sorted { $0.lastAccessed > $1.lastAccessed }.map { report -> Row in
             let pinned = report.repoID.map { pins.isPinned($0, type: report.repoType ?? .model) } ?? false
@@ -112,7 +112,7 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
     ) async throws -> PrunePreview {
         let plan = try await manager.prune(maxSize: maxSize, dryRun: true)
         let pins = PinStore(cache: manager.cache)
-        let pinned = ((try? manager.cachedModels()) ?? []).filter { report in
+        let pinned = ((try? await manager.cachedModels()) ?? []).filter { report in
             report.repoID.map { pins.isPinned($0, type: report.repoType ?? .model) } ?? false
         }
         var summary = strings.removes(plan.evicted.map(\.id), plan.freedBytes)
@@ -150,13 +150,13 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
             manager.unpin(repo, type: repoType)
             return Outcome(message: strings.unpinnedNow(id))
         case .verify:
-            let problems = try manager.verify(repo, type: repoType).problems
+            let problems = try await manager.verify(repo, type: repoType).problems
             if problems.isEmpty { return Outcome(message: strings.verified(id)) }
             return Outcome(
                 message: strings.damaged(id, problems.count),
                 next: Button(action: .repair, label: strings.label(.repair)))
         case .repair:
-            let problems = try manager.verify(repo, type: repoType).problems
+            let problems = try await manager.verify(repo, type: repoType).problems
             guard !problems.isEmpty else { return Outcome(message: strings.verified(id)) }
             let left = try await manager.repair(repo, type: repoType, problems: problems)
             return Outcome(

@@ -8,7 +8,7 @@ import Synchronization
 /// Remembers file digests by (size, modification time, inode), so each file is hashed once, when it is
 /// first needed — not on every request and not all at start-up. Saved as JSON in the server's state folder.
 ///
-/// Hashing runs on a Dispatch queue, off the Swift concurrency pool, so a multi-gigabyte file being hashed
+/// Hashing runs on a Dispatch queue of its own, off the Swift concurrency pool, so a multi-gigabyte file being hashed
 /// does not stall the requests being served; concurrent requests for the same file wait for one hashing.
 final class HashIndex: Sendable {
     struct Entry: Codable, Equatable, Sendable {
@@ -51,7 +51,9 @@ final class HashIndex: Sendable {
                 return waiting[path] == nil
             }
             guard first else { return }
-            DispatchQueue.global(qos: .utility).async {
+            // A queue of its own (Dispatch's overcommitting pool): on a shared concurrent queue, a small file's
+            // hash waited behind every long hash the process was running.
+            DispatchQueue(label: "ModelDepot.hash-index").async {
                 let outcome = Result {
                     try Self.compute(
                         path: path, size: size, modifiedNanoseconds: modifiedNanoseconds, inode: inode, lfs: lfs)
@@ -91,6 +93,8 @@ final class HashIndex: Sendable {
         guard let data = try? JSONEncoder().encode(snapshot) else { return }
         try? FileManager.default.createDirectory(
             atPath: (storePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try? data.write(to: URL(fileURLWithPath: storePath), options: .atomic)
+        // Not Foundation's `write(to:)`, which fsyncs (this runs in a request's task, on the cooperative pool);
+        // the index is a cache of digests, checked against each file's stamp when read.
+        try? AtomicFile.replace(data, atPath: storePath, temporarySuffix: ".\(UInt32.random(in: 0...UInt32.max)).tmp")
     }
 }

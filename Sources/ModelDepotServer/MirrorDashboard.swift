@@ -32,8 +32,14 @@ public final class MirrorDashboard: MirrorDashboardSource {
         var repositories: [MirrorDashboardState.Repository] = []
         let inUse = pullThrough?.inUse ?? []
         for cache in (pullThrough.map { [$0.cache] } ?? []) + servedCaches {
-            guard FileManager.default.fileExists(atPath: cache.root.path),
-                let reports = try? CacheScanner(cache: cache, memo: scanMemos[cache.root.path]).scan().repositories
+            // A walk of a large cache (a stat per file): off the cooperative pool, which the mirror's
+            // connections share.
+            let memo = scanMemos[cache.root.path]
+            guard
+                let reports = try? await BlockingWork.run({
+                    FileManager.default.fileExists(atPath: cache.root.path)
+                        ? try CacheScanner(cache: cache, memo: memo).scan().repositories : nil
+                }) ?? nil
             else { continue }
             let pins = PinStore(cache: cache)
             let own = cache.root == pullThrough?.cache.root
@@ -68,15 +74,15 @@ public final class MirrorDashboard: MirrorDashboardSource {
             throw ModelDepotError(
                 .invalidArgument, "\(repo) is being served or pulled right now; evict it when that has finished.")
         }
+        let cache = pullThrough.cache
         guard
-            let report = try CacheScanner(cache: pullThrough.cache).scan().repositories.first(where: {
-                $0.folder.lastPathComponent == repository.folder.lastPathComponent
-            })
+            let report = try await BlockingWork.run({ try CacheScanner(cache: cache).scan().repositories }).first(
+                where: { $0.folder.lastPathComponent == repository.folder.lastPathComponent })
         else {
             throw ModelDepotError(.invalidArgument, "\(repo) (\(type.rawValue)) is not in the mirror's cache.")
         }
         let plan = try DeletionPlan(deleting: nil, of: report)
-        try plan.execute()
+        try await BlockingWork.run { try plan.execute() }
         metrics.count(.evictions)
         return plan.freedBytes
     }

@@ -142,16 +142,21 @@ final class PullThroughSource: RepositorySource {
         let repository = cache.repository(id, type: type)
         let known = { self.resolved.withLock { $0[key]?.commit } ?? repository.commit(forRevision: revision) }
         do {
-            // With an answer at hand, a stuck upstream (a connection that takes the request and never replies)
-            // costs a client at most `staleAfter`, not the transport's read timeouts times the retries.
+            // A stuck upstream (a connection that takes the request and never replies) costs a client at most
+            // `staleAfter` with an answer at hand, and `answerWithin` without one: not the transport's read
+            // timeouts times the retries, which outlast every client's patience.
             let earlier = known()
-            let asked = try await Self.answer(within: earlier == nil ? nil : upstream.staleAfter) {
+            let deadline = earlier == nil ? upstream.answerWithin : upstream.staleAfter
+            let asked = try await Self.answer(within: deadline) {
                 try await self.puller.hub.repoInfo(id, type: type, revision: revision)
             }
             guard let info = asked else {
-                // `answer` gives nil only past a deadline, and there is one only when an earlier answer exists.
                 guard let earlier else {
-                    throw HubServerError.upstream(ModelDepotError(.stalled, "The upstream did not answer."))
+                    throw HubServerError(
+                        status: 504, code: nil,
+                        message:
+                            "The upstream \(upstream.endpoint.absoluteString) did not answer about \(id) within \(deadline); try again later.",
+                        commit: nil)
                 }
                 logger.warning(
                     "serving a stale answer: the upstream did not answer in time",
@@ -214,21 +219,33 @@ final class PullThroughSource: RepositorySource {
             shown: (id: snapshot.id.description, path: file.path.value), size: file.size,
             partialPath: repository.partialBlob(file.etag).path, blobPath: file.diskPath
         ) { pull in
-            defer { self.keepWithinBudget() }
-            // Counted as bytes land, so the counter moves during a long pull (a pull resumed after a restart
-            // counts the bytes the earlier process received, which that process never counted).
-            let landed = Mutex<Int64>(0)
-            return try await self.puller.pullFile(
-                file.path, of: snapshot.id, type: snapshot.type, commit: snapshot.commit, file: listed,
-                onDisk: { ranges in
-                    pull.wrote(ranges)
-                    let arrived = landed.withLock { landed in
-                        defer { landed = max(landed, ranges.count) }
-                        return max(0, ranges.count - landed)
-                    }
-                    if arrived > 0 { self.metrics.count(.upstreamBytes, by: Int(arrived)) }
-                })
+            do {
+                let pulled = try await self.pullFile(file, listed, of: snapshot, pull: pull)
+                await self.keepWithinBudget()
+                return pulled
+            } catch {
+                await self.keepWithinBudget()
+                throw error
+            }
         }
+    }
+
+    private func pullFile(
+        _ file: ServedFile, _ listed: RecordedTree.File, of snapshot: RepoSnapshot, pull: BlobPull
+    ) async throws -> Int64 {
+        // Counted as bytes land, so the counter moves during a long pull (a pull resumed after a restart
+        // counts the bytes the earlier process received, which that process never counted).
+        let landed = Mutex<Int64>(0)
+        return try await puller.pullFile(
+            file.path, of: snapshot.id, type: snapshot.type, commit: snapshot.commit, file: listed,
+            onDisk: { ranges in
+                pull.wrote(ranges)
+                let arrived = landed.withLock { landed in
+                    defer { landed = max(landed, ranges.count) }
+                    return max(0, ranges.count - landed)
+                }
+                if arrived > 0 { self.metrics.count(.upstreamBytes, by: Int(arrived)) }
+            })
     }
 
     /// `body`, counted as reading `snapshot`'s repository until it has been written: the budget spares it.
@@ -252,7 +269,13 @@ final class PullThroughSource: RepositorySource {
 
     /// Evicts least recently used repositories until the cache is under ``Upstream/maxCacheSize``, sparing pinned
     /// ones and those being read or pulled. One pass at a time; a pass asked for meanwhile runs after it.
-    func keepWithinBudget() {
+    func keepWithinBudget() async {
+        guard upstream.maxCacheSize != nil else { return }
+        // A pass scans the cache (a stat per file) and unlinks gigabytes: off the cooperative pool.
+        _ = try? await BlockingWork.run { self.keepWithinBudgetNow() }
+    }
+
+    private func keepWithinBudgetNow() {
         guard let maxSize = upstream.maxCacheSize else { return }
         let start = budgetPass.withLock { pass -> Bool in
             if pass.running {
@@ -309,6 +332,9 @@ public struct Upstream: Sendable {
     /// How long a client waits for the upstream to say what a branch is when the mirror already knows an
     /// earlier answer: after that the earlier one is served, marked stale.
     public var staleAfter: Duration
+    /// How long a client waits for the upstream when the mirror has no earlier answer: after that it gets a 504.
+    /// Clients give up sooner themselves (huggingface_hub after 10 s): a later answer would reach nobody.
+    public var answerWithin: Duration
     /// When set, the cache is kept under this many bytes after every pull: least recently used repositories
     /// are evicted, never pinned ones nor those being served or pulled.
     public var maxCacheSize: Int64?
@@ -321,11 +347,13 @@ public struct Upstream: Sendable {
     ///   - branchTTL: how long a branch's resolution is kept (60 s by default).
     ///   - maxCacheSize: the most bytes the mirror's cache may hold (no limit by default).
     ///   - staleAfter: how long to wait for the upstream when an earlier answer can be served (5 s by default).
+    ///   - answerWithin: how long to wait for the upstream when there is no earlier answer (30 s by default).
     public init(
         endpoint: URL, token: String? = nil, branchTTL: Duration = .seconds(60),
         retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 3), maxCacheSize: Int64? = nil,
-        staleAfter: Duration = .seconds(5), pullLimits: PullLimits = PullLimits()
+        staleAfter: Duration = .seconds(5), answerWithin: Duration = .seconds(30), pullLimits: PullLimits = PullLimits()
     ) {
+        self.answerWithin = answerWithin
         self.pullLimits = pullLimits
         self.staleAfter = staleAfter
         self.endpoint = endpoint

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ModelDepot
+import ModelDepotCore
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,9 +43,12 @@ struct ExportCommand: AsyncParsableCommand {
         let lock = try ModelLock.load(URL(fileURLWithPath: self.lock))
         let models = ModelManager(cache: hub.cache, environment: hub.environment)
         let target = to ?? archive ?? ""
-        let bytes =
+        let (archive, layout) = (archive, layout)
+        // Copying and hashing gigabytes blocks: off the cooperative pool, which Ctrl-C's handling needs.
+        let bytes = try await BlockingWork.run {
             try archive.map { try models.export(lock: lock, toArchive: URL(fileURLWithPath: $0)) }
-            ?? models.export(lock: lock, to: URL(fileURLWithPath: target), layout: layout)
+                ?? models.export(lock: lock, to: URL(fileURLWithPath: target), layout: layout)
+        }
         let files = lock.repositories.reduce(0) { $0 + $1.files.count }
         print("exported \(counted(files, "file")) (\(ByteFormat.string(bytes))) to \(target)")
     }
@@ -73,7 +77,10 @@ struct ImportCommand: AsyncParsableCommand {
             throw ModelDepotError(.invalidArgument, "\(bundle) does not exist; give a bundle folder or tar file.")
         }
         let url = URL(fileURLWithPath: bundle)
-        let lock = try isFolder.boolValue ? models.importBundle(from: url) : models.importBundle(fromArchive: url)
+        let folder = isFolder.boolValue
+        let lock = try await BlockingWork.run {
+            try folder ? models.importBundle(from: url) : models.importBundle(fromArchive: url)
+        }
         for repository in lock.repositories {
             print(
                 "\(repository.repo) @ \(repository.commit.prefix(12)): \(counted(repository.files.count, "file")) verified and placed"

@@ -90,7 +90,7 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             if let realModel = realModelFolder() {
                 try await pullRealModel(from: realModel, workspace: workspace, models: models, chatty: chatty)
             }
-            let outcome = try models.verify(snapshot.repo)
+            let outcome = try await models.verify(snapshot.repo)
             if chatty {
                 renderer.finishLine()
                 log(

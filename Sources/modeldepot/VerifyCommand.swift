@@ -76,14 +76,14 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             let reference = try hub.cacheOptions.reference(repo)
             repositories = [(reference.repo, reference.type)]
         } else {
-            repositories = try models.cachedModels().compactMap { report in
+            repositories = try await models.cachedModels().compactMap { report in
                 guard let id = report.repoID, let type = report.repoType else { return nil }
                 return (id, type)
             }
         }
         var report = Report(problems: [], verifiedBlobs: 0, bytesHashed: 0)
         for repository in repositories {
-            let outcome = try models.verify(repository.id, type: repository.type)
+            let outcome = try await models.verify(repository.id, type: repository.type)
             report.verifiedBlobs += outcome.verifiedBlobs
             report.bytesHashed += outcome.bytesHashed
             var repaired = false

@@ -129,15 +129,15 @@ enum ManagingTheCacheSamples {
         return ModelManager(cache: HubCache(root: storage.cacheDirectory))
     }
 
-    static func whatIsCached(models: ModelManager) throws {
-        for model in try models.cachedModels() {
+    static func whatIsCached(models: ModelManager) async throws {
+        for model in try await models.cachedModels() {
             print(model.id, model.sizeOnDisk, model.revisions.count)
         }
-        print("total", try models.cacheSize())
+        print("total", try await models.cacheSize())
     }
 
     static func isItIntact(models: ModelManager, repo: RepoID) async throws {
-        let outcome = try models.verify(repo)
+        let outcome = try await models.verify(repo)
         if !outcome.problems.isEmpty {
             let left = try await models.repair(repo, problems: outcome.problems)
             print(left.isEmpty ? "repaired" : "still broken: \(left)")

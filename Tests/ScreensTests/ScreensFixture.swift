@@ -45,7 +45,7 @@ struct ScreensFixture {
             let url = folder.path("repos/" + path)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
+            try Data(bytes).writeUnsynced(to: url)
         }
         let server = MirrorServer(
             root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))

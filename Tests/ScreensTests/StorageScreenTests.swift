@@ -49,7 +49,7 @@ import Testing
             #expect(verified.message.contains("1 file is damaged") && verified.next?.action == .repair)
             let repaired = try await StorageScreen.perform(.repair, on: "acme/chat", manager)
             #expect(repaired.message == "acme/chat is repaired: 1 file downloaded again.")
-            #expect(try manager.verify(try RepoID("acme/chat")).problems.isEmpty)
+            #expect(try await manager.verify(try RepoID("acme/chat")).problems.isEmpty)
             #expect(
                 try await StorageScreen.perform(.verify, on: "acme/embed", manager).message.contains(
                     "every file matches"))

@@ -29,7 +29,7 @@ struct HubFixture {
             let url = root.path("repos/" + path)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
+            try Data(bytes).writeUnsynced(to: url)
         }
         var cdn: FaultServer?
         if let cdnFiles {

@@ -24,7 +24,7 @@ struct MirrorFixture {
             let url = root.path(path)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
+            try Data(bytes).writeUnsynced(to: url)
         }
         let server = MirrorServer(
             root: root.url, token: token, treePageSize: treePageSize, logger: logger)

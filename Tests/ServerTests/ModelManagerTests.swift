@@ -71,8 +71,8 @@ import Testing
             #expect(!models.isComplete(id), "README.md is not cached, so the whole repo is not complete")
             #expect(models.localPath(id, file: "model-q4.gguf") == snapshot.url(of: try RepoFilePath("model-q4.gguf")))
             #expect(models.localPath(id, file: "README.md") == nil)
-            #expect(try models.cachedModels().map(\.id) == ["acme/chat"])
-            #expect(try models.cacheSize() == Int64(Self.weights.count + 8))
+            #expect(try await models.cachedModels().map(\.id) == ["acme/chat"])
+            #expect(try await models.cacheSize() == Int64(Self.weights.count + 8))
 
             let next = await models.download(id, matching: ["*.gguf", "*.json"])
             #expect(next !== task, "a finished task is not reused: a new request checks the Hub again")
@@ -214,9 +214,9 @@ import Testing
             for file in try FileManager.default.contentsOfDirectory(atPath: blob.deletingLastPathComponent().path) {
                 _ = utimensat(AT_FDCWD, blob.deletingLastPathComponent().appendingPathComponent(file).path, &times, 0)
             }
-            #expect(try models.cachedModels()[0].lastAccessed < Date(timeIntervalSinceNow: -86_400))
+            #expect(try await models.cachedModels()[0].lastAccessed < Date(timeIntervalSinceNow: -86_400))
             try models.markAccessed(id)
-            #expect(try models.cachedModels()[0].lastAccessed > Date(timeIntervalSinceNow: -60))
+            #expect(try await models.cachedModels()[0].lastAccessed > Date(timeIntervalSinceNow: -60))
 
             let freed = try await models.delete(id)
             #expect(freed == Int64(Self.weights.count + 8 + 7))

@@ -54,7 +54,7 @@ import Testing
             let url = folder.path("origin/\(path)")
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
+            try Data(bytes).writeUnsynced(to: url)
         }
         try prepareUpstream(folder)
         var origin = MirrorServer(
@@ -275,19 +275,32 @@ import Testing
             #expect(file.header("Warning")?.hasPrefix("110 ") == true)
             #expect(file.header("Cache-Control") == "public, max-age=0")
 
-            // A repository it never saw cannot be answered: a clear 502, not a hang or a 404. Without an earlier
-            // answer the mirror waits for the upstream as long as its own client does; in full runs the stopped
-            // upstream's port sometimes takes connections and never answers (under investigation, see the
-            // issue notes), so this client waits out the mirror's retries instead of its usual 20 s.
-            var patience = AsyncHTTPTransport.Configuration()
-            patience.readTimeout = .seconds(150)
-            let patient = AsyncHTTPTransport(configuration: patience)
-            let response = try await patient.send(TransportRequest(url: mirror.url("/api/models/acme/other")))
-            for try await _ in response.body {}
-            try await patient.shutdown()
+            // A repository it never saw cannot be answered: a clear 502, not a hang or a 404. (A stopped
+            // upstream's port that takes connections and never answers costs the mirror's 30 s deadline, then a 504:
+            // `aStuckUpstreamCostsTheDeadlineNotTheRetries`.)
+            let response = try await Self.get(mirror.url("/api/models/acme/other"))
             #expect(response.status == 502)
             #expect(response.header("X-Error-Message")?.contains("upstream") == true)
         }
+    }
+
+    /// An upstream whose port takes connections and never answers (a process whose threads are all blocked, or a
+    /// black hole on the path) costs a client the mirror's deadline and then a clear 504, not the transport's read
+    /// timeouts times the retries (minutes, where clients give up after 10 s).
+    @Test func aStuckUpstreamCostsTheDeadlineNotTheRetries() async throws {
+        let silent = try await RawReplyServer.start(reply: nil)
+        let folder = try TemporaryDirectory(prefix: "modeldepot-stuck")
+        defer { folder.remove() }
+        let server = try MirrorServer(
+            upstream: Upstream(endpoint: silent.baseURL, answerWithin: .milliseconds(300)), cache: folder.url,
+            logger: Self.quiet)
+        let mirror = try await Self.start(server)
+        let reply = try await Self.get(mirror.url("/api/models/acme/tiny/revision/main"))
+        #expect(reply.status == 504)
+        #expect(reply.header("X-Error-Message")?.contains("did not answer about acme/tiny within") == true)
+        #expect(silent.acceptedConnections >= 1, "the mirror asked the silent upstream")
+        try await mirror.stop()
+        try await silent.shutdown()
     }
 
     @Test func clientsAskingAboutANewRepositoryCauseOneUpstreamCallOfEachKind() async throws {

@@ -138,9 +138,15 @@ public actor ModelManager {
     }
 
     /// Every cached repository, including those other tools (Python's `huggingface_hub`) downloaded.
-    public nonisolated func cachedModels() throws -> [CachedRepositoryReport] {
-        guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
-        return try CacheScanner(cache: cache, memo: scanMemo).scan().repositories
+    ///
+    /// The walk (one `readdir` per folder, one `stat` per file of a large cache) runs off Swift's cooperative pool.
+    public nonisolated func cachedModels() async throws -> [CachedRepositoryReport] {
+        let cache = cache
+        let scanMemo = scanMemo
+        return try await BlockingWork.run {
+            guard FileManager.default.fileExists(atPath: cache.root.path) else { return [] }
+            return try CacheScanner(cache: cache, memo: scanMemo).scan().repositories
+        }
     }
 
     /// One cached repository: its revisions, refs and size.
@@ -156,9 +162,12 @@ public actor ModelManager {
     }
 
     /// Bytes the cache takes, each blob counted once.
-    public nonisolated func cacheSize() throws -> Int64 {
-        guard FileManager.default.fileExists(atPath: cache.root.path) else { return 0 }
-        return try CacheScanner(cache: cache).scan().sizeOnDisk
+    public nonisolated func cacheSize() async throws -> Int64 {
+        let cache = cache
+        return try await BlockingWork.run {
+            guard FileManager.default.fileExists(atPath: cache.root.path) else { return 0 }
+            return try CacheScanner(cache: cache).scan().sizeOnDisk
+        }
     }
 
     /// Deletes a repository, or one revision of it (blobs other revisions use stay). Returns the bytes freed;
@@ -201,7 +210,8 @@ public actor ModelManager {
     @discardableResult
     public func delete(_ plan: DeletionPlan, of repo: RepoID, type: RepoType = .model) async throws -> Int64 {
         try await stopDownloads { $0.repo == repo && $0.type == type }
-        try plan.execute()
+        // Unlinking gigabytes can take the file system a while: off the pool.
+        try await BlockingWork.run { try plan.execute() }
         return plan.freedBytes
     }
 
@@ -210,9 +220,9 @@ public actor ModelManager {
     public func clearCache() async throws -> Int64 {
         try await stopDownloads { _ in true }
         var freed: Int64 = 0
-        for repository in try cachedModels() {
+        for repository in try await cachedModels() {
             let plan = try DeletionPlan(deleting: nil, of: repository)
-            try plan.execute()
+            try await BlockingWork.run { try plan.execute() }
             freed += plan.freedBytes
         }
         return freed
@@ -236,10 +246,14 @@ public actor ModelManager {
     /// Re-hashes every blob of a cached repository against the digest its name promises, and checks each
     /// snapshot against its recorded file list. No network.
     ///
+    /// Hashing reads every byte of the repository: it runs off Swift's cooperative pool, where it would take a
+    /// thread from every server and download in the process for seconds per gigabyte.
+    ///
     /// - Throws: `notCached` when the repository is not in the cache.
-    public nonisolated func verify(_ repo: RepoID, type: RepoType = .model) throws -> CacheVerifier.Outcome {
+    public nonisolated func verify(_ repo: RepoID, type: RepoType = .model) async throws -> CacheVerifier.Outcome {
         _ = try cachedModel(repo, type: type)
-        return try CacheVerifier(cache: cache).verify(cache.repository(repo, type: type))
+        let cache = cache
+        return try await BlockingWork.run { try CacheVerifier(cache: cache).verify(cache.repository(repo, type: type)) }
     }
 
     /// Repairs what ``verify(_:type:)`` found: removes corrupt blobs and unlisted snapshot entries, then
@@ -252,7 +266,7 @@ public actor ModelManager {
         let repository = cache.repository(repo, type: type)
         let verifier = CacheVerifier(cache: cache)
         _ = try await verifier.repair(repository, problems: problems, using: pull, progress: progress)
-        return try verifier.verify(repository).problems
+        return try await BlockingWork.run { try verifier.verify(repository).problems }
     }
 
     /// Protects a cached model from ``prune(maxSize:dryRun:)``.
@@ -268,14 +282,15 @@ public actor ModelManager {
     /// Evicts least recently used, unpinned models until the cache takes at most `maxSize` bytes.
     @discardableResult
     public func prune(maxSize: Int64, dryRun: Bool = false) async throws -> StorageBudget.Plan {
-        let plan = try StorageBudget(cache: cache).plan(maxSize: maxSize)
+        let cache = cache
+        let plan = try await BlockingWork.run { try StorageBudget(cache: cache).plan(maxSize: maxSize) }
         guard !dryRun else { return plan }
         for repository in plan.evicted {
             if let id = repository.repoID, let type = repository.repoType {
                 try await stopDownloads { $0.repo == id && $0.type == type }
             }
         }
-        try plan.execute()
+        try await BlockingWork.run { try plan.execute() }
         return plan
     }
 
@@ -299,7 +314,8 @@ public actor ModelManager {
     @discardableResult
     public nonisolated func verifyBundledModels() async throws -> BundledModels.Verification? {
         guard let bundled else { return nil }
-        return try bundled.verify()
+        // Hashes every bundled file (on Dispatch's workers, which the caller's thread waits for): off the pool.
+        return try await BlockingWork.run { try bundled.verify() }
     }
 
     /// The entry's readiness from the app's bundle, when the bundle holds every file of it; nil otherwise.

@@ -47,9 +47,12 @@ extension ModelManager {
         var result = DetachedPrune(dryRun: dryRun)
         let pins = PinStore(cache: cache)
         let threshold = Double(olderThan.components.seconds) + Double(olderThan.components.attoseconds) / 1e18
-        let scan =
+        let cache = cache
+        let scanMemo = scanMemo
+        let scan = try await BlockingWork.run {
             FileManager.default.fileExists(atPath: cache.root.path)
-            ? try CacheScanner(cache: cache, memo: scanMemo).scan() : nil
+                ? try CacheScanner(cache: cache, memo: scanMemo).scan() : nil
+        }
         for report in scan?.repositories ?? [] {
             guard let id = report.repoID, let type = report.repoType else { continue }
             let detached = report.revisions.filter(\.refs.isEmpty)

@@ -21,17 +21,20 @@ package final class BlockingWorkQueue: Sendable {
 
 /// Blocking work that any async code may hand off: hashing a file, `fsync`, reading a large file, walking a cache.
 ///
-/// Swift's cooperative pool has one thread per core (two on this project's machines): a blocking call made on it
-/// takes that thread from every server, download and task in the process until it returns. `BlockingWork.run`
-/// moves the call to a Dispatch worker thread (Dispatch grows those as work blocks; the cooperative pool never
-/// grows) and suspends the caller meanwhile. Work that must keep an order goes on a ``BlockingWorkQueue`` instead.
+/// Swift's cooperative pool has one thread per core (two on this project's machines) and never grows when they
+/// block: a blocking call made on it takes that thread from every server, download and task in the process until
+/// it returns. `BlockingWork.run` moves the call to a thread of its own and suspends the caller meanwhile.
+///
+/// Each call gets a serial Dispatch queue of its own, which Dispatch backs by its overcommitting pool: a thread
+/// starts whenever none is free (up to Dispatch's limit of 255). A shared concurrent queue does not do that:
+/// measured on this toolchain, its threads stop at one per core while the work is busy hashing, so two long
+/// verifications made a 3-byte hash for a mirror's API call wait 16 s behind them. Work that must keep an order
+/// goes on a ``BlockingWorkQueue`` instead.
 package enum BlockingWork {
-    private static let queue = DispatchQueue(label: "ModelDepot.blocking", qos: .utility, attributes: .concurrent)
-
-    /// Runs `work` off the cooperative pool and returns its result; not interruptible once started.
+    /// Runs `work` on a thread off the cooperative pool and returns its result; not interruptible once started.
     package static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+            DispatchQueue(label: "ModelDepot.blocking").async { continuation.resume(with: Result { try work() }) }
         }
     }
 }
