@@ -236,11 +236,15 @@ struct UIPages: Sendable {
 enum UIAssets {
     static let known: Set<String> = ["app.css", "app.js", "mirror.js", "playground.js"]
 
-    static func load(_ name: String) -> (Data, String)? {
-        guard known.contains(name),
-            let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/assets"),
-            let data = try? Data(contentsOf: url)
-        else { return nil }
-        return (data, name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8")
-    }
+    /// Read once, when first asked for: every page loads them, and a file read per request is disk work in a
+    /// request's task, on the cooperative pool.
+    private static let loaded: [String: (Data, String)] = Dictionary(
+        uniqueKeysWithValues: known.compactMap { name in
+            guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Resources/assets"),
+                let data = try? Data(contentsOf: url)
+            else { return nil }
+            return (name, (data, name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"))
+        })
+
+    static func load(_ name: String) -> (Data, String)? { loaded[name] }
 }

@@ -63,7 +63,7 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             return
         }
         if let lock {
-            try verifyLock(lock)
+            try await verifyLock(lock)
             return
         }
         // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
@@ -146,7 +146,7 @@ extension VerifyCommand {
     }
 
     /// `--lock FILE`: hashes every locked file in the cache and names each difference; exit 1 if any.
-    func verifyLock(_ path: String) throws {
+    func verifyLock(_ path: String) async throws {
         guard repo == nil, !repair else {
             throw ModelDepotError(
                 .invalidArgument,
@@ -155,7 +155,7 @@ extension VerifyCommand {
         }
         let lock = try ModelLock.load(URL(fileURLWithPath: path))
         let models = ModelManager(cache: hub.cache, environment: hub.environment)
-        let problems = models.verify(lock: lock)
+        let problems = await models.verify(lock: lock)
         if json {
             printJSON([
                 "problems": problems.map {

@@ -133,7 +133,7 @@ extension ModelManager {
     ///
     /// - Throws: `checksumMismatch` naming the first cached file that differs from the lock.
     nonisolated func cachedFiles(of lock: ModelLock) throws -> [(ModelLock.Repository, ModelLock.File, URL)] {
-        if let problem = verify(lock: lock).first {
+        if let problem = problems(in: lock).first {
             throw ModelDepotError(
                 .checksumMismatch,
                 "The cache does not match the lock: \(problem). Run `modeldepot pull --locked` first.")

@@ -119,7 +119,8 @@ extension ModelManager {
                 files: repository.files.map(\.path))
             // Staged, checked, then published: files that do not match the lock are never linked.
             let staged = try await pull.stage(request)
-            if let problem = verify(repository, staged: staged).first {
+            // Hashes every locked file: off the cooperative pool.
+            if let problem = try await BlockingWork.run({ self.verify(repository, staged: staged).first }) {
                 throw ModelDepotError(
                     .checksumMismatch,
                     "After the pull, \(problem). Nothing of \(repository.repo)@\(repository.commit.prefix(12)) was placed in the snapshot."
@@ -132,7 +133,15 @@ extension ModelManager {
 
     /// Checks the cache against `lock`: every locked file present at its commit with its size and digest (each
     /// file is hashed). No network.
-    public nonisolated func verify(lock: ModelLock) -> [ModelLock.Problem] {
+    ///
+    /// Hashing runs off Swift's cooperative pool.
+    public nonisolated func verify(lock: ModelLock) async -> [ModelLock.Problem] {
+        // The closure throws nothing, so neither does the hand-off.
+        (try? await BlockingWork.run { self.problems(in: lock) }) ?? []
+    }
+
+    /// ``verify(lock:)`` on the calling thread, for callers already off the pool (a bundle's export).
+    nonisolated func problems(in lock: ModelLock) -> [ModelLock.Problem] {
         lock.repositories.flatMap { verify($0) }
     }
 

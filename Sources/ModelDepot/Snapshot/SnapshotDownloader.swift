@@ -238,9 +238,13 @@ public struct SnapshotDownloader: Sendable {
         let selected = try select(request, from: tree)
         for path in selected { try LocalDirectory.checkNotGit(path) }
         try directory.prepare()
+        // Hashes files already in the folder (gigabytes for a re-run): off the cooperative pool.
         let missing =
             request.forceDownload
-            ? selected : selected.filter { !isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) }
+            ? selected
+            : try await BlockingWork.run {
+                selected.filter { !self.isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) }
+            }
         // A file already there that no pull wrote (no metadata) is the user's: replaced only when asked.
         if !request.forceDownload {
             let theirs = missing.filter {

@@ -86,17 +86,23 @@ extension SnapshotDownloader {
             commit = try await resolveCommit(request)
             tree = try await fileTree(request, commit: commit, repository: repository)
         }
-        let files = try select(request, from: tree).map { path in
-            let cached =
-                request.localDirectory.map {
-                    isUpToDate(path, file: tree.files[path]!, commit: commit, in: $0, recording: false)
-                } ?? repository.hasFile(path, commit: commit)
-            return SnapshotPlan.File(
-                path: path.value, size: tree.files[path]?.size ?? 0, cached: cached,
-                willDownload: !cached || request.forceDownload)
+        let selected = try select(request, from: tree)
+        let (finalCommit, finalTree) = (commit, tree)
+        // A local folder's files are hashed to see whether they are current: off the cooperative pool.
+        let files = try await BlockingWork.run {
+            selected.map { path in
+                let cached =
+                    request.localDirectory.map {
+                        self.isUpToDate(
+                            path, file: finalTree.files[path]!, commit: finalCommit, in: $0, recording: false)
+                    } ?? repository.hasFile(path, commit: finalCommit)
+                return SnapshotPlan.File(
+                    path: path.value, size: finalTree.files[path]?.size ?? 0, cached: cached,
+                    willDownload: !cached || request.forceDownload)
+            }
         }
         return SnapshotPlan(
-            repo: request.repo.description, commit: commit, files: files,
+            repo: request.repo.description, commit: finalCommit, files: files,
             freeBytes: StorageBudget(cache: cache).availableSpace(using: downloader.fileSystem))
     }
 }
