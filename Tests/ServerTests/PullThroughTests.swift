@@ -275,11 +275,11 @@ import Testing
             #expect(file.header("Warning")?.hasPrefix("110 ") == true)
             #expect(file.header("Cache-Control") == "public, max-age=0")
 
-            // A repository it never saw cannot be answered: a clear 502, not a hang or a 404. (A stopped
-            // upstream's port that takes connections and never answers costs the mirror's 30 s deadline, then a 504:
-            // `aStuckUpstreamCostsTheDeadlineNotTheRetries`.)
+            // A repository it never saw cannot be answered: a clear 502 (the upstream refused), not a hang or a
+            // 404. On a machine so loaded that the mirror's retries outlast its 30 s deadline (seen with every test
+            // of the suite started at once), the answer is the deadline's 504, which names the upstream too.
             let response = try await Self.get(mirror.url("/api/models/acme/other"))
-            #expect(response.status == 502)
+            #expect([502, 504].contains(response.status))
             #expect(response.header("X-Error-Message")?.contains("upstream") == true)
         }
     }
