@@ -49,7 +49,8 @@ work=$(mktemp -d /tmp/modeldepot-loadbench.XXXXXX)
 pids=()
 cleanup() {
     touch "$work/stop" 2>/dev/null || true
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    # serve runs inside $(…), so its servers' pids are in files, not in the array.
+    for pid in "${pids[@]}" $(cat "$work"/*.pid 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     rm -rf "$work"
 }
@@ -60,7 +61,7 @@ bin=${MODELDEPOT_BIN:-$(build_release "$root")}
 # serve OUT ARGS…: starts `modeldepot serve ARGS --port 0`, prints its URL; its pid goes to OUT.pid.
 serve() {
     local out=$1; shift
-    "$bin" serve "$@" --port 0 > "$out" 2>"$out.log" & pids+=($!); echo $! > "$out.pid"
+    "$bin" serve "$@" --port 0 > "$out" 2>"$out.log" & echo $! > "$out.pid"
     for _ in $(seq 200); do grep -q listening "$out" 2>/dev/null && break; sleep 0.05; done
     sed -n 's/^listening on \([^ ]*\).*/\1/p' "$out"
 }
