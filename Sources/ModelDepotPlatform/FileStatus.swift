@@ -17,6 +17,9 @@ package struct FileStatus: Sendable, Equatable {
     /// Nanoseconds since 1970.
     package let modifiedNanoseconds: Int64
     package let accessedNanoseconds: Int64
+    /// When the file's status last changed (`st_ctime`), nanoseconds since 1970: any write, rename, link or
+    /// permission change sets it to now, and unlike the modification time nobody can set it back.
+    package let changedNanoseconds: Int64
 
     /// The status of `path`; with `followingLinks: false` a link's own (`lstat`). Nil when it does not exist.
     package init?(path: String, followingLinks: Bool = true) {
@@ -44,9 +47,11 @@ package struct FileStatus: Sendable, Equatable {
         #if canImport(Darwin)
             modifiedNanoseconds = Self.nanoseconds(info.st_mtimespec)
             accessedNanoseconds = Self.nanoseconds(info.st_atimespec)
+            changedNanoseconds = Self.nanoseconds(info.st_ctimespec)
         #else
             modifiedNanoseconds = Self.nanoseconds(info.st_mtim)
             accessedNanoseconds = Self.nanoseconds(info.st_atim)
+            changedNanoseconds = Self.nanoseconds(info.st_ctim)
         #endif
     }
 

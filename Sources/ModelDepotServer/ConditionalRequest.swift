@@ -41,14 +41,43 @@ enum ConditionalRequest: Equatable {
     }
 }
 
-/// HTTP's date format (RFC 9110 §5.6.7, IMF-fixdate), to whole seconds.
+/// HTTP's date format (RFC 9110 §5.6.7, IMF-fixdate), to whole seconds. Written and read by hand over
+/// `gmtime_r`/`timegm`: every file answer carries one, and making a `DateFormatter` for each cost more than the
+/// rest of a small file's answer.
 enum HTTPDate {
+    private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`.
     static func string(_ date: Date) -> String {
-        formatter().string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return "\(weekdays[Int(parts.tm_wday)]), \(digits(parts.tm_mday, 2)) \(months[Int(parts.tm_mon)]) "
+            + "\(digits(parts.tm_year + 1900, 4)) \(digits(parts.tm_hour, 2)):\(digits(parts.tm_min, 2)):"
+            + "\(digits(parts.tm_sec, 2)) GMT"
     }
 
+    /// The date an IMF-fixdate names; nil for anything else.
     static func parse(_ text: String) -> Date? {
-        formatter().date(from: text.trimmingCharacters(in: .whitespaces))
+        let fields = text.trimmingCharacters(in: .whitespaces).split(separator: " ")
+        guard fields.count == 6, fields[0].hasSuffix(","), weekdays.contains(String(fields[0].dropLast())),
+            fields[5] == "GMT", let month = months.firstIndex(of: String(fields[2])),
+            let day = number(fields[1], digits: 2), (1...31).contains(day),
+            let year = number(fields[3], digits: 4)
+        else { return nil }
+        let time = fields[4].split(separator: ":", omittingEmptySubsequences: false)
+        guard time.count == 3, let hour = number(time[0], digits: 2), let minute = number(time[1], digits: 2),
+            let second = number(time[2], digits: 2), hour < 24, minute < 60, second <= 60
+        else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        return Date(timeIntervalSince1970: Double(timegm(&parts)))
     }
 
     /// The time as `Last-Modified` can say it: whole seconds.
@@ -56,12 +85,14 @@ enum HTTPDate {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
-    private static func formatter() -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter
+    private static func digits(_ value: Int32, _ count: Int) -> String {
+        let text = String(value)
+        return text.count >= count ? text : String(repeating: "0", count: count - text.count) + text
+    }
+
+    private static func number(_ text: Substring, digits: Int) -> Int? {
+        guard text.count == digits, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
     }
 }
 

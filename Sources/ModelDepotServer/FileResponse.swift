@@ -11,7 +11,8 @@ import NIOCore
 enum FileResponse {
     static func make(
         for file: ServedFile, commit: String, request: Request, context: some RequestContext,
-        faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil, sendfile: Bool = true
+        faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil, sendfile: Bool = true,
+        smallFiles: SmallFileCache? = nil
     ) async throws -> Response {
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Repo-Commit")!] = commit
@@ -72,6 +73,11 @@ enum FileResponse {
                     status: status, headers: headers,
                     body: FaultyFileBody.make(path: file.diskPath, range: range, fault: fault, faults: faults))
             }
+        }
+        if let smallFiles, let bytes = await smallFiles.bytes(of: file),
+            let part = bytes.getSlice(at: range.lowerBound, length: range.count)
+        {
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: part))
         }
         if sendfile, let channel = (context as? MirrorRequestContext)?.channel,
             let token = await FileRegionStaging.stage(path: file.diskPath, range: range, size: size, on: channel)

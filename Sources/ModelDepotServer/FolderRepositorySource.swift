@@ -14,15 +14,18 @@ import Synchronization
 /// through a link. Each repository has one branch, `main`, whose commit id is derived from the content; when
 /// the content changes the id changes, and the old id answers `RevisionNotFound`.
 ///
-/// A listing walks the whole repository folder. A file request at a commit id (what clients send once they have
-/// resolved `main`) instead reuses the last walk of that commit when the requested file's `lstat` still matches
-/// it: a pull of many small files costs one walk, not one per file.
+/// A walk of a repository folder is remembered (``FolderWalk``) and reused while a few `stat` calls show that
+/// nothing it read has changed, so an API call on an unchanged repository costs no walk, hashing or sorting, and a
+/// file added, removed or changed appears in the very next answer. A file request at a commit id (what clients
+/// send once they have resolved `main`) is cheaper still: it checks only the requested file's `lstat`.
 struct FolderRepositorySource: RepositorySource {
     let root: ServedFolder
     let index: HashIndex
     let type: RepoType
     /// The last walk of each repository.
     private let lastWalks = LastWalks()
+    /// The wall clock, in nanoseconds since 1970, that says whether a walk is settled (``FolderWalk``).
+    let wallClock: @Sendable () -> Int64
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
     static let lfsThreshold: Int64 = 10 << 20
     static let lfsExtensions: Set<String> = [
@@ -30,11 +33,21 @@ struct FolderRepositorySource: RepositorySource {
         "mlmodel", "weight", "zip", "tar", "gz", "pkl", "ot", "model", "mlpackage",
     ]
 
-    init(root: URL, index: HashIndex, type: RepoType = .model, logger: Logger) {
+    init(
+        root: URL, index: HashIndex, type: RepoType = .model, logger: Logger,
+        wallClock: @escaping @Sendable () -> Int64 = FolderRepositorySource.now
+    ) {
         self.root = ServedFolder(root, logger: logger)
         self.index = index
         self.type = type
+        self.wallClock = wallClock
     }
+
+    /// The wall clock file systems stamp times from, in nanoseconds since 1970.
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
+
+    /// How many times a repository folder was walked (the rest were answered from a remembered walk).
+    var walks: Int { lastWalks.count.withLock { $0 } }
 
     func repositories() throws -> [(RepoType, RepoID)] {
         var result: [(RepoType, RepoID)] = []
@@ -58,15 +71,15 @@ struct FolderRepositorySource: RepositorySource {
                 root.realPath + "/" + namespace + "/" + id.name, minimumDepth: 2, shownAs: id.description),
             FileStatus(path: folder)?.kind == .folder
         else { return nil }
-        var files: [ServedFile] = []
-        var visited: Set<String> = [folder]
-        try await collect(folder: folder, prefix: "", visited: &visited, into: &files)
-        index.save()
-        files.sort { $0.path < $1.path }
-        let commit = RepoSnapshot.commitID(for: files)
-        let snapshot = RepoSnapshot(type: type, id: id, commit: commit, files: files, branches: ["main"])
-        lastWalks.walks.withLock { $0[id] = snapshot }
-        if let revision, revision != "main", revision != commit {
+        let snapshot: RepoSnapshot
+        if let walk = lastWalks.walks.withLock({ $0[id] }), walk.folder == folder, walk.settled,
+            await walk.isCurrent()
+        {
+            snapshot = walk.snapshot
+        } else {
+            snapshot = try await self.walk(folder, id: id)
+        }
+        if let revision, revision != "main", revision != snapshot.commit {
             throw HubServerError.revisionNotFound(id: id, revision: revision)
         }
         return snapshot
@@ -75,7 +88,7 @@ struct FolderRepositorySource: RepositorySource {
     func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
         // Only a commit id can be answered from memory: `main` may have moved since, by any file changing.
         if type == self.type, let revision, HubEncoding.isGitID(revision),
-            let remembered = lastWalks.walks.withLock({ $0[id] }), remembered.commit == revision,
+            let remembered = lastWalks.walks.withLock({ $0[id]?.snapshot }), remembered.commit == revision,
             let file = remembered.file(at: path), let stamp = file.stamp,
             let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
             FileStamp(status) == stamp
@@ -85,12 +98,66 @@ struct FolderRepositorySource: RepositorySource {
         return try await snapshot(type: type, id: id, revision: revision)
     }
 
-    /// Walks a repository folder (given by its real path) with one `readdir` per folder and one `stat` per
-    /// file: this runs on every request, so it must stay cheap. Only links cost a `realpath` each; `visited`
-    /// holds the real folders on the way down, so a link to a folder above it cannot loop.
-    private func collect(
-        folder: String, prefix: String, visited: inout Set<String>, into files: inout [ServedFile]
-    ) async throws {
+    /// Walks a repository folder (given by its real path) off the cooperative pool, hashes what the index does
+    /// not know yet, and remembers the walk.
+    private func walk(_ folder: String, id: RepoID) async throws -> RepoSnapshot {
+        let started = wallClock()
+        let found = try await BlockingWork.run { self.scan(folder) }
+        var files: [ServedFile] = []
+        files.reserveCapacity(found.files.count)
+        for entry in found.files {
+            let status = entry.status
+            let lfs =
+                status.size >= Self.lfsThreshold
+                || Self.lfsExtensions.contains((entry.path.value as NSString).pathExtension.lowercased())
+            let digests = try await index.digests(
+                ofFileAt: entry.diskPath, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
+                inode: status.inode, lfs: lfs)
+            files.append(
+                ServedFile(
+                    path: entry.path, diskPath: entry.diskPath, size: status.size,
+                    modified: Date(timeIntervalSince1970: Double(status.modifiedNanoseconds) / 1e9),
+                    gitOID: digests.gitOID, sha256: digests.sha256, stamp: FileStamp(status)))
+        }
+        // Written only when something was hashed; a file write, so not on the pool either.
+        let index = self.index
+        _ = try? await BlockingWork.run { index.save() }
+        files.sort { $0.path < $1.path }
+        let snapshot = RepoSnapshot(
+            type: type, id: id, commit: RepoSnapshot.commitID(for: files), files: files, branches: ["main"])
+        let walk = FolderWalk(
+            snapshot: snapshot, folder: folder, folders: found.folders, links: found.links, started: started)
+        lastWalks.walks.withLock { $0[id] = walk }
+        lastWalks.count.withLock { $0 += 1 }
+        return snapshot
+    }
+
+    /// What a walk reads from disk, before any hashing.
+    private struct Scan: Sendable {
+        struct File: Sendable {
+            let path: RepoFilePath
+            let diskPath: String
+            let status: FileStatus
+        }
+        var files: [File] = []
+        var folders: [FolderWalk.Folder] = []
+        var links: [FolderWalk.Link] = []
+    }
+
+    /// One `readdir` and one `stat` per folder, one `stat` per file; only links cost a `realpath` each. `visited`
+    /// holds the real folders on the way down, so a link to a folder above it cannot loop. Blocking: run it off
+    /// the pool.
+    private func scan(_ folder: String) -> Scan {
+        var scan = Scan()
+        var visited: Set<String> = [folder]
+        collect(folder: folder, prefix: "", visited: &visited, into: &scan)
+        return scan
+    }
+
+    private func collect(folder: String, prefix: String, visited: inout Set<String>, into scan: inout Scan) {
+        // Stamped before listing: an entry added after the listing changes the folder after this stamp.
+        guard let folderStatus = FileStatus(path: folder), folderStatus.kind == .folder else { return }
+        scan.folders.append(FolderWalk.Folder(path: folder, stamp: FileStamp(folderStatus)))
         for entry in visibleEntries(of: folder) {
             let relative = prefix.isEmpty ? entry.name : prefix + "/" + entry.name
             var diskPath = folder + "/" + entry.name
@@ -99,30 +166,19 @@ struct FolderRepositorySource: RepositorySource {
             case .link:
                 guard let resolved = root.servablePath(diskPath, minimumDepth: 3, shownAs: relativeToRoot(diskPath))
                 else { continue }
+                scan.links.append(FolderWalk.Link(path: diskPath, target: resolved))
                 diskPath = resolved
             case .other: continue
             }
             guard let status = FileStatus(path: diskPath) else { continue }
             if status.kind == .folder {
                 guard visited.insert(diskPath).inserted else { continue }
-                try await collect(folder: diskPath, prefix: relative, visited: &visited, into: &files)
+                collect(folder: diskPath, prefix: relative, visited: &visited, into: &scan)
                 visited.remove(diskPath)
                 continue
             }
             guard status.kind == .file, let path = try? RepoFilePath(relative) else { continue }
-            let size = status.size
-            let modified = status.modifiedNanoseconds
-            let lfs =
-                size >= Self.lfsThreshold
-                || Self.lfsExtensions.contains(
-                    (entry.name as NSString).pathExtension.lowercased())
-            let digests = try await index.digests(
-                ofFileAt: diskPath, size: size, modifiedNanoseconds: modified, inode: status.inode, lfs: lfs)
-            files.append(
-                ServedFile(
-                    path: path, diskPath: diskPath, size: size,
-                    modified: Date(timeIntervalSince1970: Double(modified) / 1e9), gitOID: digests.gitOID,
-                    sha256: digests.sha256, stamp: FileStamp(status)))
+            scan.files.append(Scan.File(path: path, diskPath: diskPath, status: status))
         }
     }
 
@@ -152,5 +208,6 @@ struct FolderRepositorySource: RepositorySource {
 
 /// The last walk of each repository a ``FolderRepositorySource`` serves, by repository id.
 private final class LastWalks: Sendable {
-    let walks = Mutex<[RepoID: RepoSnapshot]>([:])
+    let walks = Mutex<[RepoID: FolderWalk]>([:])
+    let count = Mutex(0)
 }

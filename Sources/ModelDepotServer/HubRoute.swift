@@ -82,6 +82,8 @@ enum HubRoute: Equatable, Sendable {
     }
 
     private static func decode(_ segment: String) -> String {
-        segment.removingPercentEncoding ?? segment
+        // Most segments have nothing to decode, and Foundation's decoding is not free.
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return segment }
+        return segment.removingPercentEncoding ?? segment
     }
 }

@@ -59,6 +59,9 @@ final class MirrorMetrics: Sendable {
     private let pullsInFlightGauge: Gauge
     private let durations: [RouteClass: DurationHistogram]
     private let store = Mutex(MirrorCounters())
+    /// The request counter of each status code, made on first use: asking the registry for it by name and label on
+    /// every request allocated the labels and took the registry's lock each time.
+    private let requestCounters = Mutex<[Int: Prometheus.Counter]>([:])
 
     init() {
         var counters: [Counter: Prometheus.Counter] = [:]
@@ -86,10 +89,15 @@ final class MirrorMetrics: Sendable {
 
     func countRequest(status: Int, route: RouteClass, duration: Duration) {
         store.withLock { $0.requestsByStatus[status, default: 0] += 1 }
-        registry.makeCounter(
-            name: "modeldepot_requests_total", labels: [("code", "\(status)")],
-            help: "HTTP requests answered, by status code."
-        ).increment()
+        let counter = requestCounters.withLock { counters in
+            if let made = counters[status] { return made }
+            let made = registry.makeCounter(
+                name: "modeldepot_requests_total", labels: [("code", "\(status)")],
+                help: "HTTP requests answered, by status code.")
+            counters[status] = made
+            return made
+        }
+        counter.increment()
         durations[route]!.record(duration)
     }
 

@@ -30,6 +30,8 @@ struct MirrorResponder: HTTPResponder {
     var sendsFilesWithSendfile = true
     /// Who asked what, for the dashboard.
     var clients = MirrorClients()
+    /// Small files answered from memory while unchanged.
+    var smallFiles: SmallFileCache? = nil
     /// A web app under a prefix (the dashboard), which checks access itself.
     var mountedApp: MountedApp? = nil
     /// The `Host` names answered when there is no token (against DNS rebinding).
@@ -87,7 +89,7 @@ struct MirrorResponder: HTTPResponder {
 
     private func route(_ request: Request, context: Context) async throws -> Response {
         if request.uri.path == "/healthz" {
-            return Self.json(["status": "ok"])
+            return Self.json(Self.healthy)
         }
         if let token, !Self.authorized(request, token: token) {
             throw request.headers[.authorization] == nil
@@ -119,7 +121,7 @@ struct MirrorResponder: HTTPResponder {
             let snapshot = try await snapshot(type, id, revision)
             return marked(Self.json(HubJSON.commits(try await snapshot.history())), snapshot, revision: revision)
         case .health:
-            return Self.json(["status": "ok"])
+            return Self.json(Self.healthy)
         case .metrics:
             var response = Self.text(metrics.render() + (faults.map(Self.renderFaults) ?? ""))
             response.headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -132,19 +134,37 @@ struct MirrorResponder: HTTPResponder {
         case .info(let type, let id, let revision):
             let snapshot = try await snapshot(type, id, revision)
             let blobs = query["blobs"].map { $0.lowercased() == "true" } ?? false
-            return marked(Self.json(HubJSON.info(snapshot, blobs: blobs)), snapshot, revision: revision)
+            let info = snapshot.rendered.answer(blobs ? "info blobs" : "info") {
+                RenderedAnswers.Answer(body: Self.jsonBody(HubJSON.info(snapshot, blobs: blobs)))
+            }
+            return marked(Self.json(info!.body), snapshot, revision: revision)
         case .refs(let type, let id):
             let snapshot = try await snapshot(type, id, nil)
             return marked(Self.json(HubJSON.refs(snapshot)), snapshot, revision: nil)
         case .tree(let type, let id, let revision, let path):
             let snapshot = try await snapshot(type, id, revision)
             let recursive = query["recursive"].map { $0.lowercased() == "true" } ?? false
+            let expand = query["expand"].map { $0.lowercased() == "true" } ?? false
+            if !expand, query["cursor"] == nil {
+                // A listing that fits one page is kept with the snapshot; longer ones are paged as they come.
+                let key = "tree \(recursive) \(path ?? "")"
+                let listing = try snapshot.rendered.answer(key) {
+                    guard let entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
+                        throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
+                    }
+                    guard entries.count <= treePageSize else { return nil }
+                    return RenderedAnswers.Answer(body: Self.jsonBody(entries), totalCount: entries.count)
+                }
+                if let listing {
+                    var response = Self.json(listing.body)
+                    response.headers[HTTPField.Name("X-Total-Count")!] = "\(listing.totalCount ?? 0)"
+                    return marked(response, snapshot, revision: revision)
+                }
+            }
             guard var entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
                 throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
             }
-            if query["expand"].map({ $0.lowercased() == "true" }) ?? false,
-                let last = try await snapshot.history().first
-            {
+            if expand, let last = try await snapshot.history().first {
                 entries = HubJSON.expanded(entries, lastCommit: last)
             }
             return marked(page(entries, request: request), snapshot, revision: revision)
@@ -165,7 +185,7 @@ struct MirrorResponder: HTTPResponder {
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
-                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile)
+                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile, smallFiles: smallFiles)
             if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
             return arriving == nil ? marked(response, snapshot, revision: revision) : response
         case .blob(let sha256):
@@ -180,7 +200,7 @@ struct MirrorResponder: HTTPResponder {
             if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
             var response = try await FileResponse.make(
                 for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
-                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile)
+                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile, smallFiles: smallFiles)
             if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
             if arriving == nil { response.headers[.cacheControl] = cacheControl(revision: snapshot.commit) }
             return response
@@ -278,14 +298,23 @@ struct MirrorResponder: HTTPResponder {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func json(_ object: Any) -> Response {
+    /// `/healthz`'s answer, made once: load balancers ask it often.
+    static let healthy = jsonBody(["status": "ok"])
+
+    static func json(_ object: Any) -> Response { json(jsonBody(object)) }
+
+    static func jsonBody(_ object: Any) -> ByteBuffer {
         let data =
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
+        return ByteBuffer(bytes: data)
+    }
+
+    static func json(_ body: ByteBuffer) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        headers[.contentLength] = "\(data.count)"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        headers[.contentLength] = "\(body.readableBytes)"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 
     static func errorResponse(_ error: HubServerError) -> Response {

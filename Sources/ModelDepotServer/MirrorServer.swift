@@ -46,6 +46,8 @@ public struct MirrorServer: Sendable {
     public var branchMaxAge: Duration = .seconds(60)
     let metrics: MirrorMetrics
     let clients: MirrorClients
+    /// Small files of folder repositories, answered from memory while unchanged (``SmallFileCache``).
+    var smallFiles = SmallFileCache()
     /// What the dashboard (`serve --ui`) reads: repositories, pulls in flight, counters, clients.
     public let dashboard: MirrorDashboard
     /// A web app answered under a path prefix on the mirror's port (the dashboard at `/ui`); nil by default.
@@ -121,7 +123,8 @@ public struct MirrorServer: Sendable {
         branchMaxAge = upstream.branchTTL
     }
 
-    private init(
+    /// A mirror over these sources, for tests that give a source of their own (one with a test clock).
+    init(
         sources: [any RepositorySource], metrics: MirrorMetrics, token: String?, treePageSize: Int, logger: Logger,
         pullThrough: PullThroughSource? = nil, servedCaches: [URL] = []
     ) {
@@ -161,7 +164,8 @@ public struct MirrorServer: Sendable {
             source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
             faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
             sendsFilesWithSendfile: sendsFilesWithSendfile,
-            clients: clients, mountedApp: mountedApp, allowedHosts: AllowedHosts(extra: allowedHosts))
+            clients: clients, smallFiles: smallFiles, mountedApp: mountedApp,
+            allowedHosts: AllowedHosts(extra: allowedHosts))
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,

@@ -28,6 +28,10 @@ final class PullThroughSource: RepositorySource {
     /// Branch resolutions and listings under way: concurrent requests share one upstream call.
     private let resolutions = RequestCoalescer<(String, String?)>()
     private let listings = RequestCoalescer<RecordedTree>()
+    /// The last snapshot served of each repository, with when its listing was recorded: a listing at a commit never
+    /// changes, so while its record is on disk (eviction removes it) the snapshot is reused instead of reading and
+    /// parsing the record again, and so are the answers rendered from it. One a repository, so it stays bounded.
+    private let servedSnapshots = Mutex<[String: (recordedAt: Date, snapshot: RepoSnapshot)]>([:])
     private let local: HubCacheRepositorySource
     private let metrics: MirrorMetrics
     /// Responses reading each repository's files now, by cache folder name: the budget spares them.
@@ -61,6 +65,10 @@ final class PullThroughSource: RepositorySource {
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
         let repository = cache.repository(id, type: type)
         let (commit, staleBecause) = try await resolve(type: type, id: id, revision: revision ?? "main")
+        if var known = servedSnapshot(of: repository, commit: commit) {
+            known.staleBecause = staleBecause
+            return known
+        }
         let tree: RecordedTree
         if let recorded = repository.recordedTree(commit) {
             tree = recorded
@@ -93,9 +101,22 @@ final class PullThroughSource: RepositorySource {
         return served(tree, of: repository, commit: commit)
     }
 
+    /// The snapshot last served at `commit`, while its listing's record is the one it was made from and the same
+    /// branches point at the commit.
+    private func servedSnapshot(of repository: CachedRepository, commit: String) -> RepoSnapshot? {
+        guard let known = servedSnapshots.withLock({ $0["\(repository.type.rawValue)/\(repository.id)"] }),
+            known.snapshot.commit == commit, repository.treeRecordedDate(commit) == known.recordedAt,
+            repository.refs().filter({ $0.value == commit }).map(\.key).sorted() == known.snapshot.branches
+        else { return nil }
+        var snapshot = known.snapshot
+        snapshot.pullThrough = self
+        return snapshot
+    }
+
     /// `tree` at `commit` as the mirror serves it: each file at its blob, fetched when missing.
     private func served(_ tree: RecordedTree, of repository: CachedRepository, commit: String) -> RepoSnapshot {
-        let recordedAt = repository.treeRecordedDate(commit) ?? Date()
+        let recorded = repository.treeRecordedDate(commit)
+        let recordedAt = recorded ?? Date()
         let files = tree.files.map { path, file in
             ServedFile(
                 path: path, diskPath: repository.blob(file.etag).path, size: file.size, modified: recordedAt,
@@ -104,6 +125,10 @@ final class PullThroughSource: RepositorySource {
         let branches = repository.refs().filter { $0.value == commit }.map(\.key).sorted()
         var snapshot = RepoSnapshot(
             type: repository.type, id: repository.id, commit: commit, files: files, branches: branches)
+        if let recorded {
+            // Kept without the source itself, which would keep itself alive through it.
+            servedSnapshots.withLock { $0["\(repository.type.rawValue)/\(repository.id)"] = (recorded, snapshot) }
+        }
         snapshot.pullThrough = self
         return snapshot
     }

@@ -25,17 +25,24 @@ struct ServedFile: Sendable, Equatable {
     var pointerSize: Int { GitBlob.lfsPointer(sha256: sha256 ?? "", size: size).utf8.count }
 }
 
-/// A file's size, modification time and inode: when all three are unchanged, so is what was read of it.
+/// A file's (or folder's) size, modification and status-change times and inode: when all are unchanged, so is
+/// what was read of it. The status-change time catches a copy that sets the old modification time back
+/// (`cp -p`, `rsync -t` in place), which the modification time alone would miss.
 struct FileStamp: Sendable, Equatable {
     let size: Int64
     let modifiedNanoseconds: Int64
+    let changedNanoseconds: Int64
     let inode: UInt64
 
     init(_ status: FileStatus) {
         size = status.size
         modifiedNanoseconds = status.modifiedNanoseconds
+        changedNanoseconds = status.changedNanoseconds
         inode = status.inode
     }
+
+    /// The later of the two times: what says how recently the entry changed.
+    var latestChange: Int64 { max(modifiedNanoseconds, changedNanoseconds) }
 }
 
 /// A repository at one commit, as the mirror serves it.
@@ -53,6 +60,8 @@ struct RepoSnapshot: Sendable {
     var pullThrough: PullThroughSource? = nil
     /// Positions in `files` by path: a repository of thousands of files answers each request without a scan.
     private let positions: [String: Int]
+    /// Bodies rendered from this snapshot, shared by its copies.
+    let rendered = RenderedAnswers()
 
     init(type: RepoType, id: RepoID, commit: String, files: [ServedFile], branches: [String]) {
         self.type = type

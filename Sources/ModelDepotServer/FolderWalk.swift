@@ -1,0 +1,70 @@
+import ModelDepotCore
+import ModelDepotPlatform
+
+/// One walk of a repository folder and what it must still find on disk for its answer to stand, so a request can
+/// reuse it after a few `stat` calls instead of walking, hashing and sorting again.
+///
+/// The validators: every folder the walk read (adding, removing or renaming an entry changes a folder's
+/// modification time), every file it listed (size, times, inode), and every link it followed (its real path now,
+/// which also moves when a link further up the way is re-pointed). A walk is reused only when it is *settled*:
+/// nothing it read changed within ``settleTime`` before it began. A file system stamps times from a coarse clock
+/// (a scheduler tick, or whole seconds on some), so two changes close together can leave the same times, and a
+/// walk between them would look current after the second; a settled walk cannot have fallen between two such
+/// changes, and an unsettled one is simply walked again next time.
+struct FolderWalk: Sendable {
+    /// A folder the walk listed, by its real path.
+    struct Folder: Sendable {
+        let path: String
+        let stamp: FileStamp
+    }
+
+    /// A link the walk followed and the real path it led to.
+    struct Link: Sendable {
+        let path: String
+        let target: String
+    }
+
+    /// How long before a walk began everything it read must have been left alone for the walk to be reused.
+    static let settleTime: Int64 = 2_000_000_000
+    /// Above this many `stat` calls a check goes to a blocking-work thread; below it, it costs less than the hop.
+    static let inlineCheckLimit = 64
+
+    let snapshot: RepoSnapshot
+    /// The repository folder's real path.
+    let folder: String
+    let folders: [Folder]
+    let links: [Link]
+    let settled: Bool
+
+    /// - Parameter started: wall-clock nanoseconds since 1970 taken before the walk read anything.
+    init(snapshot: RepoSnapshot, folder: String, folders: [Folder], links: [Link], started: Int64) {
+        self.snapshot = snapshot
+        self.folder = folder
+        self.folders = folders
+        self.links = links
+        let latest = max(
+            folders.map(\.stamp.latestChange).max() ?? .min,
+            snapshot.files.compactMap(\.stamp?.latestChange).max() ?? .min)
+        settled = latest < started - Self.settleTime
+    }
+
+    /// Whether the disk still holds exactly what the walk found; off the cooperative pool for a big repository.
+    func isCurrent() async -> Bool {
+        guard folders.count + links.count + snapshot.files.count > Self.inlineCheckLimit else { return check() }
+        return (try? await BlockingWork.run { check() }) ?? false
+    }
+
+    private func check() -> Bool {
+        for folder in folders {
+            guard let status = FileStatus(path: folder.path), status.kind == .folder, FileStamp(status) == folder.stamp
+            else { return false }
+        }
+        for link in links where ServedFolder.realPath(of: link.path) != link.target { return false }
+        for file in snapshot.files {
+            guard let stamp = file.stamp, let status = FileStatus(path: file.diskPath, followingLinks: false),
+                status.kind == .file, FileStamp(status) == stamp
+            else { return false }
+        }
+        return true
+    }
+}

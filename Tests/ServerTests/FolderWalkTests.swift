@@ -1,0 +1,174 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotPlatform
+import ModelDepotTesting
+import Testing
+
+@testable import ModelDepotServer
+
+/// A remembered walk of a repository folder answers while nothing it read has changed, and never after: each kind
+/// of change (a file added, removed or rewritten, a folder added, a link re-pointed here or further up its way)
+/// shows in the very next answer.
+@Suite struct FolderWalkTests {
+    static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// A wall clock an hour ahead: every walk is settled, so only the validators decide whether one is reused.
+    static let anHourLater: @Sendable () -> Int64 = { FolderRepositorySource.now() + 3_600 * 1_000_000_000 }
+
+    static func write(_ text: String, to url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    /// Path → content etag of what the source serves for `acme/tiny` now.
+    static func served(_ source: FolderRepositorySource, _ repo: String = "acme/tiny") async throws -> [String: String]
+    {
+        let snapshot = try #require(try await source.snapshot(type: .model, id: RepoID(repo), revision: nil))
+        return Dictionary(uniqueKeysWithValues: snapshot.files.map { ($0.path.value, $0.etag) })
+    }
+
+    static func gitBlob(_ text: String) -> String { GitBlob.id(of: Array(text.utf8)) }
+
+    /// Waits until the file system's clock has moved on from the last change in `root`, so the next change leaves
+    /// times of its own. Tests with a settled clock need it: a real walk this close to a change is never reused
+    /// (``aWalkOfRecentChangesIsNotReused()``), but their clock says every walk is settled.
+    static func letTheFileSystemClockTick(_ root: TemporaryDirectory) async throws {
+        let probe = root.path(".tick").path
+        #expect(FileManager.default.createFile(atPath: probe, contents: Data()))
+        let start = try #require(FileStatus(path: probe)?.changedNanoseconds)
+        let ticked = await waitUntil {
+            FileManager.default.createFile(atPath: probe, contents: Data())
+                && (FileStatus(path: probe)?.changedNanoseconds ?? start) > start
+        }
+        try #require(ticked, "the file system's clock never moved")
+    }
+
+    @Test func anUnchangedRepositoryIsAnsweredWithoutWalkingAgain() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try Self.write("{}", to: root.path("acme/tiny/config.json"))
+        try Self.write("one", to: root.path("acme/tiny/sub/one.txt"))
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+        let first = try await Self.served(source)
+        for _ in 0..<5 { #expect(try await Self.served(source) == first) }
+        #expect(first == ["config.json": Self.gitBlob("{}"), "sub/one.txt": Self.gitBlob("one")])
+        #expect(source.walks == 1)
+    }
+
+    @Test func aFileAddedRemovedOrChangedAppearsInTheNextAnswer() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let repo = root.path("acme/tiny")
+        try Self.write("{}", to: repo.appendingPathComponent("config.json"))
+        try Self.write("one", to: repo.appendingPathComponent("sub/one.txt"))
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+        var expected = ["config.json": Self.gitBlob("{}"), "sub/one.txt": Self.gitBlob("one")]
+        #expect(try await Self.served(source) == expected)
+
+        // change: what to do to the folder; each is seen at once, and the answer after it is remembered again.
+        func step(_ change: () throws -> Void, _ comment: Comment) async throws {
+            try await Self.letTheFileSystemClockTick(root)
+            try change()
+            let walks = source.walks
+            #expect(try await Self.served(source) == expected, comment)
+            #expect(try await Self.served(source) == expected, comment)
+            #expect(source.walks == walks + 1, comment)
+        }
+        expected["new.txt"] = Self.gitBlob("new")
+        try await step({ try Self.write("new", to: repo.appendingPathComponent("new.txt")) }, "a file added on top")
+        expected["sub/two.txt"] = Self.gitBlob("two")
+        try await step({ try Self.write("two", to: repo.appendingPathComponent("sub/two.txt")) }, "one in a folder")
+        expected["a/b/deep.txt"] = Self.gitBlob("deep")
+        try await step(
+            { try Self.write("deep", to: repo.appendingPathComponent("a/b/deep.txt")) }, "a new folder with a file")
+        expected["sub/one.txt"] = nil
+        try await step(
+            { try FileManager.default.removeItem(at: repo.appendingPathComponent("sub/one.txt")) }, "a file removed")
+        // Rewritten in place, the same size, its modification time set back as `cp -p` does: only the
+        // status-change time tells.
+        let config = repo.appendingPathComponent("config.json")
+        let modified = try #require(
+            try FileManager.default.attributesOfItem(atPath: config.path)[.modificationDate] as? Date)
+        expected["config.json"] = Self.gitBlob("[]")
+        try await step(
+            {
+                try Self.write("[]", to: config)
+                try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: config.path)
+            }, "a file rewritten with its old size and time")
+        // Hidden entries change the folder, so it is walked again, but they are never served.
+        try await step({ try Self.write("SECRET=1", to: repo.appendingPathComponent(".env")) }, "a hidden file")
+    }
+
+    @Test func aLinkRepointedHereOrFurtherUpItsWayIsFollowedAnew() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let data = root.path("acme/data")
+        try Self.write("version one", to: data.appendingPathComponent("v1/weights.txt"))
+        try Self.write("version two", to: data.appendingPathComponent("v2/weights.txt"))
+        try Self.write("a", to: data.appendingPathComponent("a.txt"))
+        try Self.write("b", to: data.appendingPathComponent("b.txt"))
+        let manager = FileManager.default
+        // data/current -> v1, and tiny/weights -> ../data/current: a link through a link of another repository.
+        try manager.createSymbolicLink(atPath: data.appendingPathComponent("current").path, withDestinationPath: "v1")
+        let tiny = root.path("acme/tiny")
+        try manager.createDirectory(at: tiny, withIntermediateDirectories: true)
+        try manager.createSymbolicLink(
+            atPath: tiny.appendingPathComponent("weights").path, withDestinationPath: "../data/current")
+        try manager.createSymbolicLink(
+            atPath: tiny.appendingPathComponent("pick.txt").path, withDestinationPath: "../data/a.txt")
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+        #expect(
+            try await Self.served(source) == [
+                "pick.txt": Self.gitBlob("a"), "weights/weights.txt": Self.gitBlob("version one"),
+            ])
+        #expect(try await Self.served(source).count == 2)
+        #expect(source.walks == 1)
+
+        // The link in the repository re-pointed.
+        try await Self.letTheFileSystemClockTick(root)
+        try manager.removeItem(at: tiny.appendingPathComponent("pick.txt"))
+        try manager.createSymbolicLink(
+            atPath: tiny.appendingPathComponent("pick.txt").path, withDestinationPath: "../data/b.txt")
+        #expect(try await Self.served(source)["pick.txt"] == Self.gitBlob("b"))
+        // A link on the way, outside this repository's folders, re-pointed: nothing in tiny changed.
+        try await Self.letTheFileSystemClockTick(root)
+        try manager.removeItem(at: data.appendingPathComponent("current"))
+        try manager.createSymbolicLink(atPath: data.appendingPathComponent("current").path, withDestinationPath: "v2")
+        #expect(try await Self.served(source)["weights/weights.txt"] == Self.gitBlob("version two"))
+        // Re-pointed to leave the root: no longer served.
+        let outside = try TemporaryDirectory()
+        defer { outside.remove() }
+        try Self.write("secret", to: outside.path("secret.txt"))
+        try await Self.letTheFileSystemClockTick(root)
+        try manager.removeItem(at: data.appendingPathComponent("b.txt"))
+        try manager.createSymbolicLink(
+            at: data.appendingPathComponent("b.txt"), withDestinationURL: outside.path("secret.txt"))
+        #expect(try await Self.served(source)["pick.txt"] == nil)
+        #expect(source.walks == 4)
+    }
+
+    /// Two changes within one tick of the file system's clock can leave the same times behind; a walk made less
+    /// than the settling time after the last change is therefore never reused.
+    @Test func aWalkOfRecentChangesIsNotReused() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try Self.write("{}", to: root.path("acme/tiny/config.json"))
+        // The wall clock as the files' own times: they changed just now.
+        let status = try #require(FileStatus(path: root.path("acme/tiny/config.json").path))
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger,
+            wallClock: { status.changedNanoseconds + 1_000_000 })
+        _ = try await Self.served(source)
+        _ = try await Self.served(source)
+        #expect(source.walks == 2)
+        let settled = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger,
+            wallClock: { status.changedNanoseconds + FolderWalk.settleTime + 1_000_000_000 })
+        _ = try await Self.served(settled)
+        _ = try await Self.served(settled)
+        #expect(settled.walks == 1)
+    }
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Load benchmark: how fast the mirror answers small requests, beside nginx serving the same folder in the same run,
+# and how long its API calls wait while it is busy with big files.
+#
+#   bench/load.sh [--quick] [--duration 5] [--connections 16] [--rounds 2] [--big-mib 256] [--downloads 16]
+#                 [--pulls 4] [--streams 50]
+#
+# 1. Small requests: wrk -t1 -cCONNECTIONS for DURATION seconds against a folder mirror (`serve --root`) and nginx
+#    over the same folder: GET of a 3-byte config.json through the Hub's resolve path, HEAD of an empty file (wrk
+#    cannot read a HEAD answer whose Content-Length is not 0; a HEAD never opens the file, so the size does not
+#    matter to the server), /api/models/{repo}, a tree listing, /healthz (the framework's floor), and nginx's
+#    static GET of the same config.json. Each is run
+#    ROUNDS times, alternating with nginx; the best round is shown with its ratio to nginx's best.
+#    Goal (issue 40): the resolve GET/HEAD and /api/models at >= 0.5x nginx's requests/s.
+# 2. Latency under load: a pull-through mirror (`serve --upstream`) answers /api/models and a resolve HEAD, idle,
+#    then while DOWNLOADS clients download a BIG-MIB file it holds at rest (each again as soon as it is done) and
+#    PULLS clients pull cold BIG-MIB files through it from an upstream mirror (which it hashes as they land).
+#    p50/p99/max, requests/s, errors, and the mirror's CPU (from /proc/PID/stat).
+#    Goal: p99 under load within 5x idle and never above 250 ms; no errors.
+# 3. The web app (`modeldepot ui`): its pages and JSON with no event stream open, then with STREAMS open.
+# --quick: 2-second runs, one round, 64 MiB files; a full run takes about 4 minutes on 2 cores.
+# MODELDEPOT_BIN=path skips the release build.
+set -euo pipefail
+duration=5
+connections=16
+rounds=2
+big_mib=256
+downloads=16
+pulls=4
+streams=50
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) duration=2; rounds=1; big_mib=64; shift ;;
+        --duration) duration=$2; shift 2 ;;
+        --connections) connections=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --big-mib) big_mib=$2; shift 2 ;;
+        --downloads) downloads=$2; shift 2 ;;
+        --pulls) pulls=$2; shift 2 ;;
+        --streams) streams=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+for tool in nginx curl python3 wrk; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y nginx curl wrk" >&2; exit 1; }
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/modeldepot-loadbench.XXXXXX)
+pids=()
+cleanup() {
+    touch "$work/stop" 2>/dev/null || true
+    # serve runs inside $(…), so its servers' pids are in files, not in the array.
+    for pid in "${pids[@]}" $(cat "$work"/*.pid 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+. "$root/bench/lib.sh"
+bin=${MODELDEPOT_BIN:-$(build_release "$root")}
+
+# serve OUT ARGS…: starts `modeldepot serve ARGS --port 0`, prints its URL; its pid goes to OUT.pid.
+serve() {
+    local out=$1; shift
+    "$bin" serve "$@" --port 0 > "$out" 2>"$out.log" & echo $! > "$out.pid"
+    for _ in $(seq 200); do grep -q listening "$out" 2>/dev/null && break; sleep 0.05; done
+    sed -n 's/^listening on \([^ ]*\).*/\1/p' "$out"
+}
+# cpu_ticks PID: user + system clock ticks the process has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# wrk prints one line through this script: requests, seconds, errors, p50/p99/max in microseconds.
+cat > "$work/report.lua" <<'LUA'
+done = function(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format("RESULT %d %.3f %d %d %.0f %.0f %.0f\n", summary.requests, summary.duration / 1e6,
+        e.connect + e.read + e.write + e.timeout, e.status, latency:percentile(50), latency:percentile(99),
+        latency.max))
+end
+LUA
+{ echo 'wrk.method = "HEAD"'; cat "$work/report.lua"; } > "$work/head.lua"
+
+# measure NAME METHOD URL [HEADER]: one wrk run; appends "NAME requests seconds errors status p50 p99 max".
+measure() {
+    local name=$1 method=$2 url=$3 header=${4:-} script=$work/report.lua args=()
+    [ "$method" = HEAD ] && script=$work/head.lua
+    [ -n "$header" ] && args=(-H "$header")
+    local line
+    line=$(wrk -t1 -c"$connections" -d"${duration}s" --timeout 5s "${args[@]}" -s "$script" "$url" | grep '^RESULT')
+    echo "$name ${line#RESULT }" >> "$work/results"
+}
+
+# --- 1. small requests: folder mirror vs nginx ---------------------------------------------------------------
+small="$work/root/acme/small"
+mkdir -p "$small/sub"
+printf '{}\n' > "$small/config.json"
+: > "$small/empty.txt"
+echo "# small" > "$small/README.md"
+printf '{"bos": 1}\n' > "$small/tokenizer_config.json"
+echo "one" > "$small/sub/one.txt"
+echo "two" > "$small/sub/two.txt"
+nginx_port=$(free_port)
+start_nginx "$work" "$nginx_port" "access_log off;" "root $work/root;"
+pids+=("$nginx_pid")
+folder=$(serve "$work/folder.out" --root "$work/root")
+[ -n "$folder" ] || { cat "$work/folder.out.log" >&2; exit 1; }
+nginx_url="http://127.0.0.1:$nginx_port/acme/small/config.json"
+for _ in $(seq 50); do curl -sf -o /dev/null "$nginx_url" && break; sleep 0.1; done
+for path in /api/models/acme/small /acme/small/resolve/main/config.json; do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$folder$path")" = 200 ] || { echo "$path fails" >&2; exit 1; }
+done
+echo "== small requests: wrk -t1 -c$connections, ${duration} s each, best of $rounds, $(nproc) cores," \
+    "load before: $(cut -d' ' -f1 /proc/loadavg)" >&2
+for round in $(seq "$rounds"); do
+    measure nginx GET "$nginx_url"
+    measure "GET resolve" GET "$folder/acme/small/resolve/main/config.json"
+    measure "HEAD resolve" HEAD "$folder/acme/small/resolve/main/empty.txt"
+    measure "/api/models" GET "$folder/api/models/acme/small"
+    measure "tree" GET "$folder/api/models/acme/small/tree/main"
+    measure "healthz" GET "$folder/healthz"
+done
+folder_cpu=$(cpu_ticks "$(cat "$work/folder.out.pid")")
+small_results=$(cat "$work/results")
+: > "$work/results"
+
+# --- 2. latency under load: a pull-through mirror --------------------------------------------------------------
+upstream_root="$work/upstream"
+mkdir -p "$upstream_root/acme/small" "$upstream_root/acme/rest" "$upstream_root/acme/cold"
+cp "$small/config.json" "$small/README.md" "$small/empty.txt" "$upstream_root/acme/small/"
+head -c $((big_mib << 20)) /dev/urandom > "$upstream_root/acme/rest/model.safetensors"
+for i in $(seq "$pulls"); do
+    head -c $((big_mib << 20)) /dev/urandom > "$upstream_root/acme/cold/part$i.safetensors"
+done
+upstream=$(serve "$work/upstream.out" --root "$upstream_root")
+mirror=$(serve "$work/mirror.out" --upstream "$upstream" --cache-dir "$work/mirror-cache")
+mirror_pid=$(cat "$work/mirror.out.pid")
+# The big file at rest: pulled once, then served from the mirror's disk.
+curl -sf -o /dev/null "$mirror/acme/rest/resolve/main/model.safetensors"
+curl -sf -o /dev/null "$mirror/acme/small/resolve/main/empty.txt"
+api="$mirror/api/models/acme/small"
+head_url="$mirror/acme/small/resolve/main/empty.txt"
+# under_load PHASE: the API calls measured while nothing else runs (idle) or during the downloads and pulls.
+under_load() {
+    local phase=$1 cpu0 cpu1 start end
+    cpu0=$(cpu_ticks "$mirror_pid"); start=$(now)
+    measure "$phase /api/models" GET "$api"
+    measure "$phase HEAD resolve" HEAD "$head_url"
+    cpu1=$(cpu_ticks "$mirror_pid"); end=$(now)
+    python3 -c "print('$phase cpu', round(($cpu1 - $cpu0) / $(getconf CLK_TCK) / ($end - $start), 2))" \
+        >> "$work/results"
+}
+under_load idle
+rm -f "$work/stop"
+load_pids=()
+for i in $(seq "$downloads"); do
+    (
+        while [ ! -e "$work/stop" ]; do
+            code=$(curl -s -o /dev/null -w '%{http_code}' "$mirror/acme/rest/resolve/main/model.safetensors")
+            [ "$code" = 200 ] || echo "download $i: $code" >> "$work/load-errors"
+        done
+    ) & load_pids+=($!)
+done
+pull_start=$(now)
+for i in $(seq "$pulls"); do
+    (
+        code=$(curl -s -o /dev/null -w '%{http_code}' "$mirror/acme/cold/resolve/main/part$i.safetensors")
+        [ "$code" = 200 ] || echo "pull $i: $code" >> "$work/load-errors"
+        echo "$(elapsed "$pull_start" "$(now)")" >> "$work/pull-times"
+    ) & load_pids+=($!)
+done
+under_load load
+touch "$work/stop"
+for pid in "${load_pids[@]}"; do wait "$pid" || true; done
+pulls_done=$(sort -n "$work/pull-times" | tail -1)
+load_errors=0
+[ -f "$work/load-errors" ] && load_errors=$(wc -l < "$work/load-errors")
+load_results=$(cat "$work/results")
+: > "$work/results"
+
+# --- 3. the web app: pages, then the same with event streams open ------------------------------------------
+echo "bench-load-token" > "$work/token"
+ui_port=$(free_port)
+"$bin" ui --port "$ui_port" --token-file "$work/token" --cache-dir "$work/ui-cache" --endpoint "$upstream" \
+    > "$work/ui.out" 2>&1 & ui_pid=$!; pids+=("$ui_pid")
+for _ in $(seq 300); do grep -q "ModelDepot is at" "$work/ui.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "ModelDepot is at" "$work/ui.out" || { cat "$work/ui.out" >&2; exit 1; }
+ui="http://127.0.0.1:$ui_port"
+cookie=$(curl -s -D - -o /dev/null "$ui/session?token=bench-load-token" | sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p')
+[ -n "$cookie" ] || { echo "no session cookie from the ui" >&2; exit 1; }
+for path in /models /api/ui/models; do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "$ui$path")" = 200 ] ||
+        { echo "ui $path fails" >&2; exit 1; }
+done
+measure "ui /models" GET "$ui/models" "Cookie: $cookie"
+measure "ui /api/ui/models" GET "$ui/api/ui/models" "Cookie: $cookie"
+stream_pids=()
+for _ in $(seq "$streams"); do
+    curl -s -N -H "Cookie: $cookie" "$ui/api/ui/events" > /dev/null & stream_pids+=($!)
+done
+for _ in $(seq 100); do
+    open=$(ss -tn state established "( sport = :$ui_port )" 2>/dev/null | tail -n +2 | wc -l)
+    [ "$open" -ge "$streams" ] && break
+    sleep 0.1
+done
+measure "ui+streams /models" GET "$ui/models" "Cookie: $cookie"
+measure "ui+streams /api/ui/models" GET "$ui/api/ui/models" "Cookie: $cookie"
+for pid in "${stream_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+ui_results=$(cat "$work/results")
+
+# --- the table -------------------------------------------------------------------------------------------------
+python3 - "$connections" "$duration" "$big_mib" "$downloads" "$pulls" "$streams" "${pulls_done:-?}" "$load_errors" \
+    "$folder_cpu" <<PY
+import sys
+connections, duration, big, downloads, pulls, streams, pulls_done, load_errors, _ = sys.argv[1:]
+def rows(text):
+    out = []
+    for line in text.strip().splitlines():
+        *name, requests, seconds, errors, status, p50, p99, peak = line.split()
+        out.append((" ".join(name), int(requests) / float(seconds), int(errors) + int(status),
+                    float(p50) / 1000, float(p99) / 1000, float(peak) / 1000))
+    return out
+def table(title, results, floor=None):
+    print(f"-- {title}")
+    print(f"  {'request':28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}" +
+          (f"{'/nginx':>8}" if floor else ""))
+    for name, rate, errors, p50, p99, peak in results:
+        ratio = f"{rate / floor:8.2f}" if floor else ""
+        print(f"  {name:28}{rate:9.0f}{p50:9.2f}{p99:9.2f}{peak:9.1f}{errors:8d}{ratio}")
+small = rows("""$small_results""")
+best = {}
+for row in small:
+    if row[0] not in best or row[1] > best[row[0]][1]: best[row[0]] = row
+nginx = best["nginx"][1]
+print(f"== modeldepot load bench: $(nproc) cores, wrk -t1 -c{connections}, {duration} s a run")
+table("small requests, folder mirror (best of rounds; goal: resolve and /api/models >= 0.50 of nginx)",
+      [best[k] for k in ["nginx", "GET resolve", "HEAD resolve", "/api/models", "tree", "healthz"]], nginx)
+load_text = """$load_results"""
+cpu = {l.split()[0]: float(l.split()[2]) for l in load_text.splitlines() if " cpu " in l}
+load = rows("\n".join(l for l in load_text.splitlines() if " cpu " not in l))
+table(f"pull-through mirror: idle, then under {downloads} downloads at rest + {pulls} cold pulls of {big} MiB", load)
+print(f"  mirror CPU (cores busy): idle {cpu.get('idle', 0):.2f}, under load {cpu.get('load', 0):.2f};"
+      f" the cold pulls took {pulls_done} s; download/pull errors: {load_errors}")
+for kind in ("/api/models", "HEAD resolve"):
+    idle = next(r for r in load if r[0] == f"idle {kind}")
+    busy = next(r for r in load if r[0] == f"load {kind}")
+    verdict = "ok" if busy[4] <= 5 * idle[4] and busy[4] <= 250 and busy[2] == 0 else "MISSED"
+    print(f"  {kind}: p99 under load / idle = {busy[4] / max(idle[4], 0.001):.1f}x, {busy[4]:.1f} ms"
+          f" (goal: <= 5x and <= 250 ms, no error): {verdict}")
+table(f"web app pages, then with {streams} event streams open", rows("""$ui_results"""))
+PY
