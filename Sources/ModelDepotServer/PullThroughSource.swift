@@ -73,10 +73,23 @@ final class PullThroughSource: RepositorySource {
         if let recorded = repository.recordedTree(commit) {
             tree = recorded
         } else {
-            tree = try await listings.value(for: "\(type.rawValue)/\(id)@\(commit)") { [puller, cache] in
+            tree = try await listings.value(for: "\(type.rawValue)/\(id)@\(commit)") { [puller, cache, upstream] in
                 let tree: RecordedTree
                 do {
-                    tree = try RecordedTree(entries: try await puller.hub.listFiles(id, type: type, revision: commit))
+                    // The same deadline as the branch's resolution: an upstream that names the commit and then
+                    // never finishes the listing (silence, or a body that drips) must not hold the client longer.
+                    guard
+                        let entries = try await Self.answer(
+                            within: upstream.answerWithin,
+                            { try await puller.hub.listFiles(id, type: type, revision: commit) })
+                    else {
+                        throw HubServerError(
+                            status: 504, code: nil,
+                            message:
+                                "The upstream \(upstream.endpoint.absoluteString) did not answer with the file list of \(id) within \(upstream.answerWithin); try again later.",
+                            commit: nil)
+                    }
+                    tree = try RecordedTree(entries: entries)
                 } catch let error as ModelDepotError {
                     throw HubServerError.upstream(error)
                 }

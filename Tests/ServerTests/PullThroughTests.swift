@@ -303,6 +303,34 @@ import Testing
         try await silent.shutdown()
     }
 
+    /// An upstream that names the commit at once and then never finishes the file listing (its body stops after a
+    /// byte, as a black hole or a slow drip would) costs a client the same deadline and a 504, and the mirror drops
+    /// its request upstream rather than leaving it running.
+    @Test func aListingThatNeverEndsCostsTheDeadlineToo() async throws {
+        let commit = String(repeating: "c", count: 40)
+        let upstream = try await ScriptedHTTPServer.start(replies: [
+            .json(#"{"id": "acme/tiny", "sha": "\#(commit)"}"#),
+            ScriptedHTTPServer.Reply(
+                headers: [("Content-Type", "application/json"), ("Content-Length", "1000")], steps: [.send("["), .hang]),
+        ])
+        let folder = try TemporaryDirectory(prefix: "modeldepot-stuck-listing")
+        defer { folder.remove() }
+        let server = try MirrorServer(
+            upstream: Upstream(endpoint: upstream.baseURL, answerWithin: .milliseconds(300)), cache: folder.url,
+            logger: Self.quiet)
+        let mirror = try await Self.start(server)
+        // Without a deadline on the listing, the mirror waits out the transport's 20 s read timeout per attempt.
+        let reply = try await withTimeLimit(15) {
+            try await Self.get(mirror.url("/api/models/acme/tiny/revision/main"))
+        }
+        #expect(reply.status == 504)
+        #expect(reply.header("X-Error-Message")?.contains("did not answer") == true)
+        // The listing's request was cancelled: its connection closes (the transport keeps no half-read answer).
+        try await withTimeLimit(15) { await upstream.waitForClosedConnections(1) }
+        try await mirror.stop()
+        try await upstream.shutdown()
+    }
+
     @Test func clientsAskingAboutANewRepositoryCauseOneUpstreamCallOfEachKind() async throws {
         try await Self.withMirror(upstreamRate: nil) { upstream, mirror, _ in
             // One answered request first, so the counter exists before it is read.
