@@ -15,6 +15,9 @@ public final class MirrorDashboard: MirrorDashboardSource {
     let servedCaches: [HubCache]
     /// The page polls once a second: repositories are read again only when they change.
     private let scanMemos: [String: CacheScanMemo]
+    /// Polls that arrive while a walk of the same cache runs share it: every open tab polls each second, and a
+    /// walk per poll would take a thread each (`BlockingWork` starts one per call, up to Dispatch's 255).
+    private let walks = RequestCoalescer<[CachedRepositoryReport]?>()
 
     init(metrics: MirrorMetrics, clients: MirrorClients, pullThrough: PullThroughSource?, servedCaches: [HubCache]) {
         self.metrics = metrics
@@ -36,10 +39,14 @@ public final class MirrorDashboard: MirrorDashboardSource {
             // connections share.
             let memo = scanMemos[cache.root.path]
             guard
-                let reports = try? await BlockingWork.run({
-                    FileManager.default.fileExists(atPath: cache.root.path)
-                        ? try CacheScanner(cache: cache, memo: memo).scan().repositories : nil
-                }) ?? nil
+                let reports = try? await walks.value(
+                    for: cache.root.path,
+                    {
+                        try await BlockingWork.run {
+                            FileManager.default.fileExists(atPath: cache.root.path)
+                                ? try CacheScanner(cache: cache, memo: memo).scan().repositories : nil
+                        }
+                    }) ?? nil
             else { continue }
             let pins = PinStore(cache: cache)
             let own = cache.root == pullThrough?.cache.root

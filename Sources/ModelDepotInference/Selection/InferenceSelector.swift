@@ -89,7 +89,11 @@ public struct InferenceSelector: Sendable {
             let availability =
                 switch mode {
                 case .cloud: await cloudAvailability(baseURL: cloudURL, apiKey: apiKey)
-                case .local: localAvailability(model: localModel)
+                // May hash a multi-gigabyte GGUF once (an unverified download) and ask Python what it has
+                // installed: off the cooperative pool.
+                case .local:
+                    (try? await BlockingWork.run { [self] in localAvailability(model: localModel) })
+                        ?? .unavailable(reason: "cannot check the local model")
                 }
             switch availability {
             case .available: return .success(mode)
