@@ -237,7 +237,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "modeldepot",
+                "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "ModelDepotInference", "ModelDepotPlatform",
+                "modeldepot",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
