@@ -31,6 +31,21 @@ import Testing
         #expect(RuntimeRecords.verdict(for: record, runtime: anotherBoot, parent: nil) == .forget)
     }
 
+    /// A record that names init, this process, its parent or its process group (written by hand, by another
+    /// program, or corrupted) is never acted on: `kill(-1)` would reach every process, and `kill(-pgrp)` this
+    /// process and its shell. Checked on the verdict alone, so a failure here signals nothing.
+    @Test func aRecordNamingInitThisProcessOrItsFamilyIsNeverStopped() throws {
+        let me = try #require(RunningProcess.current)
+        let family: [Int32] = [1, 0, -1, me.pid, me.parent, me.group]
+        for pid in family {
+            let process = RunningProcess(pid: pid, parent: 0, group: pid, startTime: 700, boot: me.boot)
+            let record = Record(
+                pid: pid, port: 9, startTime: 700, parentPID: 99_999_999, parentStartTime: 1, boot: me.boot,
+                runtime: "hostile")
+            #expect(RuntimeRecords.verdict(for: record, runtime: process, parent: nil) != .stop, "pid \(pid)")
+        }
+    }
+
     /// Real processes: an orphan whose recorded parent was killed (a child of a child, which the parent-death
     /// signal does not reach), a live process whose recorded start time differs (its id reused), and one whose
     /// parent (this process) lives.

@@ -60,6 +60,20 @@ import Testing
         }
     #endif
 
+    #if os(Linux)
+        /// A descriptor this process opened without close-on-exec (a library's socket, a lock) must not reach a
+        /// runtime, let alone a browser that outlives ModelDepot and would keep its port or lock.
+        @Test func aChildInheritsNoDescriptorBeyondItsStandardThree() async throws {
+            defer { remove() }
+            let leaked = open("/dev/null", O_RDONLY)
+            try #require(leaked > 2)
+            defer { close(leaked) }
+            let probe = "if [ -e /proc/self/fd/\(leaked) ]; then echo leaked; else echo clean; fi"
+            #expect(try await output(of: "/bin/sh", ["-c", probe]) == "clean\n")
+            #expect(try await output(of: "/bin/sh", ["-c", probe], diesWithParent: false) == "clean\n")
+        }
+    #endif
+
     @Test func aProgramThatCannotStartIsAnErrorNotAChild() throws {
         defer { remove() }
         #expect(throws: SystemCallError.self) {
