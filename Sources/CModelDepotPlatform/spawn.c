@@ -17,8 +17,14 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 struct spawn_request {
     const char *path;
@@ -36,6 +42,24 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct spawn_request *pending = NULL;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static int start_error = 0;
+
+// Marks every descriptor above the standard three close-on-exec: the process may hold descriptors opened without
+// it (a library's socket, a pipe of another child), and a runtime, or a browser that outlives ModelDepot, would keep
+// them (a listening port, a lock) for as long as it runs. Close-on-exec rather than closed, so that `report` works
+// until the exec. close_range(2) where the kernel has it (5.11); else each descriptor below the limit in turn.
+static void close_above_standard_on_exec(void) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+    struct rlimit limit;
+    long highest = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 65536)
+        highest = (long)limit.rlim_cur;
+    for (int descriptor = 3; descriptor < highest; descriptor++) {
+        int flags = fcntl(descriptor, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
 
 // The child's half: only async-signal-safe calls (the parent may have had other threads holding locks at fork).
 // Any failure is written to `report` (close-on-exec, so a successful exec closes it with nothing written).
@@ -62,6 +86,7 @@ static void run_child(const struct spawn_request *request, pid_t parent, int rep
             goto failed;
         }
     }
+    close_above_standard_on_exec();
     input = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (input < 0 || dup2(input, 0) < 0) goto failed;
     output = open(request->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -80,8 +80,13 @@
                 posix_spawnattr_setsigdefault(&attributes, &defaults)
                 // Process group 0: the child's own pid (`posix_spawnattr_setpgroup(3)`).
                 posix_spawnattr_setpgroup(&attributes, 0)
+                // POSIX_SPAWN_CLOEXEC_DEFAULT (Apple's): every descriptor but the three set up above closes, so a
+                // runtime or a browser never keeps one of ours (a listening socket, a lock).
                 posix_spawnattr_setflags(
-                    &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+                    &attributes,
+                    Int16(
+                        POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP
+                            | POSIX_SPAWN_CLOEXEC_DEFAULT))
                 return posix_spawn(&child, executable, &actions, &attributes, argv, _NSGetEnviron().pointee)
             }
         #endif

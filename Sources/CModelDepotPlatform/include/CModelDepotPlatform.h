@@ -12,7 +12,8 @@
 #define MODELDEPOT_SPAWN_DIES_WITH_PARENT 2
 
 /// Linux only: starts `path` with `argv` and `envp` (NULL-terminated), stdin from /dev/null, stdout and stderr to
-/// `output` (created or truncated, 0644), an empty signal mask and default signal handlers, and `flags`.
+/// `output` (created or truncated, 0644), no other descriptor, an empty signal mask and default signal handlers, and
+/// `flags`.
 ///
 /// Returns 0 and sets `*pid` once the program has been exec'd, or an errno value: fork's, or the one the child
 /// failed with before or at `execve` (the child then never ran the program and has been reaped).
