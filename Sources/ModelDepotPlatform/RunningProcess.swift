@@ -70,8 +70,17 @@
             return now.startTime == startTime && now.boot == boot
         }
 
-        /// Sends `number` to its process group when it leads one, else to it alone.
+        /// Whether it may be signalled at all: never init or a pid of 0 or below (`kill(0)`, `kill(-1)` and a group
+        /// of 1 reach whole sets of processes), nor this process, its parent, its process group's leader or its
+        /// session's leader, whatever a record (a file anyone may edit) says.
+        package var maySignal: Bool {
+            pid > 1 && pid != getpid() && pid != getppid() && pid != getpgrp() && pid != getsid(0)
+        }
+
+        /// Sends `number` to its process group when it leads one, else to it alone; nothing when it may not be
+        /// signalled (``maySignal``).
         package func signal(_ number: Int32) {
+            guard maySignal else { return }
             if group == pid, kill(-pid, number) == 0 { return }
             kill(pid, number)
         }

@@ -43,7 +43,11 @@ import Testing
                 pid: pid, port: 9, startTime: 700, parentPID: 99_999_999, parentStartTime: 1, boot: me.boot,
                 runtime: "hostile")
             #expect(RuntimeRecords.verdict(for: record, runtime: process, parent: nil) != .stop, "pid \(pid)")
+            #expect(!process.maySignal, "pid \(pid)")
         }
+        // Another process in this process's group, not leading it, may be signalled (alone: it leads no group).
+        let member = RunningProcess(pid: 99_999_998, parent: 0, group: me.group, startTime: 1, boot: me.boot)
+        #expect(member.maySignal)
     }
 
     /// Real processes: an orphan whose recorded parent was killed (a child of a child, which the parent-death

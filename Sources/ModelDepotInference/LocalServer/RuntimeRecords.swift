@@ -45,7 +45,8 @@
         package enum Verdict: Equatable {
             /// The runtime and its parent both run: another ModelDepot's, in use.
             case keep
-            /// The runtime has ended, or its id now names another process: drop the record, signal nothing.
+            /// The runtime has ended, or its id now names another process (or one never to be signalled, see
+            /// `RunningProcess.maySignal`): drop the record, signal nothing.
             case forget
             /// The runtime runs and its parent is gone: stop it, then drop the record.
             case stop
@@ -66,7 +67,9 @@
         }
 
         package static func verdict(for record: Record, runtime: RunningProcess?, parent: RunningProcess?) -> Verdict {
-            guard let runtime, runtime.startTime == record.startTime, runtime.boot == record.boot else {
+            // A record naming init or this process's own family is not ours to act on, however it came about.
+            guard let runtime, runtime.maySignal, runtime.startTime == record.startTime, runtime.boot == record.boot
+            else {
                 return .forget
             }
             if let parent, parent.startTime == record.parentStartTime, parent.boot == record.boot { return .keep }
