@@ -39,24 +39,54 @@
         ///   program meant to outlive ModelDepot (a browser). No effect on macOS.
         ///
         /// The environment is the C global `environ` on Linux; on macOS `_NSGetEnviron()` from `<crt_externs.h>`,
-        /// as Apple's `environ(7)` advises for code outside the main executable.
-        package init(executable: String, arguments: [String], output: String, diesWithParent: Bool = true) throws {
+        /// as Apple's `environ(7)` advises for code outside the main executable; copied here, before the fork.
+        ///
+        /// - Parameter environment: variables set for the child on top of (replacing) this process's.
+        package init(
+            executable: String, arguments: [String], output: String, diesWithParent: Bool = true,
+            environment: [String: String] = [:]
+        ) throws {
             let argv = ([executable] + arguments).map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
+            #if canImport(Darwin)
+                let inherited = _NSGetEnviron().pointee
+            #else
+                let inherited = environ
+            #endif
+            let envp = Self.environment(inherited, adding: environment)
+            defer { envp.forEach { free($0) } }
             var child: pid_t = 0
             #if canImport(Darwin)
-                let result = Self.posixSpawn(&child, executable, argv, output: output)
+                let result = Self.posixSpawn(&child, executable, argv, envp, output: output)
             #else
                 let flags = MODELDEPOT_SPAWN_NEW_GROUP | (diesWithParent ? MODELDEPOT_SPAWN_DIES_WITH_PARENT : 0)
-                let result = modeldepot_spawn(executable, argv, environ, output, flags, &child)
+                let result = modeldepot_spawn(executable, argv, envp, output, flags, &child)
             #endif
             guard result == 0 else { throw SystemCallError("Cannot start \(executable)", code: result) }
             pid = child
         }
 
+        /// `inherited` (a NULL-terminated `environ`) copied, less the names in `adding`, then `adding`: the copies
+        /// are the caller's to free.
+        private static func environment(
+            _ inherited: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, adding: [String: String]
+        ) -> [UnsafeMutablePointer<CChar>?] {
+            var entries: [UnsafeMutablePointer<CChar>?] = []
+            var index = 0
+            while let entry = inherited?[index] {
+                index += 1
+                let text = String(cString: entry)
+                let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                if adding[String(name)] == nil { entries.append(strdup(entry)) }
+            }
+            for (name, value) in adding.sorted(by: { $0.key < $1.key }) { entries.append(strdup("\(name)=\(value)")) }
+            return entries + [nil]
+        }
+
         #if canImport(Darwin)
             private static func posixSpawn(
-                _ child: inout pid_t, _ executable: String, _ argv: [UnsafeMutablePointer<CChar>?], output: String
+                _ child: inout pid_t, _ executable: String, _ argv: [UnsafeMutablePointer<CChar>?],
+                _ envp: [UnsafeMutablePointer<CChar>?], output: String
             ) -> Int32 {
                 // Darwin's `posix_spawn_file_actions_t` and `posix_spawnattr_t` are opaque pointers that the
                 // `_init` calls allocate (`<spawn.h>`).
@@ -87,7 +117,7 @@
                     Int16(
                         POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP
                             | POSIX_SPAWN_CLOEXEC_DEFAULT))
-                return posix_spawn(&child, executable, &actions, &attributes, argv, _NSGetEnviron().pointee)
+                return posix_spawn(&child, executable, &actions, &attributes, argv, envp)
             }
         #endif
 

@@ -9,10 +9,11 @@ import Testing
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/check-runtimes").path
 
-    /// Runs the script and returns what it printed.
+    /// Runs the script, which kills nothing with `--report-only` (other suites' runtimes run meanwhile), and
+    /// returns what it printed.
     static func runScript(in folder: URL) async throws -> String {
         let log = folder.appendingPathComponent("check-runtimes.log").path
-        let check = try ChildProcess(executable: "/bin/bash", arguments: [script], output: log)
+        let check = try ChildProcess(executable: "/bin/bash", arguments: [script, "--report-only"], output: log)
         await check.waitForExit()
         return try String(contentsOfFile: log, encoding: .utf8)
     }
@@ -45,6 +46,35 @@ import Testing
             #expect(!output.contains("pid \(notesProcess.pid) "), "\(output)")
             #expect(notesProcess.isRunning, "check-runtimes killed a process ModelDepot never started")
             await person.stop(grace: .seconds(5))
+        }
+
+        /// A process carrying ModelDepot's runtime marker whose starter is gone is flagged; one whose starter is
+        /// still among its ancestors is not.
+        @Test(.timeLimit(.minutes(1))) func aMarkedRuntimeWhoseStarterIsGoneIsFlagged() async throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marked-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let pidFile = folder.appendingPathComponent("pid").path
+            // The shell marks its child with its own id, then ends: the child is an orphan with a gone starter.
+            let starter = try ChildProcess(
+                executable: "/bin/sh",
+                arguments: ["-c", "MODELDEPOT_RUNTIME_OF=$$ sleep 600 & echo $! > \(pidFile)"], output: "/dev/null")
+            await starter.waitForExit()
+            let written = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
+            let orphan = try #require(Int32(written.trimmingCharacters(in: .newlines)).flatMap(RunningProcess.find))
+            defer { if orphan.isRunning { kill(orphan.pid, SIGKILL) } }
+            // A marked process whose starter (this test process) is its parent: in use.
+            let inUse = try ChildProcess(
+                executable: "/bin/sleep", arguments: ["600"], output: "/dev/null",
+                environment: ["MODELDEPOT_RUNTIME_OF": "\(getpid())"])
+            defer { inUse.signalGroup(SIGKILL) }
+
+            let output = try await Self.runScript(in: folder)
+            #expect(output.contains("left running: pid \(orphan.pid) "), "\(output)")
+            #expect(!output.contains("pid \(inUse.pid) "), "\(output)")
+            #expect(orphan.isRunning && inUse.isRunning, "--report-only kills nothing")
+            kill(orphan.pid, SIGKILL)
+            await inUse.stop(grace: .seconds(5))
         }
     #endif
 }

@@ -15,10 +15,13 @@ import Testing
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
     /// Runs `arguments` to the end and returns what it printed.
-    func output(of executable: String, _ arguments: [String], diesWithParent: Bool = true) async throws -> String {
+    func output(
+        of executable: String, _ arguments: [String], diesWithParent: Bool = true, environment: [String: String] = [:]
+    ) async throws -> String {
         let log = folder.appendingPathComponent(UUID().uuidString).path
         let child = try ChildProcess(
-            executable: executable, arguments: arguments, output: log, diesWithParent: diesWithParent)
+            executable: executable, arguments: arguments, output: log, diesWithParent: diesWithParent,
+            environment: environment)
         await child.waitForExit()
         return try String(contentsOfFile: log, encoding: .utf8)
     }
@@ -73,6 +76,16 @@ import Testing
             #expect(try await output(of: "/bin/sh", ["-c", probe], diesWithParent: false) == "clean\n")
         }
     #endif
+
+    @Test func theEnvironmentIsThisProcessesWithTheAdditionsOnTop() async throws {
+        defer { remove() }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let printed = try await output(
+            of: "/bin/sh", ["-c", "echo \"$MODELDEPOT_PROBE|$PATH\""], environment: ["MODELDEPOT_PROBE": "a=b c"])
+        #expect(printed == "a=b c|\(path)\n")
+        let replaced = try await output(of: "/bin/sh", ["-c", "echo \"$PATH\""], environment: ["PATH": "/nowhere"])
+        #expect(replaced == "/nowhere\n")
+    }
 
     @Test func aProgramThatCannotStartIsAnErrorNotAChild() throws {
         defer { remove() }

@@ -100,7 +100,10 @@
                 "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
             let process: ChildProcess
             do {
-                process = try ChildProcess(executable: executable.path, arguments: arguments, output: logFile.path)
+                // The marker scripts/check-runtimes looks for: it flags only processes ModelDepot started.
+                process = try ChildProcess(
+                    executable: executable.path, arguments: arguments, output: logFile.path,
+                    environment: [runtimeMarker: "\(ProcessInfo.processInfo.processIdentifier)"])
             } catch {
                 throw ModelDepotError(.unavailable, "\(error).")
             }
@@ -116,6 +119,11 @@
             }
             return server
         }
+
+        /// The environment variable every runtime gets, set to the id of the process that started it: runtimes (and
+        /// whatever they start) are told apart from programs of the same name started by someone else
+        /// (`scripts/check-runtimes` flags only those that carry it and whose starter is no longer an ancestor).
+        public static let runtimeMarker = "MODELDEPOT_RUNTIME_OF"
 
         /// How long a server may take to stop after SIGTERM before it gets SIGKILL: servers finish open replies
         /// first, and one stuck in a reply must not hold up the stop.
