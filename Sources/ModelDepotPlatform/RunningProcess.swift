@@ -16,7 +16,8 @@
         /// Its process group's id.
         package let group: Int32
         /// When it started, in the platform's own unit, only ever compared for equality: on Linux clock ticks since
-        /// boot (field 22 of `/proc/PID/stat`), on macOS microseconds since 1970 (`kinfo_proc.kp_proc.p_starttime`).
+        /// boot (field 22 of `/proc/PID/stat`), on macOS microseconds since 1970 (`kinfo_proc.kp_proc.p_starttime`, which Swift reads as
+        /// `p_un.__p_starttime`).
         package let startTime: UInt64
         /// On Linux this boot's id (`/proc/sys/kernel/random/boot_id`), since ticks since boot repeat across boots;
         /// empty on macOS, whose start times do not.
@@ -45,7 +46,8 @@
                 guard sysctl(&name, 4, &info, &size, nil, 0) == 0, size > 0, info.kp_proc.p_stat != SZOMB else {
                     return nil
                 }
-                let started = info.kp_proc.p_starttime
+                // `p_starttime` is a macro for `p_un.__p_starttime` (`<sys/proc.h>`), which Swift does not import.
+                let started = info.kp_proc.p_un.__p_starttime
                 return RunningProcess(
                     pid: pid, parent: info.kp_eproc.e_ppid, group: info.kp_eproc.e_pgid,
                     startTime: UInt64(started.tv_sec) * 1_000_000 + UInt64(started.tv_usec), boot: "")
