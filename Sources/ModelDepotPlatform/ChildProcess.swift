@@ -152,34 +152,44 @@
 
         /// Sends `number` to the process alone.
         package func signal(_ number: Int32) {
-            if isRunning { kill(pid, number) }
+            // Checked and sent under the lock that reaping takes: the pid cannot be reaped (and reused) in between.
+            status.withLock { status in
+                if status == nil { kill(pid, number) }
+            }
         }
 
         /// Sends `number` to its whole process group: the process and whatever it started that has not left it.
         package func signalGroup(_ number: Int32) {
-            // A program that left its group (`setsid`) is still reached itself.
-            if status.withLock({ $0 }) == nil, kill(-pid, number) != 0 { kill(pid, number) }
+            // A program that left its group (`setsid`) is still reached itself. Under the lock that reaping takes,
+            // so the leader cannot be reaped, and its group id reused, between the check and the kill.
+            status.withLock { status in
+                if status == nil, kill(-pid, number) != 0 { kill(pid, number) }
+            }
         }
 
         /// Stops it and everything in its group: SIGTERM, then SIGKILL after `grace` if it has not ended, and
-        /// returns once it has ended and been reaped. Waits by checking every 20 ms with `Task.sleep`, so no thread
+        /// returns once it has ended and been reaped (or 5 s after the SIGKILL, for a process stuck in the kernel). Waits by checking every 20 ms with `Task.sleep`, so no thread
         /// is held meanwhile.
         package func stop(grace: Duration) async {
             signalGroup(SIGTERM)
             let deadline = ContinuousClock.now + grace
             while !hasEnded, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
             finishStop()
-            await waitForExit()
+            // SIGKILL cannot be ignored, but a process in uninterruptible sleep (a GPU driver call) ends only when
+            // that call returns: the stop gives up waiting after a while rather than hang its caller's shutdown.
+            let killed = ContinuousClock.now + .seconds(5)
+            while isRunning, ContinuousClock.now < killed { try? await Task.sleep(for: .milliseconds(20)) }
         }
 
         /// ``stop(grace:)`` for a process about to exit (a signal handler, `exit`), which cannot suspend: blocks the
-        /// calling thread for up to `grace` and a little more. Never call it on Swift's cooperative pool.
+        /// calling thread for up to `grace` and 2 s more. Never call it on Swift's cooperative pool.
         package func stopBlocking(grace: Duration) {
             signalGroup(SIGTERM)
             let deadline = ContinuousClock.now + grace
             while !hasEnded, ContinuousClock.now < deadline { usleep(5_000) }
             finishStop()
-            waitForExitBlocking()
+            let killed = ContinuousClock.now + .seconds(2)
+            while isRunning, ContinuousClock.now < killed { usleep(5_000) }
         }
 
         /// SIGKILL for the group while the leader is not yet reaped (its group id cannot have been reused): its
