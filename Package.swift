@@ -41,10 +41,15 @@ let package = Package(
     ],
     targets: [
         // The only code that touches the OS in non-portable ways (Linux and Darwin branches side by side); it
-        // depends on nothing of ours. .ci/run refuses platform-specific calls anywhere else in Sources/.
+        // depends on nothing of ours but its C part. .ci/run refuses platform-specific calls anywhere else in Sources/.
         // PrivacyInfo.xcprivacy: the required-reason APIs a target calls, for App Store Connect (scripts/check-privacy
         // holds each manifest to its code).
-        .target(name: "ModelDepotPlatform", resources: [.copy("PrivacyInfo.xcprivacy")]),
+        .target(
+            name: "ModelDepotPlatform", dependencies: ["CModelDepotPlatform"],
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // The platform calls Swift cannot make (C, Linux only; empty elsewhere): starting a child process with a
+        // parent-death signal, which needs `prctl` (variadic, not imported) between fork and exec.
+        .target(name: "CModelDepotPlatform"),
         // Portable values every layer speaks: repository ids and paths, file patterns, wire encodings, the error
         // type, clocks. No I/O beyond Foundation.
         .target(
@@ -232,7 +237,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "modeldepot",
+                "ModelDepot", "ModelDepotTesting", "ModelDepotServer", "ModelDepotInference", "ModelDepotPlatform",
+                "modeldepot",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

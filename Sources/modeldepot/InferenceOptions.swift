@@ -55,9 +55,11 @@ struct InferenceOptions: ParsableArguments {
         let localModel = try LocalModel.resolve(name, catalog: catalogOptions.load(), cache: cacheOptions.cache)
         let contextLength = context ?? min(localModel.entry.contextLength ?? 4096, 4096)
         StandardStreams.error(Data("Starting a local server for \(name)…\n".utf8))
-        let server = try await LocalModelServer.start(model: localModel.file, alias: name, contextLength: contextLength)
+        let server = try await LocalModelServer.start(
+            model: localModel.file, alias: name, contextLength: contextLength,
+            records: RuntimeRecords(cache: cacheOptions.cache))
         // Whatever ends this process, the server must not outlive it.
-        let cleanup = ExitCleanup.register { server.terminateNow() }
+        let cleanup = ExitCleanup.register { server.stopBeforeExit() }
         defer { ExitCleanup.unregister(cleanup) }
         do {
             let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: model ?? name)
@@ -92,6 +94,9 @@ enum ExitCleanup {
     }
 
     /// Runs every registered action, then exits with `status`.
+    ///
+    /// An action may block for a moment (a local server is given up to two seconds to stop): whichever thread
+    /// calls this, the process is ending and nothing waits for that thread any more.
     static func exit(_ status: Int32) -> Never {
         for action in actions.withLock({ Array($0.values) }) { action() }
         Foundation.exit(status)

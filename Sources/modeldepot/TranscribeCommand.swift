@@ -204,8 +204,9 @@ struct TranscribeCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         let localModel = try LocalTranscriptionModel.resolve(
             name, catalog: catalogOptions.load(), cache: cacheOptions.cache)
         if !json { printStatus("Starting a local transcription server for \(name)…") }
-        let server = try await LocalModelServer.startTranscription(model: localModel.folder)
-        let cleanup = ExitCleanup.register { server.terminateNow() }
+        let server = try await LocalModelServer.startTranscription(
+            model: localModel.folder, records: RuntimeRecords(cache: cacheOptions.cache))
+        let cleanup = ExitCleanup.register { server.stopBeforeExit() }
         defer { ExitCleanup.unregister(cleanup) }
         do {
             var traits = OpenAICompatibleTranscriber.ServerTraits.fasterWhisperServer

@@ -109,6 +109,19 @@ struct UICommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The local servers started for the playgrounds are stopped in order (SIGTERM, SIGKILL after a grace
+        // period, waited for) however `serve` ends; a `defer` could not wait.
+        let servers = LocalServers()
+        do {
+            try await serve(servers)
+        } catch {
+            await servers.stopAll()
+            throw error
+        }
+        await servers.stopAll()
+    }
+
+    private func serve(_ servers: LocalServers) async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning
@@ -142,8 +155,6 @@ struct UICommand: AsyncParsableCommand {
         var app = WebApp(
             downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline,
             tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
-        var localServer: LocalModelServer?
-        defer { localServer?.terminateNow() }
         if let embedLocal {
             guard let entry = catalog.entry(named: embedLocal) else {
                 throw ValidationError(
@@ -167,15 +178,14 @@ struct UICommand: AsyncParsableCommand {
             let model = try LocalModel.resolve(chatLocal, catalog: catalog, cache: cache)
             StandardStreams.error(Data("Starting a local server for \(chatLocal)…\n".utf8))
             let server = try await LocalModelServer.start(
-                model: model.file, alias: chatLocal, contextLength: min(model.entry.contextLength ?? 4096, 4096))
-            localServer = server
+                model: model.file, alias: chatLocal, contextLength: min(model.entry.contextLength ?? 4096, 4096),
+                records: RuntimeRecords(cache: cache))
+            servers.add(server)
             let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: chatModel ?? chatLocal)
             let source = "\(chatLocal), served by llama.cpp on this machine"
             app.chat = ChatPlayground(provider: provider, source: source)
             if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
         }
-        var transcriptionServer: LocalModelServer?
-        defer { transcriptionServer?.terminateNow() }
         if let transcribeEndpoint, let url = URL(string: transcribeEndpoint) {
             let (_, credentials) = try InferenceOptions.endpoint(transcribeEndpoint, apiKey: nil)
             app.transcribe = TranscribePlayground(
@@ -185,18 +195,14 @@ struct UICommand: AsyncParsableCommand {
         } else if let transcribeLocal {
             let model = try LocalTranscriptionModel.resolve(transcribeLocal, catalog: catalog, cache: cache)
             StandardStreams.error(Data("Starting a local transcription server for \(transcribeLocal)…\n".utf8))
-            let server = try await LocalModelServer.startTranscription(model: model.folder)
-            transcriptionServer = server
+            let server = try await LocalModelServer.startTranscription(
+                model: model.folder, records: RuntimeRecords(cache: cache))
+            servers.add(server)
             app.transcribe = TranscribePlayground(
                 transcriber: try OpenAICompatibleTranscriber(
                     baseURL: server.baseURL, model: transcribeLocal, traits: .fasterWhisperServer),
                 source: "\(transcribeLocal), served by faster-whisper on this machine")
         }
-        // Whatever ends this process, a server it started must not outlive it.
-        let cleanups = [localServer, transcriptionServer].compactMap { $0 }.map { server in
-            ExitCleanup.register { server.terminateNow() }
-        }
-        defer { cleanups.forEach(ExitCleanup.unregister) }
         app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
         SecondSignal.exitsAtOnce()
         // The page --open writes goes when ui does, however it ends.
@@ -232,7 +238,9 @@ struct UICommand: AsyncParsableCommand {
         var page: URL?
         do {
             page = try launchPage(for: url)
-            _ = try ChildProcess(executable: opener, arguments: [page!.absoluteString], output: "/dev/null")
+            // The browser it may start is the person's, not a runtime: it stays when ui ends.
+            _ = try ChildProcess(
+                executable: opener, arguments: [page!.absoluteString], output: "/dev/null", diesWithParent: false)
         } catch {
             StandardStreams.error(Data("cannot open a browser (\(opener)): open the URL above by hand\n".utf8))
         }

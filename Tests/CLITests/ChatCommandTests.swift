@@ -100,29 +100,8 @@ struct ChatLocalModelTests {
     @Test func chatAndEmbedWithAPulledCatalogModel() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-chat-local")
         defer { folder.remove() }
-        let model = folder.path("repos/modeldepot/tiny-chat-GGUF/tiny-chat.gguf")
-        try FileManager.default.createDirectory(
-            at: model.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let writer = try CLIRunner.startProgram(
-            Self.python,
-            [Self.packageRoot.appendingPathComponent("Tests/PythonPeers/write_chat_model.py").path, model.path])
-        #expect(await CLIRunner.wait(writer.0, writer.1, writer.2).status == 0)
-        let catalog = folder.path("catalog.json")
-        try Data(
-            #"{"version":1,"models":[{"name":"tiny-chat","repo":"modeldepot/tiny-chat-GGUF","files":["tiny-chat.gguf"],"format":"gguf","capabilities":["textGeneration","embeddings"],"contextLength":2048,"sizeBytes":700000,"description":"tiny"}]}"#
-                .utf8
-        ).write(to: catalog)
-        let mirror = MirrorServer(
-            root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let (addresses, announce) = AsyncStream<URL>.makeStream()
-        let serving = Task { try await mirror.run(host: "127.0.0.1", port: 0) { url in announce.yield(url) } }
-        defer { serving.cancel() }
-        let endpoint = try #require(await addresses.first { _ in true })
-        let common = ["--cache-dir", folder.path("cache").path, "--catalog", catalog.path]
+        let common = try await Self.pullTinyChat(into: folder)
         let environment = ["MODELDEPOT_PYTHON": Self.python.path]
-
-        let pulled = try await CLIRunner.run(["pull", "tiny-chat", "--endpoint", endpoint.absoluteString] + common)
-        #expect(pulled.status == 0, "\(pulled.stderr)")
         let chat = try await CLIRunner.run(
             ["chat", "--local", "tiny-chat", "--prompt", "hello", "--max-tokens", "6", "--temperature", "0", "--json"]
                 + common, environment: environment)
@@ -136,6 +115,32 @@ struct ChatLocalModelTests {
             ["embed", "--local", "tiny-chat", "--similarity", "the cat", "the cat"] + common, environment: environment)
         #expect(same.status == 0, "\(same.stderr)")
         #expect(same.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1.000000")
+    }
+}
+
+extension ChatLocalModelTests {
+    /// Writes a tiny GGUF chat model with llama.cpp's writer, publishes it on our mirror as the catalog entry
+    /// `tiny-chat`, pulls it by that name into `folder`'s cache, and returns the `--cache-dir` and `--catalog`
+    /// arguments that find it.
+    static func pullTinyChat(into folder: TemporaryDirectory) async throws -> [String] {
+        let model = folder.path("repos/modeldepot/tiny-chat-GGUF/tiny-chat.gguf")
+        try FileManager.default.createDirectory(
+            at: model.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let writer = try CLIRunner.startProgram(
+            Self.python,
+            [Self.packageRoot.appendingPathComponent("Tests/PythonPeers/write_chat_model.py").path, model.path])
+        try #require(await CLIRunner.wait(writer.0, writer.1, writer.2).status == 0)
+        let catalog = folder.path("catalog.json")
+        try Data(
+            #"{"version":1,"models":[{"name":"tiny-chat","repo":"modeldepot/tiny-chat-GGUF","files":["tiny-chat.gguf"],"format":"gguf","capabilities":["textGeneration","embeddings"],"contextLength":2048,"sizeBytes":700000,"description":"tiny"}]}"#
+                .utf8
+        ).write(to: catalog)
+        let (endpoint, serving) = try await FolderMirror.start(root: folder.path("repos"))
+        defer { serving.cancel() }
+        let common = ["--cache-dir", folder.path("cache").path, "--catalog", catalog.path]
+        let pulled = try await CLIRunner.run(["pull", "tiny-chat", "--endpoint", endpoint.absoluteString] + common)
+        try #require(pulled.status == 0, "\(pulled.stderr)")
+        return common
     }
 }
 

@@ -4,8 +4,8 @@
     import ModelDepotPlatform
 
     /// A local OpenAI-compatible server, started on `127.0.0.1` and stopped when done: llama.cpp's for a GGUF
-    /// file (``start(model:alias:runtime:contextLength:extraArguments:readyTimeout:)``), faster-whisper-server for
-    /// a CTranslate2 Whisper model (``startTranscription(model:runtime:readyTimeout:)``).
+    /// file (``start(model:alias:runtime:contextLength:extraArguments:readyTimeout:records:)``), faster-whisper-server
+    /// for a CTranslate2 Whisper model (``startTranscription(model:runtime:readyTimeout:records:)``).
     ///
     /// ```swift
     /// let server = try await LocalModelServer.start(model: ggufFile, alias: "qwen")
@@ -21,13 +21,17 @@
         /// Where the server's own output goes (its last lines explain a failed start).
         public let logFile: URL
         private let process: ChildProcess
+        private let records: RuntimeRecords?
 
         /// The server process's id.
         public var processIdentifier: Int32 { process.pid }
         public var isRunning: Bool { process.isRunning }
 
-        private init(process: ChildProcess, baseURL: URL, runtimeDescription: String, logFile: URL) {
+        private init(
+            process: ChildProcess, records: RuntimeRecords?, baseURL: URL, runtimeDescription: String, logFile: URL
+        ) {
             self.process = process
+            self.records = records
             self.baseURL = baseURL
             self.runtimeDescription = runtimeDescription
             self.logFile = logFile
@@ -36,9 +40,14 @@
         /// Starts `runtime` (found with ``LocalServerRuntime/find(environment:)`` when nil) on a free port and
         /// returns once it answers `GET /v1/models`. `extraArguments` go to the server program as they are (an
         /// API key, GPU layers).
+        ///
+        /// The server never outlives this process for long: on Linux it gets SIGTERM when this process ends, however
+        /// it ends; and it is noted in `records` (nil: nowhere), where the next process that starts a server stops
+        /// it if it is still running (``RuntimeRecords/reap(grace:)``, run here before starting).
         public static func start(
             model: URL, alias: String, runtime: LocalServerRuntime? = nil, contextLength: Int = 4096,
-            extraArguments: [String] = [], readyTimeout: Duration = .seconds(120)
+            extraArguments: [String] = [], readyTimeout: Duration = .seconds(120),
+            records: RuntimeRecords? = RuntimeRecords(cache: HubCache())
         ) async throws -> LocalModelServer {
             guard let runtime = runtime ?? LocalServerRuntime.find() else {
                 throw ModelDepotError(.unavailable, LocalServerRuntime.installHint)
@@ -48,14 +57,17 @@
                 model: model, alias: alias, port: port, contextLength: contextLength)
             return try await launch(
                 executable, arguments + extraArguments, model: model, port: port, runtimeDescription: "\(runtime)",
-                readyTimeout: readyTimeout)
+                readyTimeout: readyTimeout, records: records)
         }
 
         /// Starts faster-whisper-server (found with ``TranscriptionServerRuntime/find(environment:)`` when nil) for
         /// the CTranslate2 model in the folder `model`, on a free port, and returns once it answers. Talk to it
         /// with ``OpenAICompatibleTranscriber`` and ``OpenAICompatibleTranscriber/ServerTraits/fasterWhisperServer``.
+        /// It is tied to this process and recorded in `records` as servers from
+        /// ``start(model:alias:runtime:contextLength:extraArguments:readyTimeout:records:)`` are.
         public static func startTranscription(
-            model: URL, runtime: TranscriptionServerRuntime? = nil, readyTimeout: Duration = .seconds(120)
+            model: URL, runtime: TranscriptionServerRuntime? = nil, readyTimeout: Duration = .seconds(120),
+            records: RuntimeRecords? = RuntimeRecords(cache: HubCache())
         ) async throws -> LocalModelServer {
             guard let runtime = runtime ?? TranscriptionServerRuntime.find() else {
                 throw ModelDepotError(.unavailable, TranscriptionServerRuntime.installHint)
@@ -64,7 +76,7 @@
             let (executable, arguments) = runtime.command(model: model, port: port)
             return try await launch(
                 executable, arguments, model: model, port: port, runtimeDescription: "\(runtime)",
-                readyTimeout: readyTimeout)
+                readyTimeout: readyTimeout, records: records)
         }
 
         private static func freePort() throws -> Int {
@@ -77,21 +89,27 @@
 
         private static func launch(
             _ executable: URL, _ arguments: [String], model: URL, port: Int, runtimeDescription: String,
-            readyTimeout: Duration
+            readyTimeout: Duration, records: RuntimeRecords?
         ) async throws -> LocalModelServer {
             guard FileManager.default.fileExists(atPath: model.path) else {
                 throw ModelDepotError(.unavailable, "The model \(model.path) does not exist.")
             }
+            // Servers an earlier process left running (it was killed, or crashed) hold ports and memory.
+            await records?.reap(grace: stopGrace)
             let logFile = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "modeldepot-server-\(ProcessInfo.processInfo.processIdentifier)-\(port).log")
             let process: ChildProcess
             do {
-                process = try ChildProcess(executable: executable.path, arguments: arguments, output: logFile.path)
+                // The marker scripts/check-runtimes looks for: it flags only processes ModelDepot started.
+                process = try ChildProcess(
+                    executable: executable.path, arguments: arguments, output: logFile.path,
+                    environment: [runtimeMarker: "\(ProcessInfo.processInfo.processIdentifier)"])
             } catch {
                 throw ModelDepotError(.unavailable, "\(error).")
             }
+            records?.add(process, port: port, runtime: runtimeDescription)
             let server = LocalModelServer(
-                process: process, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!,
+                process: process, records: records, baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!,
                 runtimeDescription: runtimeDescription, logFile: logFile)
             do {
                 try await server.waitUntilReady(timeout: readyTimeout)
@@ -102,22 +120,31 @@
             return server
         }
 
-        /// Stops the server: SIGTERM, then SIGKILL if it has not exited within 5 seconds.
+        /// The environment variable every runtime gets, set to the id of the process that started it: runtimes (and
+        /// whatever they start) are told apart from programs of the same name started by someone else
+        /// (`scripts/check-runtimes` flags only those that carry it and whose starter is no longer an ancestor).
+        public static let runtimeMarker = "MODELDEPOT_RUNTIME_OF"
+
+        /// How long a server may take to stop after SIGTERM before it gets SIGKILL: servers finish open replies
+        /// first, and one stuck in a reply must not hold up the stop.
+        public static let stopGrace: Duration = .seconds(5)
+
+        /// Stops the server and whatever it started: SIGTERM to its process group, SIGKILL after ``stopGrace``,
+        /// and returns once it has ended (checking every 20 ms, holding no thread meanwhile).
         public func stop() async {
-            defer { try? FileManager.default.removeItem(at: logFile) }
-            process.signal(SIGTERM)
-            // Servers finish open replies before exiting on SIGTERM; one stuck in a reply gets SIGKILL.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while process.isRunning, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            process.signal(SIGKILL)
-            await process.waitForExit()
+            await process.stop(grace: Self.stopGrace)
+            finish()
         }
 
-        /// Sends SIGTERM and returns at once: for a process about to exit (a signal handler), which cannot wait.
-        public func terminateNow() {
-            process.signal(SIGTERM)
+        /// ``stop()`` for a process about to exit (a signal handler, `exit`), which cannot suspend: blocks the
+        /// calling thread until the server has ended, for at most `grace` and a moment (SIGKILL then).
+        public func stopBeforeExit(grace: Duration = .seconds(2)) {
+            process.stopBlocking(grace: grace)
+            finish()
+        }
+
+        private func finish() {
+            records?.remove(pid: process.pid)
             try? FileManager.default.removeItem(at: logFile)
         }
 
