@@ -49,7 +49,10 @@
             extraArguments: [String] = [], readyTimeout: Duration = .seconds(120),
             records: RuntimeRecords? = RuntimeRecords(cache: HubCache())
         ) async throws -> LocalModelServer {
-            guard let runtime = runtime ?? LocalServerRuntime.find() else {
+            // Finding one may ask Python what it has installed (a process run to its end): off the cooperative pool.
+            var found = runtime
+            if found == nil { found = try await BlockingWork.run { LocalServerRuntime.find() } }
+            guard let runtime = found else {
                 throw ModelDepotError(.unavailable, LocalServerRuntime.installHint)
             }
             let port = try freePort()
@@ -69,7 +72,9 @@
             model: URL, runtime: TranscriptionServerRuntime? = nil, readyTimeout: Duration = .seconds(120),
             records: RuntimeRecords? = RuntimeRecords(cache: HubCache())
         ) async throws -> LocalModelServer {
-            guard let runtime = runtime ?? TranscriptionServerRuntime.find() else {
+            var found = runtime
+            if found == nil { found = try await BlockingWork.run { TranscriptionServerRuntime.find() } }
+            guard let runtime = found else {
                 throw ModelDepotError(.unavailable, TranscriptionServerRuntime.installHint)
             }
             let port = try freePort()
