@@ -90,7 +90,7 @@ let package = Package(
         // The cache on disk, byte-for-byte huggingface_hub's layout: where it lives, one walk, refs, trees, reports.
         .target(
             name: "ModelDepotCache",
-            dependencies: ["ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer", "ModelDepotHub"],
+            dependencies: ["ModelDepotCore", "ModelDepotPlatform"],
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable

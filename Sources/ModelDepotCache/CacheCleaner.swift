@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotHub
 import ModelDepotPlatform
 
 /// What deleting some revisions of a repository removes, computed before anything is touched — Python's

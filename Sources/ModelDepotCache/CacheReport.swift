@@ -1,7 +1,5 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotHub
-import ModelDepotTransfer
 
 /// What a Hub cache holds, counted the way Python's `scan_cache_dir` counts (the protocol note, §4.6): a
 /// file's size is its blob's, each blob counts once per repository, symlinks and folders count nothing.

@@ -1,8 +1,6 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotHub
 import ModelDepotPlatform
-import ModelDepotTransfer
 
 /// Reads a Hub cache into a ``CacheReport`` with plain POSIX calls (one `lstat` per entry, one `stat` per
 /// distinct blob), the same rules as Python's `scan_cache_dir`, so both tools report the same repositories,

@@ -1,8 +1,6 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotHub
 import ModelDepotPlatform
-import ModelDepotTransfer
 
 /// One repository's folder in a ``HubCache``: blobs named by ETag, snapshots of relative symlinks, refs.
 ///

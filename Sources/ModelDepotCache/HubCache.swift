@@ -1,8 +1,6 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotHub
 import ModelDepotPlatform
-import ModelDepotTransfer
 
 /// A Hub cache folder laid out exactly as Python's `huggingface_hub` lays it out (the protocol note, §4), so
 /// that either tool sees what the other downloaded.
@@ -68,6 +66,10 @@ public struct HubCache: Sendable, Hashable {
     package static func writeAtomically(_ data: Data, to url: URL) throws {
         try createFolder(url.deletingLastPathComponent())
         let suffix = ".\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp"
-        try AtomicFile.replace(data, atPath: url.path, temporarySuffix: suffix)
+        do {
+            try AtomicFile.replace(data, atPath: url.path, temporarySuffix: suffix)
+        } catch {
+            throw POSIXFailure.error(error.operation, errno: error.code)
+        }
     }
 }

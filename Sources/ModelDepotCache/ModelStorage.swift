@@ -1,6 +1,5 @@
 import Foundation
-import ModelDepotHub
-import ModelDepotTransfer
+import ModelDepotCore
 
 /// Where models live, per platform and per kind of model.
 ///

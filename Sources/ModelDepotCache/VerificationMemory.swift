@@ -1,5 +1,4 @@
 import Foundation
-import ModelDepotHub
 import ModelDepotPlatform
 
 /// Remembers which blobs of a repository were verified by hash, keyed by size and modification time, so

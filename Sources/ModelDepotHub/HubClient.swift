@@ -20,7 +20,7 @@ public struct HubClient: Sendable {
     let token: String?
     /// When true every call fails at once with `notCached`: nothing touches the network.
     public let isOffline: Bool
-    /// Mirrors asked before the endpoint, in order (``HubMirror``); the endpoint is the last resort.
+    /// Mirrors asked before the endpoint, in order (`HubMirror`); the endpoint is the last resort.
     public internal(set) var mirrors: [HubMirror]
     let transport: any HTTPTransport
     let clock: any Clock<Duration>
@@ -60,8 +60,8 @@ public struct HubClient: Sendable {
     }
 
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
-    /// sent only where ``HubEnvironment/sendsImplicitToken(to:endpoint:)`` allows (https, or http on this machine);
-    /// an explicit one (``HubEnvironment/explicitToken``) always goes to the endpoint.
+    /// sent only where `HubEnvironment.sendsImplicitToken(to:endpoint:)` allows (https, or http on this machine);
+    /// an explicit one (`HubEnvironment.explicitToken`) always goes to the endpoint.
     public init(
         environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,
         clock: any Clock<Duration> = ContinuousClock()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ModelDepotCore
 import ModelDepotHub
+import ModelDepotPlatform
 import ModelDepotTransfer
 import Synchronization
 

@@ -54,25 +54,6 @@ enum RetryAfter {
     }
 }
 
-/// Validators that identify one version of a resource, used with `If-Range` and to detect changes.
-struct ResourceValidators: Equatable, Sendable, Codable {
-    var etag: String?
-    var lastModified: String?
-
-    /// The value for `If-Range`: a strong ETag, else Last-Modified (weak ETags are not allowed there).
-    var ifRangeValue: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
-        return lastModified
-    }
-
-    /// Whether an answer's validators contradict these (a missing validator contradicts nothing).
-    func conflicts(with other: ResourceValidators) -> Bool {
-        if let etag, let otherEtag = other.etag, etag != otherEtag { return true }
-        if let lastModified, let otherLast = other.lastModified, lastModified != otherLast { return true }
-        return false
-    }
-}
-
 /// A single-range `Range` header as a server resolves it against a file's size: `bytes=a-b` (an end past the
 /// file is clamped), `bytes=a-`, and the suffix form `bytes=-n` (the last n bytes).
 package enum ByteRangeRequest: Equatable, Sendable {

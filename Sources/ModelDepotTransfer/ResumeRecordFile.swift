@@ -1,4 +1,6 @@
 import Foundation
+import ModelDepotCore
+import ModelDepotPlatform
 
 /// The resume sidecar of one download run, kept open and rewritten in place.
 ///
@@ -8,7 +10,7 @@ import Foundation
 /// one-page write lands whole or not at all when the process dies, so a reader after a crash sees the old
 /// record or the new one, never a mix. (A reader racing a live download, such as a status display, can
 /// catch a half-copied page; it then fails to parse and counts as no record.) Larger records fall back to
-/// ``AtomicFile``. Not thread-safe: the run calls it under its checkpoint lock.
+/// `AtomicFile`. Not thread-safe: the run calls it under its checkpoint lock.
 final class ResumeRecordFile {
     /// The most a single in-place write may cover: one page on every platform we run on.
     static let inPlaceLimit = 4096
@@ -31,7 +33,11 @@ final class ResumeRecordFile {
         if bytes.count < length { bytes += repeatElement(UInt8(ascii: " "), count: length - bytes.count) }
         guard bytes.count <= Self.inPlaceLimit else {
             closeDescriptor()
-            try AtomicFile.replace(Data(json), atPath: path, mode: 0o600)
+            do {
+                try AtomicFile.replace(json, atPath: path, mode: 0o600)
+            } catch {
+                throw POSIXFailure.error(error.operation, errno: error.code)
+            }
             return
         }
         let file = LocalPartialFile(descriptor: descriptor, path: path)

@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// Hands out the byte ranges of a file to connections, lowest offset first, and takes back what failed.
 ///
 /// Pure state: the download run wraps it in a lock. Ranges go out in file order so the contiguous prefix —

@@ -264,7 +264,11 @@ struct UICommand: AsyncParsableCommand {
 
             """
         let page = folder.appendingPathComponent("open.html")
-        try AtomicFile.replace(Data(html.utf8), atPath: page.path, temporarySuffix: ".tmp", mode: 0o600)
+        do {
+            try AtomicFile.replace(Array(html.utf8), atPath: page.path, temporarySuffix: ".tmp", mode: 0o600)
+        } catch {
+            throw POSIXFailure.error(error.operation, errno: error.code)
+        }
         return page
     }
 }

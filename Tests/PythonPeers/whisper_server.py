@@ -78,5 +78,8 @@ async def translations(request: Request):
 if __name__ == "__main__":
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
+    # Listening before the port is printed: a client that connects while uvicorn is still starting waits in the
+    # backlog instead of being refused (under a full suite's load, uvicorn took longer than the client's retries).
+    listener.listen(128)
     print(listener.getsockname()[1], flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

@@ -59,7 +59,11 @@ public struct LocalDirectory: Sendable, Hashable {
         let url = metadata(path)
         try HubCache.createFolder(url.deletingLastPathComponent())
         let text = "\(commit)\n\(etag)\n\(Date().timeIntervalSince1970)\n"
-        try AtomicFile.replace(Data(text.utf8), atPath: url.path, temporarySuffix: ".\(UUID().uuidString).tmp")
+        do {
+            try AtomicFile.replace(Array(text.utf8), atPath: url.path, temporarySuffix: ".\(UUID().uuidString).tmp")
+        } catch {
+            throw POSIXFailure.error(error.operation, errno: error.code)
+        }
     }
 
     /// Whether a file a pull wrote is at `path`: huggingface_hub's metadata for it is in

@@ -1,3 +1,4 @@
+import ModelDepotCore
 import ModelDepotTransfer
 
 /// Progress of a whole repository pull, weighted by bytes across its files.

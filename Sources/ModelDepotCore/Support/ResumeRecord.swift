@@ -2,17 +2,28 @@ import Foundation
 
 /// The sidecar next to a partial download: which bytes are on disk and which version of the file they are.
 ///
-/// Saved (by ``ResumeRecordFile``, whole or not at all) after the bytes it describes have been written, so
+/// Saved (by `ResumeRecordFile`, whole or not at all) after the bytes it describes have been written, so
 /// after a crash at any instant it never claims bytes that are not in the partial file.
 package struct ResumeRecord: Codable, Equatable, Sendable {
-    static let currentVersion = 1
+    package static let currentVersion = 1
 
-    var version: Int = ResumeRecord.currentVersion
-    var url: String
-    var totalSize: Int64
-    var validators: ResourceValidators
+    package var version: Int = ResumeRecord.currentVersion
+    package var url: String
+    package var totalSize: Int64
+    package var validators: ResourceValidators
     package var completed: ByteRangeSet
-    var expectedSHA256: String?
+    package var expectedSHA256: String?
+
+    package init(
+        url: String, totalSize: Int64, validators: ResourceValidators, completed: ByteRangeSet,
+        expectedSHA256: String? = nil
+    ) {
+        self.url = url
+        self.totalSize = totalSize
+        self.validators = validators
+        self.completed = completed
+        self.expectedSHA256 = expectedSHA256
+    }
 
     /// Reads the sidecar at `path`; nil when it is missing, unreadable or from another format version.
     package static func load(from path: String) -> ResumeRecord? {
@@ -25,7 +36,7 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
 
     /// The record as JSON, written by hand: a download saves it every megabyte, and `JSONEncoder` cost
     /// ~0.1 ms a save. ``load(from:)`` reads it back with `JSONDecoder`; a test checks the two agree.
-    func jsonText() -> String {
+    package func jsonText() -> String {
         let ranges = completed.ranges.map { "[\($0.lowerBound),\($0.upperBound)]" }.joined(separator: ",")
         var fields = [
             "\"completed\":[\(ranges)]",

@@ -1,6 +1,4 @@
 import Foundation
-import ModelDepotCore
-import ModelDepotTransfer
 
 /// Where Python's `huggingface_hub` keeps things, resolved from the same environment variables in the same
 /// order, so both tools find the same cache (the protocol note, §3).
@@ -121,7 +119,6 @@ public struct HubEnvironment: Sendable {
         return .file(tokenFile)
     }
 
-    /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
     /// Mirrors to ask before the endpoint: `MODELDEPOT_MIRRORS` (comma-separated URLs, in order), each sent
     /// `MODELDEPOT_MIRROR_TOKEN` when set (never the Hub's token).
     ///
@@ -133,15 +130,16 @@ public struct HubEnvironment: Sendable {
             .map { try HubMirror(parsing: $0, token: token) }
     }
 
+    /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
     public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
 
     /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
-    func flag(_ name: String) -> Bool {
+    package func flag(_ name: String) -> Bool {
         guard let value = variables[name] else { return false }
         return ["1", "on", "yes", "true"].contains(value.trimmingCharacters(in: .whitespaces).lowercased())
     }
 
-    static func cleanToken(_ raw: String) -> String? {
+    package static func cleanToken(_ raw: String) -> String? {
         let token = raw.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "")
             .trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
