@@ -93,6 +93,19 @@ let package = Package(
             dependencies: ["ModelDepotCore", "ModelDepotPlatform"],
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
+        // Trust and reproducibility, below the manager: model signatures (keys; certificate chains are plugged in by
+        // ModelDepotCertificates), pickle checks (with the ZIP reader under PyTorch's files), locks and bundles (the
+        // tar reader), and the headers of model formats. Reads files; never downloads.
+        .target(
+            name: "ModelDepotTrust",
+            dependencies: [
+                "ModelDepotCore", "ModelDepotPlatform", "ModelDepotCache",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // What the mirror's dashboard reads (MirrorDashboardSource): the contract between the server, which
+        // implements it, and the screens, which word it. Values only, so neither links the other.
+        .target(name: "ModelDepotMirrorContract", dependencies: ["ModelDepotCore"]),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
         // tasks. It re-exports the layers below, so `import ModelDepot` is enough.
         .target(
@@ -103,6 +116,7 @@ let package = Package(
                 "ModelDepotTransfer",
                 "ModelDepotHub",
                 "ModelDepotCache",
+                "ModelDepotTrust",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,7 +127,8 @@ let package = Package(
         .target(
             name: "ModelDepotCertificates",
             dependencies: [
-                "ModelDepot",
+                "ModelDepotCore",
+                "ModelDepotTrust",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -127,7 +142,8 @@ let package = Package(
         .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]),
         // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
         // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
-        .target(name: "ModelDepotScreens", dependencies: ["ModelDepot", "ModelDepotInference"]),
+        .target(
+            name: "ModelDepotScreens", dependencies: ["ModelDepot", "ModelDepotInference", "ModelDepotMirrorContract"]),
         // Thin SwiftUI views over the screens, for Apple apps. SwiftPM cannot make a target platform-conditional,
         // so every file is wrapped in `#if canImport(SwiftUI)`: on Linux the target builds empty, and none of
         // its views has been compiled here.
@@ -140,10 +156,13 @@ let package = Package(
                 "ModelDepotScreens",
                 "ModelDepot",
                 "ModelDepotInference",
+                "ModelDepotMirrorContract",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                // Event streams write ByteBuffers into Hummingbird's response bodies.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -166,10 +185,11 @@ let package = Package(
             name: "ModelDepotServer",
             dependencies: [
                 "ModelDepot",
-                // The dashboard's protocol (MirrorDashboardSource) lives in the presentation layer.
-                "ModelDepotScreens",
+                // What its dashboard reads: implemented here, worded by the screens, which the mirror does not link.
+                "ModelDepotMirrorContract",
                 "ModelDepotCore",
                 "ModelDepotTransfer",
+                "ModelDepotHub",
                 "ModelDepotCache",
                 "ModelDepotPlatform",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -189,6 +209,7 @@ let package = Package(
             name: "modeldepot",
             dependencies: [
                 "ModelDepot",
+                "ModelDepotCore",
                 "ModelDepotCertificates",
                 "ModelDepotEmbeddings",
                 "ModelDepotServer",
@@ -214,24 +235,30 @@ let package = Package(
             name: "ScreensTests",
             dependencies: [
                 "ModelDepotScreens", "ModelDepotWeb", "ModelDepot", "ModelDepotServer", "ModelDepotTesting",
-                "ModelDepotPlatform", "ModelDepotSwiftUI",
+                "ModelDepotPlatform", "ModelDepotSwiftUI", "ModelDepotInference",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
-            name: "EmbeddingsTests", dependencies: ["ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotTesting"]),
+            name: "EmbeddingsTests",
+            dependencies: [
+                "ModelDepotEmbeddings", "ModelDepot", "ModelDepotCore", "ModelDepotPlatform", "ModelDepotTesting",
+            ]),
         .testTarget(
             name: "ModelDepotTests",
             dependencies: [
                 "ModelDepot", "ModelDepotCore", "ModelDepotTransfer", "ModelDepotHub", "ModelDepotCache",
-                "ModelDepotTesting",
+                "ModelDepotTrust",
+                "ModelDepotTesting", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "TransferTests",
             dependencies: [
-                "ModelDepot", "ModelDepotTesting", .product(name: "Logging", package: "swift-log"),
+                "ModelDepot", "ModelDepotCore", "ModelDepotPlatform", "ModelDepotTransfer", "ModelDepotTesting",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -245,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "InferenceTests",
             dependencies: [
-                "ModelDepot", "ModelDepotInference", "ModelDepotServer", "ModelDepotTesting",
+                "ModelDepot", "ModelDepotInference", "ModelDepotServer", "ModelDepotTesting", "ModelDepotPlatform",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -255,6 +282,7 @@ let package = Package(
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotServer", "ModelDepotTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

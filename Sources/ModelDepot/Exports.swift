@@ -3,3 +3,4 @@
 @_exported import ModelDepotCore
 @_exported import ModelDepotHub
 @_exported import ModelDepotTransfer
+@_exported import ModelDepotTrust

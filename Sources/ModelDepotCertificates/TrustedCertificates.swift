@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import ModelDepot
+import ModelDepotCore
+import ModelDepotTrust
 import X509
 
 /// Certificates a user trusts to anchor model signatures made with certificates (`model_signing sign

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotMirrorContract
 
 /// The Mirror screen: what a mirror holds, what it is pulling now, what it has served and to whom. Read-only
 /// unless the viewer is an administrator; then each cached repository offers pin/unpin and evict.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ModelDepot
+import ModelDepotMirrorContract
 import ModelDepotScreens
 import NIOCore
 

@@ -4,6 +4,7 @@ import ModelDepotTransfer
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotTrust
 
 /// How a model-signing statement's resources become signed files: whole files, or pieces of `shard_size` bytes
 /// that must tile each file; and how a model's files are compared with them.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotHub
+import ModelDepotTrust
 
 /// File formats a catalog entry can be in.
 public enum ModelFormat: String, Sendable, Hashable, Codable, CaseIterable {

@@ -2,6 +2,7 @@ import Foundation
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// Known models, shipped with the package as `catalog.json` and extendable by a user catalog file of the
 /// same shape (its entries replace built-in ones of the same name and add new ones).

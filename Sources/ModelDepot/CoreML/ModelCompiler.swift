@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 #if canImport(CoreML)
     import CoreML

@@ -4,6 +4,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 import Synchronization
 
 /// Models shipped inside an app build (the folder `modeldepot export --layout app` writes, added to the app's

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCore
+import ModelDepotTrust
 
 extension ModelLock {
     /// What to lock: a repository at a branch, tag or commit, and which of its files.

@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotPlatform
+import ModelDepotTrust
 
 /// The app-facing entry point: download models into the shared Hub cache, watch and control those downloads,
 /// and manage what is on disk.

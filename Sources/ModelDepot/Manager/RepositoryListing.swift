@@ -2,6 +2,7 @@ import Foundation
 import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
+import ModelDepotTrust
 
 /// A repository's files at one commit, as a pull sees them: what a "browse" screen or `modeldepot info` shows
 /// before anything is downloaded.

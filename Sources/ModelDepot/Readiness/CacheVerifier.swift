@@ -4,6 +4,7 @@ import ModelDepotCore
 import ModelDepotHub
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// Re-hashes a repository's blobs against their names (64 hex: SHA-256; 40 hex: git blob id) and checks that
 /// every file a snapshot's recorded tree lists is there.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 /// Whether a model can be loaded, and if not, why — never a bare boolean.
 public enum Readiness: Sendable, Equatable {

@@ -4,6 +4,7 @@ import ModelDepotCore
 import ModelDepotHub
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
 /// recorded at pull time, format checks from file headers, and hash verification from

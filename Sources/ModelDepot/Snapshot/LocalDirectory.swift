@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// A plain folder a pull writes a repository's files into (`hf download --local-dir`), with the bookkeeping
 /// huggingface_hub keeps beside them, so each tool sees the other's downloads there as up to date:

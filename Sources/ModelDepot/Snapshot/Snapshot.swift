@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotHub
+import ModelDepotTrust
 
 /// A repository revision present in the cache: the folder apps load from.
 public struct Snapshot: Sendable, Hashable {
@@ -24,7 +25,7 @@ public struct Snapshot: Sendable, Hashable {
     /// Each Core ML model's compiled `.mlmodelc`, by its path in the snapshot, when the pull had a
     /// ``ModelCompiler``.
     public var compiledModels: [String: URL] = [:]
-    /// What the signature check found, when the pull required a signature (``DownloadPolicy/signature``).
+    /// What the signature check found, when the pull required a signature (`DownloadPolicy/signature`).
     public var signatureCheck: SignatureCheck?
 
     /// A snapshot value; pulls make these, tests and previews may too.

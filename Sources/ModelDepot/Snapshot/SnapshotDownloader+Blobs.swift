@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 extension SnapshotDownloader {
     /// Downloads one file into its blob and, `linking`, links it; returns the bytes received from the network and

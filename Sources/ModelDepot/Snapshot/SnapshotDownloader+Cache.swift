@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 extension SnapshotDownloader {
     /// The snapshot of `request` as the cache holds it, with no network: Python's offline rules (the protocol

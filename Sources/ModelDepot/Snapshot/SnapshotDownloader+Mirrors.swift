@@ -2,6 +2,7 @@ import Foundation
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 extension SnapshotDownloader {
     /// How the engine tries a mirror before handing over to the next place: two attempts within ten seconds.

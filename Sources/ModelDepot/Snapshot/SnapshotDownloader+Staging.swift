@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 extension SnapshotDownloader {
     /// Downloads and verifies what is missing of `request` into `blobs/`, as ``download(_:progress:)`` does, but

@@ -5,6 +5,7 @@ import ModelDepotCore
 import ModelDepotHub
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 import Synchronization
 
 /// Pulls a repository revision into a `HubCache`, as Python's `snapshot_download` does, but resumable

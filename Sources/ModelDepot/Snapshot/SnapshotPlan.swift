@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// What a pull would do, worked out without downloading or writing anything (`modeldepot pull --dry-run`):
 /// each selected file, whether it is cached, what would be fetched, and the free space left afterwards.

@@ -1,5 +1,6 @@
 import ModelDepotCore
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// Progress of a whole repository pull, weighted by bytes across its files.
 public struct SnapshotProgress: Sendable, Equatable {

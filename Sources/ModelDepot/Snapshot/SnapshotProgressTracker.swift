@@ -1,5 +1,6 @@
 import ModelDepotCore
 import ModelDepotTransfer
+import ModelDepotTrust
 import Synchronization
 
 /// Sums the progress of the files of one pull into one byte-weighted ``SnapshotProgress``.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCore
+import ModelDepotTrust
 
 /// What to pull: a repository, a revision, and which of its files.
 public struct SnapshotRequest: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 /// A pull whose files are downloaded and verified into `blobs/` but not yet visible: no snapshot link, ref or tree
 /// was written for them, so `modeldepot path`, readiness checks and Python's huggingface_hub (online or offline)

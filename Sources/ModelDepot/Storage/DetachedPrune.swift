@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// What `hf cache prune` removes: revisions no ref points to, and partial downloads nobody is working on.
 public struct DetachedPrune: Sendable, Encodable {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 /// Pinned repositories are never evicted by a storage budget. A pin is a marker file in the repository's
 /// folder (`.modeldepot/pinned`, invisible to Python's cache tools), so it goes away with the repository.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// A running download that an app can watch and control: pause, resume, cancel.
 ///

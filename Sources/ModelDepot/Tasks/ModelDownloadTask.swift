@@ -1,5 +1,6 @@
 import ModelDepotCore
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// A repository download an app can watch and control: pause, resume, cancel.
 ///

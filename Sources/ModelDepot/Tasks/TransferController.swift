@@ -1,6 +1,7 @@
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer
+import ModelDepotTrust
 import Synchronization
 
 /// Where a controllable transfer stands. ``DownloadTask`` (one file) and ``ModelDownloadTask`` (a repository)

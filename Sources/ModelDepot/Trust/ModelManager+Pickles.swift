@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 /// A pickle found among a repository's files.
 public struct PickleFinding: Sendable, Equatable {

@@ -1,12 +1,13 @@
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
+import ModelDepotTrust
 
 extension ModelManager {
     /// Starts a download once `policy` allows it.
     ///
-    /// With ``DownloadPolicy/refusePickle`` the selected files are probed first and a pickle among them refuses the
-    /// download before a byte of it is fetched. With ``DownloadPolicy/signature`` the signature is fetched and
+    /// With `DownloadPolicy/refusePickle` the selected files are probed first and a pickle among them refuses the
+    /// download before a byte of it is fetched. With `DownloadPolicy/signature` the signature is fetched and
     /// checked first (refusing before the weights when it is missing or not the trusted publisher's), the commit it
     /// was read at is pinned, and the files are staged (downloaded and verified into `blobs/`, nothing linked) and
     /// held to the signature; only then are they published as the revision's snapshot. A refused pull leaves the

@@ -3,6 +3,7 @@ import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
+import ModelDepotTrust
 
 /// What checking a cached model's signature found.
 public struct SignatureCheck: Sendable, Hashable {
@@ -17,8 +18,8 @@ public struct SignatureCheck: Sendable, Hashable {
 }
 
 extension ModelManager {
-    /// The signature file model-signing writes into a model folder by default.
-    public static let defaultSignaturePath = "model.sig"
+    /// The signature file model-signing writes into a model folder by default (`ModelSignature/defaultPath`).
+    public static let defaultSignaturePath = ModelSignature.defaultPath
 
     /// Checks a cached snapshot against its OpenSSF model signature: the signature must be the trusted publisher's
     /// (their key, or a certificate chaining to one you trust), and the

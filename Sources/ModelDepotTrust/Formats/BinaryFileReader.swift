@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotTransfer
 
 /// Sequential little-endian reads from a file through a small buffer, with bounds that turn a truncated or
 /// lying file into an error instead of a crash or a huge allocation.

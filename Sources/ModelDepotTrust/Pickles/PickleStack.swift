@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// A value on the unpickler's stack, as far as a scan can know it without running anything.
 enum PickleValue: Sendable, Equatable {
     /// A `str` constant written in the pickle (the only thing `STACK_GLOBAL` may name an import with).

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCache
+import ModelDepotCore
 import ModelDepotPlatform
 
 /// Checks a compiled Core ML model folder (`.mlmodelc`) without Core ML: the parts Core ML needs to load it

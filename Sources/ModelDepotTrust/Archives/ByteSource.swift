@@ -3,7 +3,7 @@ import ModelDepotCore
 
 /// Random access to a file's bytes, so a pickle is judged by one code path whether the file is on disk or is probed
 /// over HTTP with ranged requests (``ProbedBytes``).
-protocol ByteSource {
+package protocol ByteSource {
     /// The file's size in bytes.
     var size: Int64 { get }
     /// `count` bytes at `offset`, fewer only at the end of the file.
@@ -11,16 +11,16 @@ protocol ByteSource {
 }
 
 /// A file open for reading.
-struct FileBytes: ByteSource {
+package struct FileBytes: ByteSource {
     let handle: FileHandle
-    let size: Int64
+    package let size: Int64
 
-    init(handle: FileHandle) throws {
+    package init(handle: FileHandle) throws {
         self.handle = handle
         self.size = Int64(try handle.seekToEnd())
     }
 
-    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+    package func read(at offset: Int64, count: Int) throws -> [UInt8] {
         try handle.seek(toOffset: UInt64(max(offset, 0)))
         return [UInt8](try handle.read(upToCount: count) ?? Data())
     }
@@ -28,21 +28,21 @@ struct FileBytes: ByteSource {
 
 /// Pieces of a remote file fetched so far; a read outside them throws ``Missing`` naming the range to fetch, and the
 /// prober fetches it and asks again.
-struct ProbedBytes: ByteSource {
+package struct ProbedBytes: ByteSource {
     /// The range a read needs that has not been fetched.
-    struct Missing: Error {
-        var offset: Int64
-        var count: Int
+    package struct Missing: Error {
+        package var offset: Int64
+        package var count: Int
     }
 
-    let size: Int64
-    private(set) var pieces: [(offset: Int64, bytes: [UInt8])] = []
+    package let size: Int64
+    package private(set) var pieces: [(offset: Int64, bytes: [UInt8])] = []
 
-    init(size: Int64) { self.size = size }
+    package init(size: Int64) { self.size = size }
 
-    mutating func add(_ bytes: [UInt8], at offset: Int64) { pieces.append((offset, bytes)) }
+    package mutating func add(_ bytes: [UInt8], at offset: Int64) { pieces.append((offset, bytes)) }
 
-    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+    package func read(at offset: Int64, count: Int) throws -> [UInt8] {
         let end = min(offset + Int64(count), size)
         guard offset < end else { return [] }
         for piece in pieces where piece.offset <= offset && piece.offset + Int64(piece.bytes.count) >= end {

@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotTransfer
 
 /// A set of models pinned to exact bytes: per repository, the endpoint it was resolved from, the commit, and every
 /// selected file's path, size and digest. Pulling a lock on another machine, from any endpoint or mirror, gives the
@@ -89,25 +88,6 @@ public struct ModelLock: Sendable, Hashable, Codable {
 
         /// The digest as `sha256:…` or `git:…`, for messages.
         public var digestText: String { sha256.map { "sha256:\($0)" } ?? "git:\(gitBlob ?? "?")" }
-
-        /// How the file at `url` differs from this one (`missing`, `12 bytes, the lock says 13`, `sha256:…, the
-        /// lock says sha256:…`); nil when its size and digest are the lock's. Hashes the whole file.
-        public func mismatch(at url: URL) -> String? {
-            guard
-                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?
-                    .int64Value
-            else { return "missing" }
-            guard size == self.size else { return "\(size) bytes, the lock says \(self.size)" }
-            do {
-                let actual =
-                    sha256 != nil
-                    ? "sha256:\(try FileDigests.sha256(ofFileAt: url.path))"
-                    : "git:\(try FileDigests.gitBlobID(ofFileAt: url.path))"
-                return actual == digestText ? nil : "\(actual), the lock says \(digestText)"
-            } catch {
-                return "cannot be read: \(error)"
-            }
-        }
     }
 
     /// One repository at one commit.

@@ -2,7 +2,7 @@ import Foundation
 import ModelDepot
 import ModelDepotCache
 import ModelDepotCore
-import ModelDepotScreens
+import ModelDepotMirrorContract
 
 /// The mirror's live state for its dashboard (`serve --ui`): the repositories in its caches, the pulls under
 /// way, its counters and clients. Changes apply to the mirror's own pull-through cache only; caches it merely

@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// A raw DEFLATE (RFC 1951) decoder, for `np.savez_compressed` entries and compressed ZIP members: the package
 /// has no zlib on Linux, and only a bounded prefix of an entry is ever needed (a `.npy` header, a pickle up to a cap).
 package enum Inflate {

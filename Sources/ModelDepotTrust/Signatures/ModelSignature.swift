@@ -10,6 +10,9 @@ import ModelDepotCore
 /// user trusts, then reads the statement; ``SignedFiles/problems(comparedWith:)`` holds a model's files to it.
 /// Nothing in the statement is believed before the signature over it checks out.
 public struct ModelSignature: Sendable {
+    /// The signature file model-signing writes into a model folder by default.
+    public static let defaultPath = "model.sig"
+
     /// The DSSE payload type model signatures carry.
     static let payloadType = "application/vnd.in-toto+json"
 

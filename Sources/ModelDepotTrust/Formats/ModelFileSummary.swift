@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// What a model file's header says, as fields: the format, and what that format records — architecture,
 /// quantization, parameters and context length for GGUF; tensor count, element types and parameters for

@@ -1,5 +1,5 @@
 import Foundation
-import ModelDepotTransfer
+import ModelDepotCore
 
 /// What a safetensors file's JSON header says, checked against the file: every tensor's byte range must lie
 /// inside the data section, else the file is `corrupt`.

@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// Binary formats model repositories hold that are not pickles, known by their own magic bytes. Their bytes may
 /// happen to decode as a few opcodes (a safetensors header length of `N.` reads as NONE, STOP), so for them only a
 /// walk that imports something Python could import makes them a pickle (a polyglot built to fool us).

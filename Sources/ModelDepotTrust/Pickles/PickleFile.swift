@@ -24,6 +24,11 @@ public struct PickleFile: Sendable, Equatable {
     /// Every global the pickles import (from ``sniff(_:)`` only the dangerous ones its bytes show).
     public var imports: [PickleImport]
 
+    package init(container: Container, imports: [PickleImport]) {
+        self.container = container
+        self.imports = imports
+    }
+
     /// Whether loading it can run something known to be dangerous.
     public var isDangerous: Bool { imports.contains { $0.verdict == .dangerous } }
 
@@ -81,7 +86,7 @@ public struct PickleFile: Sendable, Equatable {
     }
 
     /// A stand-in import for a file that cannot be judged: it is as dangerous as anything.
-    static func unjudged(_ error: any Error) -> PickleImport {
+    package static func unjudged(_ error: any Error) -> PickleImport {
         let reason = (error as? ModelDepotError)?.message ?? "\(error)"
         return PickleImport(module: PickleImport.untraced, name: "? (\(reason))", verdict: .dangerous)
     }
@@ -104,7 +109,9 @@ public struct PickleFile: Sendable, Equatable {
     /// directory, `.npy` headers), returning only the dangerous imports seen; otherwise every pickle is read whole.
     ///
     /// - Throws: ``ProbedBytes/Missing`` when a probe needs bytes not fetched yet; `invalidModelFile`.
-    static func examine(_ source: any ByteSource, name: String = "The file", probing: Bool) throws -> PickleFile? {
+    package static func examine(_ source: any ByteSource, name: String = "The file", probing: Bool) throws
+        -> PickleFile?
+    {
         let head = try source.read(at: 0, count: Int(min(source.size, Int64(sniffLength))))
         if ZipEntries.isZip(head) { return try zip(source, name: name, probing: probing) }
         if head.starts(with: NumpyHeader.magic) {

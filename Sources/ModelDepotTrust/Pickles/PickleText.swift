@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// Decodes the text arguments of protocol 0's `STRING` and `UNICODE` opcodes as Python does, so an escaped name
 /// (`S'o\x73'`) is read as the name Python imports; nil where Python would fail or the result is no Swift string.
 enum PickleText {

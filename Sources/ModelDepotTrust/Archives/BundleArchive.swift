@@ -9,23 +9,23 @@ import ModelDepotCore
 /// digits) get a PAX extended header (`x`) before their own, as GNU tar and Python's `tarfile` write and read
 /// them. When reading, GNU tar's long names (`L`) and base-256 sizes are understood too, so a bundle repacked with
 /// either tool imports.
-enum BundleArchive {
-    static let block = 512
+package enum BundleArchive {
+    package static let block = 512
     /// The largest size ustar's 11 octal digits hold.
     static let ustarMaximumSize: Int64 = 0o77777777777
     /// The most bytes of extended-header data read for one member (names are at most a few KiB).
     static let extendedHeaderLimit = 1 << 20
 
     /// One regular file in an archive: where its bytes start and how many there are.
-    struct Member {
-        var name: String
-        var offset: Int64
-        var size: Int64
+    package struct Member {
+        package var name: String
+        package var offset: Int64
+        package var size: Int64
     }
 
     /// The header blocks of a regular file `name` of `size` bytes: its ustar header, preceded by a PAX extended
     /// header when the name or the size does not fit ustar.
-    static func headers(name: String, size: Int64) -> [UInt8] {
+    package static func headers(name: String, size: Int64) -> [UInt8] {
         let split = ustarSplit(name)
         var records: [(String, String)] = []
         if split == nil { records.append(("path", name)) }
@@ -42,7 +42,7 @@ enum BundleArchive {
     }
 
     /// Zero bytes that fill the block a member of `size` bytes ends in.
-    static func padding(after size: Int64) -> [UInt8] {
+    package static func padding(after size: Int64) -> [UInt8] {
         let rest = Int(size % Int64(block))
         return rest == 0 ? [] : [UInt8](repeating: 0, count: block - rest)
     }
@@ -93,7 +93,7 @@ enum BundleArchive {
 
     /// Every regular file of the archive at `url`, refusing anything that is not a regular file or a folder and
     /// any name that could leave the bundle.
-    static func members(of url: URL) throws -> [Member] {
+    package static func members(of url: URL) throws -> [Member] {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw ModelDepotError(.fileSystem, "Cannot open the archive \(url.path).")
         }
@@ -217,53 +217,5 @@ enum BundleArchive {
             rest = rest[(rest.startIndex + length)...]
         }
         return records
-    }
-}
-
-extension ModelManager {
-    /// ``export(lock:to:layout:)`` as one tar file: the lock first, then every file, checked against the lock first.
-    @discardableResult
-    public nonisolated func export(lock: ModelLock, toArchive archive: URL) throws -> Int64 {
-        let files = try cachedFiles(of: lock)
-        let temporary = archive.deletingLastPathComponent().appendingPathComponent(
-            ".\(archive.lastPathComponent).partial")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
-            let output = FileHandle(forWritingAtPath: temporary.path)
-        else { throw ModelDepotError(.fileSystem, "Cannot write \(archive.path).") }
-        var placed = false
-        defer {
-            try? output.close()
-            if !placed { try? FileManager.default.removeItem(at: temporary) }
-        }
-        func pad(_ size: Int64) throws { try output.write(contentsOf: BundleArchive.padding(after: size)) }
-        let lockData = lock.encoded()
-        try output.write(contentsOf: BundleArchive.headers(name: ModelBundle.lockName, size: Int64(lockData.count)))
-        try output.write(contentsOf: lockData)
-        try pad(Int64(lockData.count))
-        var written: Int64 = 0
-        for (repository, file, source) in files {
-            try output.write(
-                contentsOf: BundleArchive.headers(name: ModelBundle.relativePath(repository, file), size: file.size))
-            guard let input = FileHandle(forReadingAtPath: source.path) else {
-                throw ModelDepotError(.fileSystem, "Cannot read \(source.path).")
-            }
-            defer { try? input.close() }
-            var copied: Int64 = 0
-            while let chunk = try input.read(upToCount: 8 << 20), !chunk.isEmpty {
-                try output.write(contentsOf: chunk)
-                copied += Int64(chunk.count)
-            }
-            guard copied == file.size else {
-                throw ModelDepotError(.sizeMismatch, "\(source.path) changed while it was exported.")
-            }
-            try pad(file.size)
-            written += file.size
-        }
-        try output.write(contentsOf: Data(count: 2 * BundleArchive.block))
-        try output.close()
-        try? FileManager.default.removeItem(at: archive)
-        try FileManager.default.moveItem(at: temporary, to: archive)
-        placed = true
-        return written
     }
 }

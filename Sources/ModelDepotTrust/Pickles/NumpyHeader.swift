@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// The header of a `.npy` file (`\x93NUMPY`, a version, a length, then a Python dict literal): NumPy unpickles the
 /// data of an object array (`allow_pickle=True`), so such a file is a pickle after its header.
 struct NumpyHeader {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// What a download must satisfy before anything of it is used: ``refusePickle`` keeps out weights that can run code
 /// when loaded; ``signature`` requires the publisher's signature over exactly the files pulled.
@@ -23,7 +24,7 @@ public struct SignatureRequirement: Sendable {
     /// The signature's path in the repository (`model.sig`, model-signing's default).
     public var path: String
 
-    public init(trust: SignatureTrust, path: String = ModelManager.defaultSignaturePath) {
+    public init(trust: SignatureTrust, path: String = ModelSignature.defaultPath) {
         self.trust = trust
         self.path = path
     }

@@ -1,5 +1,5 @@
 import Foundation
-import ModelDepot
+import ModelDepotCore
 
 /// What a mirror's dashboard reads, and the few changes an administrator may make. The presentation layer
 /// defines it and stays portable; the server target implements it over its live state (`serve --ui`).

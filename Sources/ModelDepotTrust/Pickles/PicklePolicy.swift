@@ -1,3 +1,5 @@
+import ModelDepotCore
+
 /// Which imports a pickle may make: what checkpoints need to rebuild tensors is safe; whatever reaches processes,
 /// code, files or the network is dangerous; everything else is unknown (loading it runs that module's code).
 /// Judged as picklescan judges them (the tests check our verdicts against it and fickling).

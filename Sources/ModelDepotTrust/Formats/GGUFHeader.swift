@@ -1,6 +1,5 @@
 import Foundation
-import ModelDepotHub
-import ModelDepotTransfer
+import ModelDepotCore
 
 /// What a GGUF file's header says (llama.cpp's format): version, tensors, and the metadata apps care about.
 /// Reading it also checks the file: wrong magic, a truncated header, or tensor data that would run past the
