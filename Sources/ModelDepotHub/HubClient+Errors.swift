@@ -42,7 +42,8 @@ extension HubClient {
         case .unauthorized where status == 401 && serverMessage == "Invalid credentials in Authorization header":
             return ModelDepotError(
                 .unauthorized,
-                "The Hub refused the token (HTTP 401). Check it (HF_TOKEN or the token file).\(detail)")
+                "The Hub refused the token (HTTP 401). Check it (HF_TOKEN or the token file).\(detail)",
+                remedy: .provideToken)
         case .unauthorized where status == 401:
             return ModelDepotError(
                 .repositoryNotFound,
@@ -51,8 +52,8 @@ extension HubClient {
         case .unauthorized:
             return ModelDepotError(
                 .unauthorized,
-                "The Hub refused access to \(url.path) (HTTP \(status)). Make sure your token has the permissions this needs.\(detail)"
-            )
+                "The Hub refused access to \(url.path) (HTTP \(status)). Make sure your token has the permissions this needs.\(detail)",
+                remedy: .provideToken)
         case .notFound:
             return ModelDepotError(
                 .notFound, "\(url.path) does not exist on \(url.host ?? "the Hub") (HTTP \(status)).\(detail)")

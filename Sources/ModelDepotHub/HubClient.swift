@@ -34,6 +34,8 @@ public struct HubClient: Sendable {
     /// Responses to API calls larger than this are refused (a tree page of 1000 entries is about 300 KB).
     static let maximumResponseBytes = 64 << 20
     static let maximumRedirects = 20
+    /// How API calls are retried unless a caller says otherwise: six attempts with the engine's backoff.
+    public static let defaultRetryPolicy = RetryPolicy(maxAttempts: 6)
 
     /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone;
     /// `mirrors` are asked first, in order.
@@ -44,7 +46,7 @@ public struct HubClient: Sendable {
         offline: Bool = false,
         transport: any HTTPTransport = DefaultTransport.shared,
         clock: any Clock<Duration> = ContinuousClock(),
-        retryPolicy: RetryPolicy = RetryPolicy(maxAttempts: 6),
+        retryPolicy: RetryPolicy = HubClient.defaultRetryPolicy,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         var base = endpoint.absoluteString
@@ -64,19 +66,19 @@ public struct HubClient: Sendable {
     /// an explicit one (`HubEnvironment.explicitToken`) always goes to the endpoint.
     public init(
         environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(), retryPolicy: RetryPolicy = HubClient.defaultRetryPolicy
     ) throws {
         guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil,
             ["http", "https"].contains(endpoint.scheme?.lowercased() ?? "")
         else {
             throw ModelDepotError(
                 .invalidURL,
-                "The Hub endpoint '\(environment.endpoint)' (HF_ENDPOINT) is not a Hub URL; give one like https://huggingface.co or http://mirror:8080."
-            )
+                "The Hub endpoint '\(environment.endpoint)' (HF_ENDPOINT) is not a Hub URL; give one like https://huggingface.co or http://mirror:8080.",
+                remedy: .fixEndpoint)
         }
         self.init(
             endpoint: endpoint, token: environment.token(for: endpoint), mirrors: try environment.mirrors(),
-            offline: environment.isOffline, transport: transport, clock: clock)
+            offline: environment.isOffline, transport: transport, clock: clock, retryPolicy: retryPolicy)
     }
 
     // MARK: - URLs
@@ -331,8 +333,8 @@ public struct HubClient: Sendable {
         guard !isOffline else {
             throw ModelDepotError(
                 .notCached,
-                "Offline mode is on (HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online."
-            )
+                "Offline mode is on (HF_HUB_OFFLINE), so \(url.path) cannot be asked for. Turn it off or pull the model while online.",
+                remedy: .goOnline)
         }
         let headers =
             [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + extraHeaders + authorization(for: url)

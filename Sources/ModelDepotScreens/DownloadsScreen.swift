@@ -51,13 +51,13 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
         -> DownloadsScreen
     {
         let rows = await downloads.all.map { row(for: $0, strings: strings) }
-        let active = rows.filter { ["downloading", "paused", "pending"].contains($0.state) }
-        let total = active.reduce(Int64(0)) { $0 + ($1.total ?? 0) }
-        let done = active.reduce(Int64(0)) { $0 + $1.bytes }
+        // The library adds the downloads up (ModelManager.overallProgress); the screen only words it.
+        let overall = await downloads.manager.overallProgress
         let limit = downloads.bandwidth.bytesPerSecond
         return DownloadsScreen(
-            rows: rows, overallFraction: total > 0 ? min(1, Double(done) / Double(total)) : nil,
-            overallText: total > 0 ? "\(ByteFormat.string(done)) / \(ByteFormat.string(total))" : nil,
+            rows: rows, overallFraction: overall.fractionCompleted,
+            overallText: overall.totalBytes > 0
+                ? "\(ByteFormat.string(overall.bytesCompleted)) / \(ByteFormat.string(overall.totalBytes))" : nil,
             bandwidthText: limit.map { ByteFormat.rate(Double($0)) } ?? strings.noLimit,
             bandwidthBytesPerSecond: limit, emptyMessage: rows.isEmpty ? strings.nothingYet : nil)
     }

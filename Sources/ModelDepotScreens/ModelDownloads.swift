@@ -28,12 +28,20 @@ public actor ModelDownloads {
     public nonisolated let catalog: ModelCatalog
     /// The cap on bytes per second every download started here shares; nil `bytesPerSecond` is no cap.
     public nonisolated let bandwidth: BandwidthLimit
-    private var tasks: [String: ModelDownloadTask] = [:]
     private var entries: [String: Entry] = [:]
     private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
 
+    /// Downloads of `catalog`'s models through `manager`, under the manager's own bandwidth cap (every manager
+    /// built from a `ModelManager.Configuration` has one the person can change while downloads run).
+    public init(manager: ModelManager, catalog: ModelCatalog) {
+        self.manager = manager
+        self.catalog = catalog
+        self.bandwidth = manager.bandwidth ?? BandwidthLimit(bytesPerSecond: nil)
+    }
+
     /// Downloads for `catalog` through `manager`, which must have been made with `bandwidth` in its
-    /// configuration for the limit to apply (``init(hub:cache:catalog:configuration:)`` does that).
+    /// configuration for the limit to apply.
+    @available(*, deprecated, message: "Use init(manager:catalog:): the manager carries its bandwidth cap")
     public init(manager: ModelManager, catalog: ModelCatalog, bandwidth: BandwidthLimit) {
         self.manager = manager
         self.catalog = catalog
@@ -41,6 +49,7 @@ public actor ModelDownloads {
     }
 
     /// Downloads from `hub` into `cache`, with a bandwidth limit the person can change while they run.
+    @available(*, deprecated, message: "Use init(manager:catalog:) with a manager from ModelManager.Configuration")
     public init(
         hub: HubClient, cache: HubCache, catalog: ModelCatalog,
         configuration: DownloadConfiguration = DownloadConfiguration()
@@ -49,8 +58,9 @@ public actor ModelDownloads {
         var configuration = configuration
         configuration.bandwidthLimit = limit
         self.init(
-            manager: ModelManager(hub: hub, cache: cache, configuration: configuration), catalog: catalog,
-            bandwidth: limit)
+            manager: ModelManager(
+                pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration))),
+            catalog: catalog)
     }
 
     /// Every download started here, newest first.
@@ -74,8 +84,9 @@ public actor ModelDownloads {
     /// - Throws: `invalidArgument` when the catalog has no such model.
     public func start(_ name: String) async throws {
         let entry = try catalogEntry(name)
-        if let task = tasks[entry.name], !task.state.isFinal {
+        if let task = await manager.task(for: entry), !task.state.isFinal {
             if case .paused = task.state { task.resume() }
+            if entries[entry.name] == nil { track(task, name: entry.name) }
             return
         }
         let task = await manager.download(entry)
@@ -84,27 +95,23 @@ public actor ModelDownloads {
 
     /// Pauses `name`'s download; what arrived stays.
     public func pause(_ name: String) async throws {
-        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
-        await task.pause()
+        try await task(name).pause()
     }
 
     /// Resumes a paused download from the bytes on disk.
-    public func resume(_ name: String) throws {
-        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
-        task.resume()
+    public func resume(_ name: String) async throws {
+        try await task(name).resume()
     }
 
     /// Cancels `name`'s download (what arrived stays for a later download; cancelling is not a failure).
     public func cancel(_ name: String) async throws {
-        guard let task = tasks[try catalogEntry(name).name] else { throw Self.notStarted(name) }
-        await task.cancel()
+        try await task(name).cancel()
     }
 
     /// Starts a failed or cancelled download again; it resumes from what arrived.
     public func retry(_ name: String) async throws {
         let entry = try catalogEntry(name)
-        if let task = tasks[entry.name], !task.state.isFinal { return }
-        tasks[entry.name] = nil
+        if let task = await manager.task(for: entry), !task.state.isFinal { return }
         try await start(entry.name)
     }
 
@@ -130,7 +137,7 @@ public actor ModelDownloads {
         switch action {
         case .download: try await start(name)
         case .pause: try await pause(name)
-        case .resume: try resume(name)
+        case .resume: try await resume(name)
         case .cancel: try await cancel(name)
         case .retry: try await retry(name)
         case .repair: try await repair(name)
@@ -141,7 +148,7 @@ public actor ModelDownloads {
     /// Cancels every download still running or paused and returns once each has stopped (an app that quits,
     /// a server that shuts down). What arrived stays for later.
     public func stopAll() async {
-        let running = tasks.values.filter { !$0.state.isFinal }
+        let running = await manager.downloads.filter { !$0.state.isFinal }
         for task in running { await task.cancel() }
         for task in running {
             for await state in task.states where state.isFinal { break }
@@ -165,8 +172,13 @@ public actor ModelDownloads {
         return entry
     }
 
+    /// The manager's download of catalog model `name` (the one registry; this actor keeps no tasks).
+    private func task(_ name: String) async throws -> ModelDownloadTask {
+        guard let task = await manager.task(for: try catalogEntry(name)) else { throw Self.notStarted(name) }
+        return task
+    }
+
     private func track(_ task: ModelDownloadTask, name: String) {
-        tasks[name] = task
         entries[name] = Entry(name: name, state: task.state, progress: nil, started: Date())
         signal()
         Task { [weak self] in
@@ -177,9 +189,11 @@ public actor ModelDownloads {
         }
     }
 
-    private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) {
+    private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) async {
         // A retried download replaced this task: its late states are not news.
-        guard tasks[name] === task, var entry = entries[name] else { return }
+        guard let entryOfName = try? catalogEntry(name), await manager.task(for: entryOfName) === task,
+            var entry = entries[name]
+        else { return }
         entry.state = state
         switch state {
         case .downloading(let progress): entry.progress = progress

@@ -41,7 +41,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let lock = try ModelLock.load(URL(fileURLWithPath: self.lock))
-        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let models = hub.cacheManager()
         let target = to ?? archive ?? ""
         let (archive, layout) = (archive, layout)
         // Copying and hashing gigabytes blocks: off the cooperative pool, which Ctrl-C's handling needs.
@@ -71,7 +71,7 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var hub: HubOptions
 
     func run() async throws {
-        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let models = hub.cacheManager()
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isFolder) else {
             throw ModelDepotError(.invalidArgument, "\(bundle) does not exist; give a bundle folder or tar file.")

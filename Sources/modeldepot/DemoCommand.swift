@@ -82,10 +82,10 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 log("embedded Hub at \(endpoint) serving demo/tiny-chat (\(sizeMib) MiB of weights + 3 small files)")
                 log("its CDN address, localhost:\(port), will answer one range with 503 and drop one connection")
             }
-            var configuration = DownloadConfiguration()
+            var configuration = ModelManager.Configuration(endpoint: endpoint, cache: cache)
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
-            configuration.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
-            let models = ModelManager(hub: HubClient(endpoint: endpoint), cache: cache, configuration: configuration)
+            configuration.engine.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
+            let models = try ModelManager(configuration: configuration)
             let snapshot = try await models.download(try RepoID("demo/tiny-chat")).follow(rendering: renderer)
             if let realModel = realModelFolder() {
                 try await pullRealModel(from: realModel, workspace: workspace, models: models, chatty: chatty)

@@ -109,7 +109,7 @@ extension EmbedCommand {
         if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
             throw ModelDepotError(.invalidArgument, "\(name) cannot be embedded in this process: \(reason).")
         }
-        let embedder = try SentenceEmbedder(entry, in: ModelManager(cache: inference.cacheOptions.cache))
+        let embedder = try SentenceEmbedder(entry, in: inference.cacheOptions.manager())
         printStatus(
             "\(name): in-process BERT encoder, \(embedder.dimensions) dimensions, texts cut at \(embedder.maxSequenceLength) tokens, arithmetic: \(embedder.arithmetic)"
         )

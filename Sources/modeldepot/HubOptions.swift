@@ -35,6 +35,14 @@ struct CacheOptions: ParsableArguments {
         self.cacheDir = cacheDir
     }
 
+    /// A manager of this cache alone (listing, removing, pruning): the environment's endpoint is never used, and
+    /// an unusable one makes it offline rather than failing.
+    func manager() -> ModelManager {
+        var configuration = ModelManager.Configuration()
+        configuration.cache = cache
+        return ModelManager(managingCache: configuration)
+    }
+
     func repository(_ id: String) throws -> CachedRepository {
         let reference = try reference(id)
         return cache.repository(reference.repo, type: reference.type)
@@ -95,9 +103,30 @@ struct HubOptions: ParsableArguments {
     var cache: HubCache { cacheOptions.cache }
     func type() throws -> RepoType { try cacheOptions.type() }
 
-    func hubClient(transport: any HTTPTransport = DefaultTransport.shared) throws -> HubClient {
-        try HubClient(environment: environment, transport: transport)
+    /// The Hub client of the manager these flags build, for API calls that download nothing (search, security
+    /// scans).
+    func hubClient() throws -> HubClient { try configuration.makePull().hub }
+
+    /// The library's configuration for these flags: the environment with the flags laid over it, the cache.
+    var configuration: ModelManager.Configuration {
+        var configuration = ModelManager.Configuration(environment: environment)
+        configuration.cache = cache
+        return configuration
     }
+
+    /// The manager for these flags, tuned by `tune` (the engine flags of `pull`): the only way a command gets one
+    /// that may use the network.
+    ///
+    /// - Throws: `invalidURL` for an unusable `--endpoint` or HF_ENDPOINT.
+    func manager(_ tune: (inout ModelManager.Configuration) throws -> Void = { _ in }) throws -> ModelManager {
+        var configuration = self.configuration
+        try tune(&configuration)
+        return try ModelManager(configuration: configuration)
+    }
+
+    /// A manager for work that never needs the network (verifying, exporting): offline when the endpoint
+    /// is unusable, so a bad HF_ENDPOINT never stops it.
+    func cacheManager() -> ModelManager { ModelManager(managingCache: configuration) }
 }
 
 extension CacheOptions {
@@ -113,7 +142,7 @@ extension CacheOptions {
     /// "acme/corpus is cached as a dataset: add --repo-type dataset (or write datasets/acme/corpus)." when the
     /// cache holds `repo` only under other types than `type`; nil otherwise.
     func otherTypeHint(_ repo: RepoID, asked type: RepoType) -> String? {
-        let cached = ModelManager(cache: cache).cachedTypes(of: repo)
+        let cached = manager().cachedTypes(of: repo)
         guard !cached.contains(type), let other = cached.first else { return nil }
         let spelled = other == .model ? "models/\(repo)" : "\(other.apiSegment)/\(repo)"
         return

@@ -54,7 +54,7 @@ struct LockCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func run() async throws {
-        let models = ModelManager(hub: try hub.hubClient(), cache: hub.cache)
+        let models = try hub.manager()
         let file = URL(fileURLWithPath: output)
         if check {
             let lock = try ModelLock.load(file)

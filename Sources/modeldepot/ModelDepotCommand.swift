@@ -55,19 +55,23 @@ private func isArgumentParserOwn(_ command: any ParsableCommand) -> Bool {
     String(reflecting: type(of: command)).hasPrefix("ArgumentParser.")
 }
 
-/// The flag that acts on a library error, when one does.
+/// The flag that acts on a library error, when one does: chosen by the error's code and the remedy the library
+/// attached, never by its wording.
 func commandLineHint(for error: ModelDepotError) -> String? {
+    switch error.remedy {
+    case .provideToken?: return "on the command line: --token TOKEN"
+    case .goOnline?: return "leave out --offline and unset HF_HUB_OFFLINE"
+    case .changePatterns?: return "see --include and --exclude"
+    case .fixEndpoint?: return "or --endpoint URL"
+    case .downloadFirst?: return "`modeldepot ls` lists what is cached"
+    case .chooseOutputPath?: return "--output PATH"
+    default: break
+    }
     switch error.code {
-    case .repositoryNotFound, .gatedRepository: "on the command line: --token TOKEN"
-    case .unauthorized where error.message.hasPrefix("The Hub"): "on the command line: --token TOKEN"
+    case .repositoryNotFound, .gatedRepository: return "on the command line: --token TOKEN"
     case .insufficientDiskSpace:
-        "on the command line: `modeldepot prune` or `modeldepot rm` evicts; --cache-dir DIR uses another disk"
-    case .notCached where error.message.contains("HF_HUB_OFFLINE"): "leave out --offline and unset HF_HUB_OFFLINE"
-    case .invalidArgument where error.message.contains("include patterns"): "see --include and --exclude"
-    case .invalidURL where error.message.contains("(HF_ENDPOINT)"): "or --endpoint URL"
-    case .notCached where error.message.contains("is not in the cache") || error.message.contains("no cached revision"):
-        "`modeldepot ls` lists what is cached"
-    default: nil
+        return "on the command line: `modeldepot prune` or `modeldepot rm` evicts; --cache-dir DIR uses another disk"
+    default: return nil
     }
 }
 

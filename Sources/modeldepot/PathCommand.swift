@@ -23,7 +23,7 @@ struct PathCommand: ParsableCommand {
         let (id, type) = (reference.repo, reference.type)
         let revision = reference.revision ?? self.revision
         let file = self.file ?? reference.path
-        let models = ModelManager(cache: cacheOptions.cache)
+        let models = cacheOptions.manager()
         if let found = models.localPath(id, type: type, revision: revision, file: file) {
             print(found.path)
             return

@@ -78,7 +78,7 @@ extension PruneCommand {
             throw ModelDepotError(
                 .invalidArgument, "--older-than '\(olderThan)' is not an age; write it like 30m, 12h, 1d or 2w.")
         }
-        let result = try await ModelManager(cache: cacheOptions.cache).pruneDetached(
+        let result = try await cacheOptions.manager().pruneDetached(
             olderThan: .milliseconds(Int64(seconds * 1000)), dryRun: dryRun)
         if json {
             printJSON(result)

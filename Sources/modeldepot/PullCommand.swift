@@ -149,15 +149,33 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             )
         }
         try signature.validate(checking: requireSignature, flag: "--require-signature")
+        // Which flags go with which source is a usage error, found before anything runs (one channel for flags).
+        if isURL {
+            guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, maxWorkers == nil, !forceDownload,
+                !dryRun, localDir == nil
+            else {
+                throw ValidationError(
+                    "--revision, --include, --exclude, file names, --max-workers, --force-download, --dry-run and --local-dir apply to repositories (org/name), not URLs; use --output for a URL."
+                )
+            }
+        } else if output != nil || sha256 != nil {
+            throw ValidationError(
+                "--output and --sha256 apply to URL downloads; a repository goes into the cache (see --cache-dir).")
+        }
     }
 
-    var engineConfiguration: DownloadConfiguration {
-        var configuration = DownloadConfiguration()
-        configuration.maxConnections = connections
-        configuration.initialConnections = min(initialConnections ?? configuration.initialConnections, connections)
-        configuration.syncBeforeRename = fsync
-        configuration.bandwidthLimit = maxRate.flatMap { try? Self.rate($0) }.map { BandwidthLimit(bytesPerSecond: $0) }
-        return configuration
+    /// The engine flags laid over the library's configuration (the one place the engine is built).
+    func tune(_ configuration: inout ModelManager.Configuration) throws {
+        configuration.transport = chosenTransport
+        configuration.engine.maxConnections = connections
+        configuration.engine.initialConnections = min(
+            initialConnections ?? configuration.engine.initialConnections, connections)
+        configuration.engine.syncBeforeRename = fsync
+        configuration.bandwidth.bytesPerSecond = try maxRate.map(Self.rate)
+        if let maxWorkers {
+            configuration.maxConcurrentFiles = maxWorkers
+            configuration.maxConcurrentSmallFiles = maxWorkers
+        }
     }
 
     /// `20MB`, `20MB/s`, `8MiB` as bytes per second (MB = 10⁶ bytes, MiB = 2²⁰).
@@ -198,11 +216,6 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func pullRepository(renderer: ProgressRenderer) async throws {
-        guard output == nil, sha256 == nil else {
-            throw ModelDepotError(
-                .invalidArgument,
-                "--output and --sha256 apply to URL downloads; a repository goes into the cache (see --cache-dir).")
-        }
         if !source.contains("/"), let entries = try catalogOptions.load().resolve(source) {
             try await pullCatalogEntries(entries, renderer: renderer)
             return
@@ -333,13 +346,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     /// The library's manager, with the engine tuned by the flags.
-    func manager() throws -> ModelManager {
-        ModelManager(
-            pull: SnapshotDownloader(
-                hub: try hub.hubClient(transport: chosenTransport), cache: hub.cache,
-                downloader: Downloader(transport: chosenTransport, configuration: engineConfiguration),
-                maxConcurrentFiles: maxWorkers ?? 8, maxConcurrentSmallFiles: maxWorkers ?? 16))
-    }
+    func manager() throws -> ModelManager { try hub.manager(tune) }
 
     /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
     func pullCatalogEntries(_ entries: [CatalogEntry], renderer: ProgressRenderer) async throws {
@@ -363,67 +370,17 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     }
 
     func pullURL(renderer: ProgressRenderer) async throws {
-        guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, maxWorkers == nil, !forceDownload,
-            !dryRun, localDir == nil
-        else {
-            throw ModelDepotError(
-                .invalidArgument,
-                "--revision, --include, --exclude, file names, --max-workers, --force-download, --dry-run and --local-dir apply to repositories (org/name), not URLs; use --output for a URL."
-            )
-        }
         guard let source = URL(string: source), source.scheme != nil else {
             throw ModelDepotError(.invalidURL, "'\(source)' is not a URL; give a full http:// or https:// URL.")
         }
-        let destination = try Self.destination(for: source, output: output)
-        let downloader = Downloader(transport: chosenTransport, configuration: engineConfiguration)
-        // A URL on the Hub endpoint's origin (a `resolve` URL) gets the Hub token, as `hf download` sends it;
-        // any other origin gets none.
-        let request = DownloadRequest(
-            url: source, destination: destination, expectedSHA256: sha256,
-            headers: try hub.hubClient().authorization(for: source))
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let destination = try ModelManager.destination(
+            for: source, output: output.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL }, in: cwd)
+        let models = try manager()
         let result = try await CancellableRun.run {
-            try await downloader.download(request) { renderer.render($0) }
+            try await models.downloadFile(from: source, to: destination, sha256: sha256) { renderer.render($0) }
         }
         renderer.finish(result)
-    }
-
-    static func destination(for url: URL, output: String?) throws -> URL {
-        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        if let output {
-            let path = URL(fileURLWithPath: output, relativeTo: cwd).standardizedFileURL
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder), isFolder.boolValue {
-                return try inside(path, named: fileName(of: url))
-            }
-            return path
-        }
-        return try inside(cwd.standardizedFileURL, named: fileName(of: url))
-    }
-
-    /// `folder/name`, checked to lie directly inside `folder` (a name is one component; this is the last guard).
-    static func inside(_ folder: URL, named name: String) throws -> URL {
-        let file = folder.appendingPathComponent(name).standardizedFileURL
-        guard file.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path else {
-            throw ModelDepotError(
-                .invalidArgument, "The URL's file name '\(name)' leads outside \(folder.path); pass --output PATH.")
-        }
-        return file
-    }
-
-    /// The last path component of the URL, refused when it could name something other than a plain file in the
-    /// folder. URL percent-decodes it, so `a%2F..%2F..%2Fx` arrives as `a/../../x`: a name holding `/`, `\` or
-    /// NUL is refused, as is a hidden or dot name.
-    static func fileName(of url: URL) throws -> String {
-        let name = url.lastPathComponent
-        guard !name.isEmpty, name != "/", name != ".", name != "..", !name.hasPrefix("."),
-            !name.contains(where: { $0.isNewline || $0 == "\0" || $0 == "/" || $0 == "\\" })
-        else {
-            throw ModelDepotError(
-                .invalidArgument,
-                "Cannot name the file after the URL's last part '\(name.debugDescription.dropFirst().dropLast())'; pass --output PATH."
-            )
-        }
-        return name
     }
 }
 

@@ -35,7 +35,7 @@ struct RemoveCommand: AsyncParsableCommand {
         }
         let (id, type) = (reference.repo, reference.type)
         let revision = self.revision + (reference.revision.map { [$0] } ?? [])
-        let models = ModelManager(cache: cacheOptions.cache)
+        let models = cacheOptions.manager()
         let plan: DeletionPlan
         do {
             plan = try models.deletionPlan(id, type: type, revisions: revision)

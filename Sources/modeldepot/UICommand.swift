@@ -128,7 +128,7 @@ struct UICommand: AsyncParsableCommand {
             return handler
         }
         let token = try tokenFile.map(ServeCommand.readToken)
-        let client: HubClient
+        let configuration: ModelManager.Configuration
         let cache: HubCache
         let catalog: ModelCatalog
         var demoHub: UIDemo?
@@ -139,21 +139,22 @@ struct UICommand: AsyncParsableCommand {
                 hub.cacheOptions.cacheDir == nil ? HubCache(root: workspace.appendingPathComponent("cache")) : hub.cache
             let started = try await UIDemo.start(workspace: workspace, cache: cache)
             demoHub = started
-            client = HubClient(endpoint: started.endpoint)
+            configuration = ModelManager.Configuration(endpoint: started.endpoint, cache: cache)
             catalog = started.catalog
             StandardStreams.error(
                 Data(
                     "demo Hub at \(started.endpoint.absoluteString): demo-chat to download, demo-embed here, demo-damaged damaged, demo-voice for /onboarding/demo-voice; cache \(cache.root.path)\n"
                         .utf8))
         } else {
-            client = try hub.hubClient()
+            configuration = hub.configuration
             cache = hub.cache
             catalog = try catalogOptions.load()
         }
         defer { demoHub?.stop() }
-        let downloads = ModelDownloads(hub: client, cache: cache, catalog: catalog)
+        let manager = try ModelManager(configuration: configuration)
+        let downloads = ModelDownloads(manager: manager, catalog: catalog)
         var app = WebApp(
-            downloads: downloads, session: UISession(fixedToken: token), offline: client.isOffline,
+            downloads: downloads, session: UISession(fixedToken: token), offline: manager.pull.hub.isOffline,
             tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
         if let embedLocal {
             guard let entry = catalog.entry(named: embedLocal) else {

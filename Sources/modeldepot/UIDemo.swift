@@ -62,7 +62,7 @@ struct UIDemo {
             throw ModelDepotError(.network, "The demo's embedded Hub did not start.")
         }
         // One model here, one damaged: pulled, then its weights cut in half.
-        let manager = ModelManager(hub: HubClient(endpoint: endpoint), cache: cache)
+        let manager = try ModelManager(configuration: ModelManager.Configuration(endpoint: endpoint, cache: cache))
         for name in ["demo-embed", "demo-damaged"] {
             guard let entry = catalog.entry(named: name) else { continue }
             let snapshot = try await manager.download(entry).result()

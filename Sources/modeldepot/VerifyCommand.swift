@@ -69,8 +69,8 @@ struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
         let models =
             repair
-            ? ModelManager(hub: try hub.hubClient(), cache: hub.cache)
-            : ModelManager(cache: hub.cache, environment: hub.environment)
+            ? try hub.manager()
+            : hub.cacheManager()
         var repositories: [(id: RepoID, type: RepoType)] = []
         if let repo {
             let reference = try hub.cacheOptions.reference(repo)
@@ -129,7 +129,7 @@ extension VerifyCommand {
     /// `--signature`: the cached snapshot held to its signature; exit 1 naming every difference.
     func verifySignature() async throws {
         let reference = try hub.cacheOptions.reference(repo ?? "")
-        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let models = hub.cacheManager()
         let check = try await models.verifySignature(
             of: reference.repo, type: reference.type, revision: reference.revision ?? "main",
             signaturePath: signatureOptions.signaturePath, trust: try signatureOptions.trust()!)
@@ -154,7 +154,7 @@ extension VerifyCommand {
             )
         }
         let lock = try ModelLock.load(URL(fileURLWithPath: path))
-        let models = ModelManager(cache: hub.cache, environment: hub.environment)
+        let models = hub.cacheManager()
         let problems = await models.verify(lock: lock)
         if json {
             printJSON([

@@ -251,9 +251,10 @@ import Testing
             capabilities: [.textGeneration], sizeBytes: Int64(HubCommandTests.weights.count), description: "tiny")
         let offline = HubEnvironment(variables: ["HF_HUB_OFFLINE": "1"])
         func manager(version: String?) throws -> ModelManager {
-            ModelManager(
-                cache: HubCache(root: cache), environment: offline,
-                bundled: try BundledModels(folder: models, records: records, version: version))
+            var configuration = ModelManager.Configuration(environment: offline)
+            configuration.cache = HubCache(root: cache)
+            configuration.bundled = try BundledModels(folder: models, records: records, version: version)
+            return ModelManager(managingCache: configuration)
         }
         let app = try manager(version: "1")
         #expect(app.localPath(repo) == nil && !app.isComplete(entry))

@@ -119,7 +119,7 @@ struct PickleCommandTests {
         #expect(pulled.status == 0, "\(pulled.stderr)")
         let cachedInfo = try await CLIRunner.run(["info", "acme/pickled", "--json"] + hub)
         #expect(cachedInfo.stdout.contains("DANGEROUS Python pickle (PyTorch ZIP): loading it runs posix.system"))
-        let models = ModelManager(cache: HubCache(root: folder.path("cache")))
+        let models = ModelManager(managingCache: .init(cache: HubCache(root: folder.path("cache"))))
         let entry = CatalogEntry(
             name: "pickled", repo: try RepoID("acme/pickled"), files: ["*.bin", "config.json"], required: [],
             format: .pytorch, capabilities: [.textGeneration], sizeBytes: 1, description: "pickled")

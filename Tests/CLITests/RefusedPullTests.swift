@@ -69,7 +69,7 @@ import Testing
         // Everyone who loads main still loads the signed files.
         let path = try await CLIRunner.run(["path", "acme/good", "--cache-dir", cache.path])
         #expect(path.status == 0 && path.lastLine == goodSnapshot.path, "\(path.stdout)\(path.stderr)")
-        let models = ModelManager(cache: HubCache(root: cache))
+        let models = ModelManager(managingCache: .init(cache: HubCache(root: cache)))
         #expect(models.localPath(try RepoID("acme/good"))?.lastPathComponent == goodCommit)
         let python = try #require(try await Self.pythonLoads("acme/good", from: cache))
         #expect(python.snapshot.lastPathComponent == goodCommit)

@@ -54,7 +54,7 @@ enum LlamaPeer {
             "HF_ENDPOINT": try #require(endpoint, "the mirror did not start").absoluteString,
             "HF_HUB_CACHE": folder.path("cache").path, "HF_HOME": folder.path("home").path,
         ])
-        let manager = try ModelManager(environment: environment)
+        let manager = try ModelManager(configuration: .init(environment: environment))
         _ = try await manager.download(entry).result()
         return (manager, try ModelCatalog(models: [entry]))
     }

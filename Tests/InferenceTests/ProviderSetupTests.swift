@@ -144,7 +144,7 @@ import Testing
         let environment = HubEnvironment(variables: [
             "HF_HUB_CACHE": folder.path("cache").path, "HF_HOME": folder.path("home").path,
         ])
-        let manager = try ModelManager(environment: environment)
+        let manager = try ModelManager(configuration: .init(environment: environment))
         let catalog = try ModelCatalog(models: [LlamaPeer.entry])
         let server = try await ScriptedHTTPServer.start(replies: [
             .json(#"{"detail":"Invalid API key"}"#, status: 401), .json(#"{"data":[{"id":"tiny"}]}"#),

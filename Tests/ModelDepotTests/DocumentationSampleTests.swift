@@ -20,10 +20,12 @@ enum DownloadingAModelSamples {
         print(snapshot.folder.path)
     }
 
-    static func chooseTheHubAndTheCache() -> ModelManager {
-        let hub = HubClient(endpoint: URL(string: "https://huggingface.co")!, token: nil)
+    static func chooseTheHubAndTheCache() throws -> ModelManager {
+        // Application Support in an app (excluded from backup); Python's cache on Linux and the macOS command line.
         let cache = HubCache(root: ModelStorage(placement: .applicationSupport).cacheDirectory)
-        return ModelManager(hub: hub, cache: cache)
+        let models = try ModelManager(
+            configuration: .init(endpoint: URL(string: "https://huggingface.co")!, token: nil, cache: cache))
+        return models
     }
 
     static func pullACatalogModel(models: ModelManager) async throws {
@@ -35,17 +37,18 @@ enum DownloadingAModelSamples {
         }
     }
 
-    static func pullSomeFilesIntoAFolderAtACappedRate(hub: HubClient, cache: HubCache) async throws {
-        var configuration = DownloadConfiguration()
-        configuration.bandwidthLimit = BandwidthLimit(bytesPerSecond: 20_000_000)
-        let capped = ModelManager(hub: hub, cache: cache, configuration: configuration)
+    static func pullSomeFilesIntoAFolderAtACappedRate(cache: HubCache) async throws {
+        var configuration = ModelManager.Configuration(cache: cache)
+        configuration.engine.maxConnections = 8
+        configuration.bandwidth.bytesPerSecond = 20_000_000
+        let capped = try ModelManager(configuration: configuration)
         let request = SnapshotRequest(
             repo: try RepoID("acme/tiny"), files: ["config.json", "tokenizer"],
             localDirectory: LocalDirectory(URL(fileURLWithPath: "/tmp/tiny")))
         let plan = try await capped.plan(request)
         print(plan.downloadBytes, plan.freeBytesAfter ?? 0)
         let snapshot = try await capped.download(request).result()
-        configuration.bandwidthLimit?.bytesPerSecond = 5_000_000  // every running download slows down
+        capped.bandwidth?.bytesPerSecond = 5_000_000  // every running download slows down
         _ = snapshot
     }
 
@@ -113,6 +116,30 @@ enum WatchingDownloadsSamples {
         }
     #endif
 
+    static func fromAnywhereInTheApp(models: ModelManager, entry: CatalogEntry) async throws {
+        // Cancel a model's download by its identifier; what arrived is kept.
+        await models.cancelDownload(try RepoID("Qwen/Qwen2.5-0.5B-Instruct-GGUF"))
+        // One value for an overall bar across every download still running or paused.
+        let overall = await models.overallProgress
+        print(overall.downloads, overall.fractionCompleted ?? 0, overall.bytesPerSecond)
+        // The task of a catalog model, if one was started.
+        if let task = await models.task(for: entry) { print(task.state) }
+    }
+
+    static func explain(_ error: ModelDepotError) -> (title: String, advice: String?, canRetry: Bool) {
+        let title: String
+        switch error.category {
+        case .network: title = "The connection failed"
+        case .authorization: title = "This model needs an account with access"
+        case .notFound: title = "Not found"
+        case .storage: title = "Not enough room, or the disk refused"
+        case .integrity: title = "The download did not check out"
+        case .cancelled: title = "Cancelled"
+        case .input, .other: title = "That did not work"
+        }
+        return (title, error.recoverySuggestion, error.isRetryable)
+    }
+
     static func withoutSwiftUI(task: ModelDownloadTask) async throws {
         for await progress in task.progress {
             print(progress.bytesCompleted, "/", progress.totalBytes ?? 0)
@@ -126,7 +153,7 @@ enum WatchingDownloadsSamples {
 enum ManagingTheCacheSamples {
     static func whereTheCacheIs() -> ModelManager {
         let storage = ModelStorage(placement: .caches)
-        return ModelManager(cache: HubCache(root: storage.cacheDirectory))
+        return ModelManager(managingCache: .init(cache: HubCache(root: storage.cacheDirectory)))
     }
 
     static func whatIsCached(models: ModelManager) async throws {
@@ -155,9 +182,10 @@ enum ManagingTheCacheSamples {
 
 /// "Running a mirror".
 enum RunningAMirrorSamples {
-    static func pointTheHubClientAtTheMirror() -> ModelManager {
-        let hub = HubClient(endpoint: URL(string: "http://mirror.local:8080")!)
-        return ModelManager(hub: hub, cache: HubCache(root: ModelStorage().cacheDirectory))
+    static func pointTheHubClientAtTheMirror() throws -> ModelManager {
+        let mirror = URL(string: "http://mirror.local:8080")!
+        return try ModelManager(
+            configuration: .init(endpoint: mirror, cache: HubCache(root: ModelStorage().cacheDirectory)))
     }
 }
 
@@ -175,7 +203,9 @@ enum ShippingAndTrustingModelsSamples {
 
     static func shipInsideTheApp() async throws {
         let bundled = try BundledModels(storage: ModelStorage())
-        let models = ModelManager(cache: HubCache(root: ModelStorage().cacheDirectory), bundled: bundled)
+        var configuration = ModelManager.Configuration(cache: HubCache(root: ModelStorage().cacheDirectory))
+        configuration.bundled = bundled
+        let models = try ModelManager(configuration: configuration)
         try await models.verifyBundledModels()
         _ = models.localPath(try RepoID("sentence-transformers/all-MiniLM-L6-v2"))
     }

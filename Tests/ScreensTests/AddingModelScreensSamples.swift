@@ -13,10 +13,7 @@ enum AddingModelScreensSamples {
     enum AppModels {
         /// One set of downloads for the whole app, from the Hub the environment names into its cache.
         static func makeDownloads() throws -> ModelDownloads {
-            let environment = HubEnvironment()
-            return try ModelDownloads(
-                hub: HubClient(environment: environment), cache: HubCache(environment: environment),
-                catalog: ModelCatalog.builtIn())
+            try ModelDownloads(manager: ModelManager(), catalog: ModelCatalog.builtIn())
         }
     }
 

@@ -54,12 +54,11 @@ struct ScreensFixture {
         defer { task.cancel() }
         try #require(await waitUntil { address.withLock { $0 } != nil }, "the mirror did not start")
         let endpoint = address.withLock { $0 }!
-        var configuration = DownloadConfiguration()
-        configuration.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
-        configuration.bandwidthLimit = BandwidthLimit(bytesPerSecond: limit)
-        let downloads = ModelDownloads(
-            hub: HubClient(endpoint: endpoint, retryPolicy: RetryPolicy(maxAttempts: 1)),
-            cache: HubCache(root: folder.path("cache")), catalog: catalog, configuration: configuration)
+        var configuration = ModelManager.Configuration(endpoint: endpoint, cache: HubCache(root: folder.path("cache")))
+        configuration.engine.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        configuration.apiRetryPolicy = RetryPolicy(maxAttempts: 1)
+        configuration.bandwidth.bytesPerSecond = limit
+        let downloads = ModelDownloads(manager: try ModelManager(configuration: configuration), catalog: catalog)
         // Downloads end before the mirror does: a server closing while a client connects trips over the new
         // connection (swift-nio: "Deinited NIOAsyncWriter without calling finish()").
         do {

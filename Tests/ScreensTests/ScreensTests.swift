@@ -53,8 +53,10 @@ import Testing
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
         defer { folder.remove() }
         let offline = ModelDownloads(
-            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!, offline: true),
-            cache: HubCache(root: folder.url), catalog: ScreensFixture.catalog)
+            manager: try ModelManager(
+                configuration: .init(
+                    endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.url))),
+            catalog: ScreensFixture.catalog)
         let screen = await ModelsScreen.load(offline, filter: .init(hub: "chat"))
         #expect(screen.hubMessage?.hasPrefix("Offline") == true && screen.rows.count == 3)
     }
@@ -164,8 +166,10 @@ import Testing
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
         defer { folder.remove() }
         let offline = ModelDownloads(
-            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!, offline: true),
-            cache: HubCache(root: folder.url), catalog: ScreensFixture.catalog)
+            manager: try ModelManager(
+                configuration: .init(
+                    endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.url))),
+            catalog: ScreensFixture.catalog)
         let detail = try await ModelDetailScreen.load("chat", downloads: offline)
         #expect(detail.planText.contains("cannot be asked") && detail.status.action == .download, "\(detail.planText)")
     }

@@ -27,8 +27,11 @@ import Testing
 
         func screen(token: String?, origin: HubEnvironment.TokenOrigin, offline: Bool = false) async -> SettingsScreen {
             let downloads = ModelDownloads(
-                hub: HubClient(endpoint: endpoint, token: token, offline: offline),
-                cache: HubCache(root: folder.path("cache")), catalog: try! ModelCatalog(models: []))
+                manager: try! ModelManager(
+                    configuration: .init(
+                        endpoint: endpoint, token: token, offline: offline, cache: HubCache(root: folder.path("cache")))
+                ),
+                catalog: try! ModelCatalog(models: []))
             return await SettingsScreen.load(downloads, tokenOrigin: origin)
         }
 

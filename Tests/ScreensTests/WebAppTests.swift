@@ -272,7 +272,9 @@ import Testing
             #expect(await fixture.waitFor("chat") { $0.isFinal })
             // The next app over the same cache offers to resume it, and resuming fetches only the rest.
             let next = ModelDownloads(
-                hub: HubClient(endpoint: fixture.endpoint), cache: HubCache(root: fixture.folder.path("cache")),
+                manager: try ModelManager(
+                    configuration: .init(
+                        endpoint: fixture.endpoint, cache: HubCache(root: fixture.folder.path("cache")))),
                 catalog: ScreensFixture.catalog)
             let status = try #require(await ModelsScreen.load(next).rows.first { $0.name == "chat" }?.status)
             #expect(status.badge.kind == .partial && status.actionLabel == "Resume", "\(status)")

@@ -25,7 +25,7 @@ import Testing
             try Self.cacheSparseModel(repo, in: cache, size: 1 << 30)
             return repo
         }
-        let models = ModelManager(cache: cache)
+        let models = ModelManager(managingCache: .init(cache: cache))
 
         try await MirrorFixture.with(["acme/tiny/config.json": Array("{}".utf8)]) { mirror in
             let finished = Counter()

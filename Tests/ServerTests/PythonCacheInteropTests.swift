@@ -99,7 +99,7 @@ import Testing
             #expect(held >= 0 && flock(held, LOCK_EX) == 0)
             defer { close(held) }
 
-            let models = ModelManager(cache: hub.cache)
+            let models = ModelManager(managingCache: .init(cache: hub.cache))
             let plan = try await models.pruneDetached(dryRun: true)
             #expect(plan.revisions.map(\.commit) == [old.commit])
             #expect(plan.partialDownloads.map(\.path) == [partials["abandoned"]!.path])

@@ -25,42 +25,20 @@ public actor ModelManager {
     public nonisolated let bundled: BundledModels?
     /// Repository reports reused between listings while their folders are unchanged (screens ask often).
     nonisolated let scanMemo = CacheScanMemo()
-    private var inFlight: [SnapshotRequest: ModelDownloadTask] = [:]
+    /// The one registry of this manager's downloads (ModelManager+Downloads.swift).
+    var registry = DownloadRegistry()
 
-    /// A manager around a configured pull: its Hub client, cache and engine settings.
+    /// A manager around a pull assembled by hand (a test's Hub client on an injected clock, say); apps use
+    /// ``init(configuration:)``.
     public init(pull: SnapshotDownloader, bundled: BundledModels? = nil) {
         self.pull = pull
         self.cache = pull.cache
         self.bundled = bundled
     }
 
-    /// A manager that pulls from `hub` into `cache` with the engine tuned by `configuration` (connections, segment
-    /// size, durable writes).
-    public init(
-        hub: HubClient, cache: HubCache, configuration: DownloadConfiguration = DownloadConfiguration(),
-        bundled: BundledModels? = nil
-    ) {
-        self.init(
-            pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration)),
-            bundled: bundled)
-    }
-
-    /// A manager for `cache`, with the endpoint, token and offline mode the environment names; offline when
-    /// the environment's endpoint is unusable, so managing the cache never depends on it.
-    public init(cache: HubCache, environment: HubEnvironment = HubEnvironment(), bundled: BundledModels? = nil) {
-        let hub =
-            (try? HubClient(environment: environment))
-            ?? HubClient(endpoint: URL(string: "https://huggingface.co")!, offline: true)
-        self.init(pull: SnapshotDownloader(hub: hub, cache: cache), bundled: bundled)
-    }
-
-    /// A manager for the cache, endpoint, token and offline mode the environment names (as Python reads them).
-    public init(environment: HubEnvironment = HubEnvironment(), bundled: BundledModels? = nil) throws {
-        self.init(
-            pull: SnapshotDownloader(
-                hub: try HubClient(environment: environment), cache: HubCache(environment: environment)),
-            bundled: bundled)
-    }
+    /// The cap on bytes per second every download of this manager shares (change its `bytesPerSecond` while they
+    /// run); nil only for a manager around a pull built without one.
+    public nonisolated var bandwidth: BandwidthLimit? { pull.downloadConfiguration.bandwidthLimit }
 
     /// Starts (or joins) downloading the files of `repo` at `revision` that match the patterns.
     public func download(
@@ -72,9 +50,9 @@ public actor ModelManager {
 
     /// Starts (or joins) a pull as `request` describes it: exact files, a forced download, and so on.
     public func download(_ request: SnapshotRequest) -> ModelDownloadTask {
-        if let running = inFlight[request], !running.state.isFinal { return running }
+        if let running = registry.task(for: request), !running.state.isFinal { return running }
         let task = ModelDownloadTask(request: request, pull: pull)
-        inFlight[request] = task
+        registry.add(task)
         task.resume()
         return task
     }
@@ -86,9 +64,7 @@ public actor ModelManager {
 
     /// Starts (or joins) downloading exactly a catalog entry's variant, at its pinned revision.
     public func download(_ entry: CatalogEntry) -> ModelDownloadTask {
-        let request = entry.snapshotRequest
-        return download(
-            request.repo, type: request.type, revision: request.revision, matching: entry.files, excluding: [])
+        download(entry.snapshotRequest)
     }
 
     /// Whether a catalog entry's files are all cached (per the recorded file list) and every path it requires
@@ -156,7 +132,9 @@ public actor ModelManager {
     public nonisolated func cachedModel(_ repo: RepoID, type: RepoType = .model) throws -> CachedRepositoryReport {
         let repository = cache.repository(repo, type: type)
         guard FileStatus(path: repository.folder.path)?.kind == .folder else {
-            throw ModelDepotError(.notCached, "\(repo) (\(type.rawValue)) is not in the cache \(cache.root.path).")
+            throw ModelDepotError(
+                .notCached, "\(repo) (\(type.rawValue)) is not in the cache \(cache.root.path).", remedy: .downloadFirst
+            )
         }
         return try CacheScanner(cache: cache).scanRepository(
             name: repository.folder.lastPathComponent, folder: repository.folder.path)
@@ -199,7 +177,8 @@ public actor ModelManager {
             commits = Set(
                 try revisions.map { name in
                     guard let commit = repository.commit(forRevision: name) else {
-                        throw ModelDepotError(.notCached, "\(repo) has no cached revision '\(name)'.")
+                        throw ModelDepotError(
+                            .notCached, "\(repo) has no cached revision '\(name)'.", remedy: .downloadFirst)
                     }
                     return commit
                 })
@@ -349,9 +328,9 @@ public actor ModelManager {
     }
 
     private func stopDownloads(where matches: (SnapshotRequest) -> Bool) async throws {
-        for (request, task) in inFlight where matches(request) {
+        for task in registry.tasks where matches(task.request) {
             await task.cancel()
-            inFlight[request] = nil
+            registry.remove(task.request)
         }
     }
 }

@@ -14,8 +14,8 @@ extension SnapshotDownloader {
         guard let commit = repository.commit(forRevision: request.revision) else {
             throw ModelDepotError(
                 .notCached,
-                "\(request.repo) at '\(request.revision)' is not in the cache \(cache.root.path), and the Hub cannot be asked (offline or unreachable). Pull it while online."
-            )
+                "\(request.repo) at '\(request.revision)' is not in the cache \(cache.root.path), and the Hub cannot be asked (offline or unreachable). Pull it while online.",
+                remedy: .downloadFirst)
         }
         let folder = repository.snapshotFolder(commit)
         var isFolder: ObjCBool = false

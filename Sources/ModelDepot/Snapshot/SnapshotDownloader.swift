@@ -37,6 +37,10 @@ public struct SnapshotDownloader: Sendable {
     /// is mostly round trips, so more of them in flight keeps the connections busy. Never more than the
     /// engine's connection budget.
     public var maxConcurrentSmallFiles: Int
+    /// The default of ``maxConcurrentFiles`` (`--max-workers` for large files).
+    public static let defaultMaxConcurrentFiles = 8
+    /// The default of ``maxConcurrentSmallFiles``.
+    public static let defaultMaxConcurrentSmallFiles = 16
     /// Below this size a file counts as small for ``maxConcurrentSmallFiles``.
     public static let smallFileSize: Int64 = 1 << 20
     let clock: any Clock<Duration>
@@ -48,8 +52,10 @@ public struct SnapshotDownloader: Sendable {
     /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` large files
     /// and `maxConcurrentSmallFiles` files in all at once.
     public init(
-        hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(), maxConcurrentFiles: Int = 8,
-        maxConcurrentSmallFiles: Int = 16, clock: any Clock<Duration> = ContinuousClock(),
+        hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(),
+        maxConcurrentFiles: Int = SnapshotDownloader.defaultMaxConcurrentFiles,
+        maxConcurrentSmallFiles: Int = SnapshotDownloader.defaultMaxConcurrentSmallFiles,
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "modeldepot.snapshot", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.hub = hub
@@ -370,8 +376,8 @@ public struct SnapshotDownloader: Sendable {
             let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
             throw ModelDepotError(
                 .invalidArgument,
-                "No file of \(request.repo) matches the include patterns \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some)."
-            )
+                "No file of \(request.repo) matches the include patterns \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some).",
+                remedy: .changePatterns)
         }
         return selected
     }

@@ -29,7 +29,8 @@ public struct PinStore: Sendable {
     public func pin(_ repo: RepoID, type: RepoType = .model) throws {
         let repository = cache.repository(repo, type: type)
         guard FileManager.default.fileExists(atPath: repository.snapshotsFolder.path) else {
-            throw ModelDepotError(.notCached, "\(repo) is not in the cache; pull it, then pin it.")
+            throw ModelDepotError(
+                .notCached, "\(repo) is not in the cache; pull it, then pin it.", remedy: .downloadFirst)
         }
         try HubCache.writeAtomically(Data(), to: marker(repository))
     }

@@ -42,6 +42,9 @@ public final class ModelDownloadTask: Sendable {
     /// Every state from now on, starting with the current one; ends after a final state.
     public var states: AsyncStream<State> { controller.states }
 
+    /// The last progress reported, kept through pauses (nil before the first): what an overall bar adds up.
+    public var latestProgress: SnapshotProgress? { controller.lastProgress }
+
     /// How many ``states`` streams are followed now: a test's way to see that a gone observer let go.
     package var stateSubscriberCount: Int { controller.subscriberCount }
 

@@ -27,6 +27,9 @@ extension ModelManager {
                 try await self.pullVerifyingSignature(
                     request, requirement, refusingPickles: policy.refusePickle, progress: report)
             }
+            // In the one registry like every other download (cancelDownload, overallProgress see it), but never
+            // joined by a plain request: its snapshot is published only once the signature holds.
+            registry.add(task)
             task.resume()
             return task
         }

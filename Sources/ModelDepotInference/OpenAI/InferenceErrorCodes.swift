@@ -4,19 +4,19 @@ import ModelDepot
 extension ModelDepotError.Code {
     /// The prompt plus the requested reply length do not fit the model's context: shorten the conversation or
     /// lower `maxTokens`.
-    public static let contextLengthExceeded = Self("contextLengthExceeded")
+    public static let contextLengthExceeded = Self("contextLengthExceeded", category: .input)
     /// The server refused the request as malformed (a bad parameter, an unknown model).
-    public static let invalidRequest = Self("invalidRequest")
+    public static let invalidRequest = Self("invalidRequest", category: .input)
     /// A streamed reply ended before the server's end marker: what arrived is all there is.
-    public static let incompleteStream = Self("incompleteStream")
+    public static let incompleteStream = Self("incompleteStream", category: .network)
     /// A provider cannot be used now (no token, endpoint unreachable, model not downloaded, no local server).
-    public static let unavailable = Self("unavailable")
+    public static let unavailable = Self("unavailable", category: .network)
     /// Audio is empty, damaged, or in no format a transcriber reads.
-    public static let invalidAudio = Self("invalidAudio")
+    public static let invalidAudio = Self("invalidAudio", category: .input)
     /// Audio is larger than the server accepts in one upload and cannot be cut into pieces (only PCM WAV can).
-    public static let audioTooLarge = Self("audioTooLarge")
+    public static let audioTooLarge = Self("audioTooLarge", category: .input)
     /// The transcriber heard no speech in the audio.
-    public static let noSpeech = Self("noSpeech")
+    public static let noSpeech = Self("noSpeech", category: .input)
 }
 
 /// Turns an OpenAI-compatible server's error answers into ``ModelDepotError``s people can act on.

@@ -114,7 +114,7 @@ public struct MirrorServer: Sendable {
         let state = stateFolder ?? cache.appendingPathComponent(".modeldepot")
         let index = HashIndex(storePath: state.appendingPathComponent("hash-index.json").path)
         let metrics = MirrorMetrics()
-        let pullThrough = PullThroughSource(
+        let pullThrough = try PullThroughSource(
             upstream: upstream, cache: cache, index: index, metrics: metrics, logger: logger)
         self.init(
             sources: Self.folderSources(roots: roots, datasetRoots: datasetRoots, index: index, logger: logger)

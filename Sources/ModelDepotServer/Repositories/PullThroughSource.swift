@@ -39,20 +39,20 @@ final class PullThroughSource: RepositorySource {
     /// Whether a budget pass runs, and whether another was asked for meanwhile.
     private let budgetPass = Mutex((running: false, again: false))
 
-    init(upstream: Upstream, cache: URL, index: HashIndex, metrics: MirrorMetrics, logger: Logger) {
+    /// - Throws: `invalidURL` for an upstream that is not a Hub URL.
+    init(upstream: Upstream, cache: URL, index: HashIndex, metrics: MirrorMetrics, logger: Logger) throws {
         self.upstream = upstream
         self.cache = HubCache(root: cache)
         self.logger = logger
-        let hub = HubClient(endpoint: upstream.endpoint, token: upstream.token, retryPolicy: upstream.retryPolicy)
+        // The engine is built where every other one is (ModelManager.Configuration): the upstream and the
+        // operator's token, nothing of the process environment.
+        var configuration = ModelManager.Configuration(
+            endpoint: upstream.endpoint, token: upstream.token, cache: self.cache)
+        configuration.apiRetryPolicy = upstream.retryPolicy
         // A file that changes upstream mid-pull fails the pull instead of starting over: clients following it
         // have bytes of the old version, which must not be completed with the new one.
-        let downloader = Downloader(
-            configuration: {
-                var configuration = DownloadConfiguration()
-                configuration.maxSourceChanges = 0
-                return configuration
-            }())
-        puller = SnapshotDownloader(hub: hub, cache: self.cache, downloader: downloader)
+        configuration.engine.maxSourceChanges = 0
+        puller = try configuration.makePull()
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)
         self.metrics = metrics

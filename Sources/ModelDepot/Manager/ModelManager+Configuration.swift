@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
+
+extension ModelManager {
+    /// Everything that decides where and how a manager downloads, in one value — and the one place ModelDepot's
+    /// engine is assembled from it (``makePull()``). The command line, the web app, the mirror and apps all build
+    /// through it.
+    ///
+    /// ```swift
+    /// var configuration = ModelManager.Configuration()   // HF_ENDPOINT, HF_TOKEN, HF_HUB_CACHE… as Python reads them
+    /// configuration.engine.maxConnections = 8
+    /// configuration.bandwidth.bytesPerSecond = 20_000_000
+    /// let models = try ModelManager(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Endpoint, token, offline mode, mirrors and cache folder, as Python's `huggingface_hub` reads them.
+        public var environment: HubEnvironment
+        /// The cache to download into; nil: the environment's (`HF_HUB_CACHE`, else `HF_HOME/hub`, else
+        /// `~/.cache/huggingface/hub`).
+        public var cache: HubCache?
+        /// The engine's tunables: connections, segment size, retries, timeouts, durable writes, network policy.
+        /// Its `bandwidthLimit` is ignored: ``bandwidth`` is the one cap.
+        public var engine = DownloadConfiguration()
+        /// The cap on bytes per second every download of the manager shares; change its `bytesPerSecond` while they
+        /// run (`nil` is no cap).
+        public var bandwidth = BandwidthLimit(bytesPerSecond: nil)
+        /// The HTTP stack: async-http-client on Linux and the macOS command line, URLSession in apps.
+        public var transport: any HTTPTransport = DefaultTransport.shared
+        /// Files of one pull in flight at once while any of them is large.
+        public var maxConcurrentFiles = SnapshotDownloader.defaultMaxConcurrentFiles
+        /// Files of one pull in flight at once while all of them are small (configs, tokenizers).
+        public var maxConcurrentSmallFiles = SnapshotDownloader.defaultMaxConcurrentSmallFiles
+        /// How the Hub's API calls (not file downloads) are retried; nil: `HubClient.defaultRetryPolicy`.
+        public var apiRetryPolicy: RetryPolicy?
+        /// Models shipped inside the app, read in place: found before the cache once verified for this build.
+        public var bundled: BundledModels?
+        /// Every sleep and speed measurement of the engine (tests inject their own).
+        public var clock: any Clock<Duration> = ContinuousClock()
+
+        /// The settings `environment` names; the process environment by default.
+        public init(environment: HubEnvironment = HubEnvironment()) {
+            self.environment = environment
+        }
+
+        /// The settings `environment` names, downloading into `cache` instead of the environment's.
+        public init(cache: HubCache, environment: HubEnvironment = HubEnvironment()) {
+            self.init(environment: environment)
+            self.cache = cache
+        }
+
+        /// A hub at `endpoint` (sent `token`; `offline` answers from the cache alone), caching in `cache`, and
+        /// nothing read from the process environment: an app with its own hub or mirror, a test's server.
+        public init(endpoint: URL, token: String? = nil, offline: Bool = false, cache: HubCache) {
+            var variables = ["HF_ENDPOINT": endpoint.absoluteString]
+            if offline { variables["HF_HUB_OFFLINE"] = "1" }
+            self.init(environment: HubEnvironment(variables: variables, explicitToken: token))
+            self.cache = cache
+        }
+
+        /// The cache this configuration downloads into.
+        public var resolvedCache: HubCache { cache ?? HubCache(environment: environment) }
+
+        /// The engine these settings describe: the Hub client (endpoint, token, mirrors, offline mode), the
+        /// transfer engine with its shared bandwidth cap, and the pull over both. The one place it is built.
+        ///
+        /// - Throws: `invalidURL` when the environment's endpoint is unusable, `invalidArgument` for a malformed
+        ///   `MODELDEPOT_MIRRORS`.
+        public func makePull() throws -> SnapshotDownloader {
+            pull(
+                over: try HubClient(
+                    environment: environment, transport: transport, clock: clock, retryPolicy: apiRetries))
+        }
+
+        /// ``makePull()``, or the same pull with an offline Hub client when the environment's hub settings are
+        /// unusable (a malformed `HF_ENDPOINT` or `MODELDEPOT_MIRRORS`): for work that never needs the network.
+        func makeCachePull() -> SnapshotDownloader {
+            (try? makePull())
+                ?? pull(
+                    over: HubClient(
+                        endpoint: URL(string: "https://huggingface.co")!, offline: true, transport: transport,
+                        clock: clock, retryPolicy: apiRetries))
+        }
+
+        private var apiRetries: RetryPolicy { apiRetryPolicy ?? HubClient.defaultRetryPolicy }
+
+        private func pull(over hub: HubClient) -> SnapshotDownloader {
+            var engine = self.engine
+            engine.bandwidthLimit = bandwidth
+            return SnapshotDownloader(
+                hub: hub, cache: resolvedCache,
+                downloader: Downloader(transport: transport, clock: clock, configuration: engine),
+                maxConcurrentFiles: maxConcurrentFiles, maxConcurrentSmallFiles: maxConcurrentSmallFiles, clock: clock)
+        }
+    }
+
+    /// A manager built from `configuration`: the initializer to use.
+    ///
+    /// - Throws: `invalidURL` when the environment's endpoint is unusable, `invalidArgument` for a malformed
+    ///   `MODELDEPOT_MIRRORS`.
+    public init(configuration: Configuration = Configuration()) throws {
+        self.init(pull: try configuration.makePull(), bundled: configuration.bundled)
+    }
+
+    /// A manager for work on the cache that never needs the network (listing, verifying, removing, exporting):
+    /// built from `configuration` like ``init(configuration:)``, but offline instead of failing when the
+    /// environment's hub settings are unusable, so a bad `HF_ENDPOINT` never stops it.
+    public init(managingCache configuration: Configuration) {
+        self.init(pull: configuration.makeCachePull(), bundled: configuration.bundled)
+    }
+}

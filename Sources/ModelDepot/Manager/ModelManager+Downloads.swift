@@ -1,0 +1,92 @@
+import ModelDepotCore
+
+/// Each request's latest download task, in the order they started: the one registry of a manager's downloads.
+/// `ModelDownloads` (the screens), the web app and apps all read this one; nothing else keeps tasks.
+struct DownloadRegistry {
+    private var byRequest: [SnapshotRequest: ModelDownloadTask] = [:]
+    private var order: [SnapshotRequest] = []
+
+    /// Every task, oldest first.
+    var tasks: [ModelDownloadTask] { order.compactMap { byRequest[$0] } }
+
+    func task(for request: SnapshotRequest) -> ModelDownloadTask? { byRequest[request] }
+
+    /// Records `task` as its request's latest (a retried download replaces the failed one).
+    mutating func add(_ task: ModelDownloadTask) {
+        if byRequest.updateValue(task, forKey: task.request) != nil { order.removeAll { $0 == task.request } }
+        order.append(task.request)
+    }
+
+    mutating func remove(_ request: SnapshotRequest) {
+        byRequest[request] = nil
+        order.removeAll { $0 == request }
+    }
+}
+
+/// Where several downloads stand together: one value for an overall bar, computed once here rather than by
+/// every screen.
+public struct OverallProgress: Sendable, Equatable {
+    /// Downloads running, waiting to run or paused.
+    public var downloads: Int
+    /// Bytes in place across them (what earlier runs left included).
+    public var bytesCompleted: Int64
+    /// Bytes in all across the downloads whose size is known yet.
+    public var totalBytes: Int64
+    /// Bytes per second across the running ones.
+    public var bytesPerSecond: Double
+
+    public init(downloads: Int = 0, bytesCompleted: Int64 = 0, totalBytes: Int64 = 0, bytesPerSecond: Double = 0) {
+        self.downloads = downloads
+        self.bytesCompleted = bytesCompleted
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+    }
+
+    /// `bytesCompleted / totalBytes`, at most 1; nil while no size is known.
+    public var fractionCompleted: Double? {
+        totalBytes > 0 ? min(1, Double(bytesCompleted) / Double(totalBytes)) : nil
+    }
+
+    /// Adds up the progress of the tasks that have not ended.
+    public init(of tasks: [ModelDownloadTask]) {
+        self.init()
+        for task in tasks where !task.state.isFinal {
+            downloads += 1
+            guard let progress = task.latestProgress else { continue }
+            bytesCompleted += progress.bytesCompleted
+            totalBytes += progress.totalBytes ?? 0
+            if case .downloading = task.state { bytesPerSecond += progress.bytesPerSecond }
+        }
+    }
+}
+
+extension ModelManager {
+    /// Every download this manager started (each request's latest task, running or ended), oldest first.
+    public var downloads: [ModelDownloadTask] { registry.tasks }
+
+    /// The latest download of `request`, running or ended; nil when none was started.
+    public func task(for request: SnapshotRequest) -> ModelDownloadTask? { registry.task(for: request) }
+
+    /// The latest download of a catalog entry's variant, running or ended.
+    public func task(for entry: CatalogEntry) -> ModelDownloadTask? { registry.task(for: entry.snapshotRequest) }
+
+    /// Cancels every running, waiting or paused download of `repo` (whatever files or revision each asked for),
+    /// from anywhere in the app: what arrived stays for a later download. Returns how many were cancelled.
+    @discardableResult
+    public func cancelDownload(_ repo: RepoID, type: RepoType = .model) async -> Int {
+        let running = registry.tasks.filter { $0.request.repo == repo && $0.request.type == type && !$0.state.isFinal }
+        for task in running { await task.cancel() }
+        return running.count
+    }
+
+    /// Cancels the download of a catalog entry's variant, when one runs; returns whether one did.
+    @discardableResult
+    public func cancelDownload(_ entry: CatalogEntry) async -> Bool {
+        guard let task = registry.task(for: entry.snapshotRequest), !task.state.isFinal else { return false }
+        await task.cancel()
+        return true
+    }
+
+    /// The downloads still running, waiting or paused, as one value (an overall bar, a badge).
+    public var overallProgress: OverallProgress { OverallProgress(of: registry.tasks) }
+}
