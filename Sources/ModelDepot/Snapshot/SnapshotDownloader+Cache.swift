@@ -27,7 +27,7 @@ extension SnapshotDownloader {
         }
         let files: [RepoFilePath]
         if let tree = repository.recordedTree(commit) {
-            let selected = try select(request, from: tree)
+            let selected = try PullPlanner.select(request, from: tree)
             let absent = selected.filter { !repository.hasFile($0, commit: commit) }
             guard absent.isEmpty else {
                 let names = absent.prefix(10).map(\.value).joined(separator: ", ")

@@ -143,7 +143,7 @@ public struct SnapshotDownloader: Sendable {
                 throw error
             }
         }
-        let selected = try select(request, from: tree)
+        let selected = try PullPlanner.select(request, from: tree)
 
         // Only a pull that got this far leaves anything in the cache: a refused one writes no tree, snapshot or ref.
         if publishing {
@@ -159,19 +159,18 @@ public struct SnapshotDownloader: Sendable {
             }
         }
 
-        let missing = request.forceDownload ? selected : selected.filter { !repository.hasFile($0, commit: commit) }
-        let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
-        let totalBytes = selected.reduce(0) { $0 + size($1) }
-        let missingBytes = missing.reduce(0) { $0 + size($1) }
+        let present = request.forceDownload ? [] : Set(selected.filter { repository.hasFile($0, commit: commit) })
+        let work = PullPlanner.work(
+            for: request, tree: tree, selected: selected, present: present,
+            resumable: Set(
+                selected.filter {
+                    !present.contains($0)
+                        && FileManager.default.fileExists(atPath: partialPath(of: $0, in: tree, repository))
+                }))
         tracker.planned(
-            totalBytes: totalBytes, totalFiles: selected.count, cachedBytes: totalBytes - missingBytes,
-            cachedFiles: selected.count - missing.count)
-
-        try checkDiskSpace(
-            needed: missing.filter {
-                !FileManager.default.fileExists(atPath: partialPath(of: $0, in: tree, repository))
-            }
-            .reduce(0) { $0 + size($1) }, for: request)
+            totalBytes: work.totalBytes, totalFiles: selected.count, cachedBytes: work.heldBytes,
+            cachedFiles: work.heldFiles)
+        try checkDiskSpace(needed: work.diskNeeded, for: request)
 
         // Blobs verified by hash on the way in are remembered once at the end (also when a file fails), so
         // readiness checks need not hash them again.
@@ -181,8 +180,7 @@ public struct SnapshotDownloader: Sendable {
             if !tracker.verifiedBlobs.isEmpty { memory.save() }
         }
         let staged = Mutex<[RepoFilePath: String]>([:])
-        // Largest first: the long transfers start early and small files fill the gaps around them.
-        let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
+        let received = try await transfer(work) { path, engine in
             let (bytes, etag) = try await fetch(
                 path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker,
                 linking: publishing)
@@ -198,7 +196,7 @@ public struct SnapshotDownloader: Sendable {
         var pulled = Pulled(
             staged: StagedSnapshot(
                 request: request, commit: commit, tree: tree, locations: locations, blobs: blobs,
-                filesDownloaded: missing.count, bytesDownloaded: received))
+                filesDownloaded: work.toFetch.count, bytesDownloaded: received))
         if publishing, let modelCompiler {
             let models = CompiledModels.sources(in: selected)
             if !models.isEmpty {
@@ -242,16 +240,18 @@ public struct SnapshotDownloader: Sendable {
         let commit = try await resolveCommit(request, hub: observed)
         let entries = try await observed.listFiles(request.repo, type: request.type, revision: commit)
         let tree = try RecordedTree(entries: entries)
-        let selected = try select(request, from: tree)
+        let selected = try PullPlanner.select(request, from: tree)
         for path in selected { try LocalDirectory.checkNotGit(path) }
         try directory.prepare()
         // Hashes files already in the folder (gigabytes for a re-run): off the cooperative pool.
-        let missing =
+        let present: Set<RepoFilePath> =
             request.forceDownload
-            ? selected
+            ? []
             : try await BlockingWork.run {
-                selected.filter { !self.isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) }
+                Set(selected.filter { self.isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) })
             }
+        let work = PullPlanner.work(for: request, tree: tree, selected: selected, present: present)
+        let missing = work.toFetch
         // A file already there that no pull wrote (no metadata) is the user's: replaced only when asked.
         if !request.forceDownload {
             let theirs = missing.filter {
@@ -264,13 +264,10 @@ public struct SnapshotDownloader: Sendable {
                 )
             }
         }
-        let size = { (path: RepoFilePath) in tree.files[path]?.size ?? 0 }
-        let totalBytes = selected.reduce(0) { $0 + size($1) }
-        let missingBytes = missing.reduce(0) { $0 + size($1) }
         tracker.planned(
-            totalBytes: totalBytes, totalFiles: selected.count, cachedBytes: totalBytes - missingBytes,
-            cachedFiles: selected.count - missing.count)
-        let received = try await transfer(missing.sorted { size($0) > size($1) }, sizes: size) { path, engine in
+            totalBytes: work.totalBytes, totalFiles: selected.count, cachedBytes: work.heldBytes,
+            cachedFiles: work.heldFiles)
+        let received = try await transfer(work) { path, engine in
             try await fetchIntoLocalDirectory(
                 path, commit: commit, file: tree.files[path]!, request, directory, engine, tracker)
         }
@@ -280,18 +277,20 @@ public struct SnapshotDownloader: Sendable {
             filesDownloaded: missing.count, bytesDownloaded: received)
     }
 
-    /// Runs `fetch` for each file of `queue` (largest first): up to ``maxConcurrentFiles`` large files and
-    /// ``maxConcurrentSmallFiles`` in all at once, under one connection budget; returns the bytes received.
+    /// Runs `fetch` for each file `work` fetches, in its order: up to ``maxConcurrentFiles`` large files and
+    /// ``maxConcurrentSmallFiles`` in all at once (``TransferQueue``), under one connection budget; returns the
+    /// bytes received.
     func transfer(
-        _ queue: [RepoFilePath], sizes size: (RepoFilePath) -> Int64,
-        fetch: @escaping @Sendable (RepoFilePath, Downloader) async throws -> Int64
+        _ work: PullWork, fetch: @escaping @Sendable (RepoFilePath, Downloader) async throws -> Int64
     ) async throws -> Int64 {
         // One budget for the whole pull: each file in flight holds a permit for its first connection, and
         // extra ranges of large files borrow the rest segment by segment.
         let budget = ConnectionBudget(limit: downloader.configuration.maxConnections)
         let engine = downloader.with { $0.connectionBudget = budget }
         let largeFilesAtOnce = min(maxConcurrentFiles, budget.limit)
-        let filesAtOnce = min(max(maxConcurrentSmallFiles, largeFilesAtOnce), budget.limit)
+        var queue = TransferQueue(
+            work.toFetch, sizes: work.size, smallFileSize: Self.smallFileSize, largeAtOnce: largeFilesAtOnce,
+            filesAtOnce: min(max(maxConcurrentSmallFiles, largeFilesAtOnce), budget.limit))
         let job: @Sendable (RepoFilePath) async throws -> Int64 = { path in
             do {
                 try await budget.acquire()
@@ -303,23 +302,11 @@ public struct SnapshotDownloader: Sendable {
         }
         var received: Int64 = 0
         try await withThrowingTaskGroup(of: (bytes: Int64, large: Bool).self) { group in
-            var pending = queue[...]
-            var running = 0
-            var runningLarge = 0
             repeat {
-                // The queue runs largest first, so once its head is small every file left is.
-                while let path = pending.first, running < filesAtOnce {
-                    let large = size(path) >= Self.smallFileSize
-                    guard !large || runningLarge < largeFilesAtOnce else { break }
-                    pending.removeFirst()
-                    running += 1
-                    if large { runningLarge += 1 }
-                    group.addTask { (try await job(path), large) }
-                }
+                while let next = queue.next() { group.addTask { (try await job(next.path), next.large) } }
                 guard let finished = try await group.next() else { break }
                 received += finished.bytes
-                running -= 1
-                if finished.large { runningLarge -= 1 }
+                queue.finished(large: finished.large)
             } while true
         }
         return received
@@ -364,47 +351,6 @@ public struct SnapshotDownloader: Sendable {
         if let recorded = repository.recordedTree(commit) { return recorded }
         let entries = try await hub.listFiles(request.repo, type: request.type, revision: commit)
         return try RecordedTree(entries: entries)
-    }
-
-    func select(_ request: SnapshotRequest, from tree: RecordedTree) throws -> [RepoFilePath] {
-        var selected = tree.files.keys.filter { request.selection.selects($0.value) }.sorted()
-        if let names = request.files {
-            let named = try Self.filesNamed(names, in: tree, request)
-            selected = selected.filter { named.contains($0) }
-        }
-        if selected.isEmpty, !request.selection.include.isEmpty, !tree.files.isEmpty {
-            let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
-            throw ModelDepotError(
-                .invalidArgument,
-                "No file of \(request.repo) matches the include patterns \(request.selection.include.map(\.pattern).joined(separator: " ")). Its files include: \(some).",
-                remedy: .changePatterns)
-        }
-        return selected
-    }
-
-    /// The files `names` select: each a file of the tree, or a folder whose files all count.
-    static func filesNamed(_ names: [String], in tree: RecordedTree, _ request: SnapshotRequest) throws
-        -> Set<RepoFilePath>
-    {
-        var selected: Set<RepoFilePath> = []
-        var absent: [String] = []
-        for name in names {
-            let trimmed = name.hasSuffix("/") ? String(name.dropLast()) : name
-            if let path = try? RepoFilePath(trimmed), tree.files[path] != nil {
-                selected.insert(path)
-                continue
-            }
-            let under = tree.files.keys.filter { $0.value.hasPrefix(trimmed + "/") }
-            if under.isEmpty { absent.append(name) } else { selected.formUnion(under) }
-        }
-        guard absent.isEmpty else {
-            let some = tree.files.keys.sorted().prefix(8).map(\.value).joined(separator: ", ")
-            throw ModelDepotError(
-                .entryNotFound,
-                "\(request.repo) has no file or folder \(absent.map { "'\($0)'" }.joined(separator: ", ")) at '\(request.revision)'. Its files include: \(some)."
-            )
-        }
-        return selected
     }
 
     /// Fails before any transfer when the whole pull cannot fit, naming what could be evicted to make room.

@@ -87,23 +87,20 @@ extension SnapshotDownloader {
             commit = try await resolveCommit(request)
             tree = try await fileTree(request, commit: commit, repository: repository)
         }
-        let selected = try select(request, from: tree)
+        let selected = try PullPlanner.select(request, from: tree)
         let (finalCommit, finalTree) = (commit, tree)
         // A local folder's files are hashed to see whether they are current: off the cooperative pool.
-        let files = try await BlockingWork.run {
-            selected.map { path in
-                let cached =
+        let present = try await BlockingWork.run {
+            Set(
+                selected.filter { path in
                     request.localDirectory.map {
                         self.isUpToDate(
                             path, file: finalTree.files[path]!, commit: finalCommit, in: $0, recording: false)
                     } ?? repository.hasFile(path, commit: finalCommit)
-                return SnapshotPlan.File(
-                    path: path.value, size: finalTree.files[path]?.size ?? 0, cached: cached,
-                    willDownload: !cached || request.forceDownload)
-            }
+                })
         }
-        return SnapshotPlan(
-            repo: request.repo.description, commit: finalCommit, files: files,
+        return PullPlanner.work(for: request, tree: tree, selected: selected, present: present).report(
+            repo: request.repo, commit: commit, present: present,
             freeBytes: StorageBudget(cache: cache).availableSpace(using: downloader.fileSystem))
     }
 }
