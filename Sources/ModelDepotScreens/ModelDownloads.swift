@@ -29,6 +29,9 @@ public actor ModelDownloads {
     /// The cap on bytes per second every download started here shares; nil `bytesPerSecond` is no cap.
     public nonisolated let bandwidth: BandwidthLimit
     private var entries: [String: Entry] = [:]
+    /// Which task each row follows (the tasks themselves are the manager's): compared without leaving the actor, so
+    /// a replaced task's late states, or a state arriving after a delete forgot the task, are judged right.
+    private var followed: [String: ObjectIdentifier] = [:]
     private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
 
     /// Downloads of `catalog`'s models through `manager`, under the manager's own bandwidth cap (every manager
@@ -86,7 +89,8 @@ public actor ModelDownloads {
         let entry = try catalogEntry(name)
         if let task = await manager.task(for: entry), !task.state.isFinal {
             if case .paused = task.state { task.resume() }
-            if entries[entry.name] == nil { track(task, name: entry.name) }
+            // Started elsewhere (an app's own call, another screen): the row follows it from now on.
+            if followed[entry.name] != ObjectIdentifier(task) { track(task, name: entry.name) }
             return
         }
         let task = await manager.download(entry)
@@ -179,6 +183,7 @@ public actor ModelDownloads {
     }
 
     private func track(_ task: ModelDownloadTask, name: String) {
+        followed[name] = ObjectIdentifier(task)
         entries[name] = Entry(name: name, state: task.state, progress: nil, started: Date())
         signal()
         Task { [weak self] in
@@ -189,11 +194,9 @@ public actor ModelDownloads {
         }
     }
 
-    private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) async {
+    private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) {
         // A retried download replaced this task: its late states are not news.
-        guard let entryOfName = try? catalogEntry(name), await manager.task(for: entryOfName) === task,
-            var entry = entries[name]
-        else { return }
+        guard followed[name] == ObjectIdentifier(task), var entry = entries[name] else { return }
         entry.state = state
         switch state {
         case .downloading(let progress): entry.progress = progress

@@ -136,7 +136,7 @@ extension CacheOptions {
         guard let error = error as? ModelDepotError, [.notCached, .repositoryNotFound].contains(error.code),
             let hint = otherTypeHint(repo, asked: type)
         else { return error }
-        return ModelDepotError(error.code, "\(error.message) \(hint)", underlying: error.underlying)
+        return error.withMessage("\(error.message) \(hint)")
     }
 
     /// "acme/corpus is cached as a dataset: add --repo-type dataset (or write datasets/acme/corpus)." when the

@@ -221,7 +221,7 @@ struct TranscribeCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 server.isRunning ? "" : "\n\(server.runtimeDescription) stopped. Its last lines:\n\(server.logTail())"
             await server.stop()
             if let failure = error as? ModelDepotError, !tail.isEmpty {
-                throw ModelDepotError(failure.code, failure.message + tail, underlying: failure.underlying)
+                throw failure.withMessage(failure.message + tail)
             }
             throw error
         }

@@ -98,6 +98,27 @@ import Testing
         }
     }
 
+    /// The rows follow the manager's one registry: a download an app started itself shows, and a delete that
+    /// stops a download mid-way leaves its row cancelled, not stuck on "downloading".
+    @Test func theRowsFollowTheManagersDownloadsWhoeverStartedThem() async throws {
+        try await ScreensFixture.with(limit: 256 << 10) { fixture in
+            let downloads = fixture.downloads
+            let entry = try downloads.catalogEntry("chat")
+            let task = await downloads.manager.download(entry)
+            try await downloads.start("chat")  // joins the app's download
+            #expect(await downloads.manager.downloads.count == 1)
+            #expect(
+                await waitUntil {
+                    let row = await DownloadsScreen.load(downloads).rows.first
+                    return row?.state == "downloading" && (row?.bytes ?? 0) > 0
+                })
+            _ = try await downloads.manager.delete(entry.repo)
+            #expect(task.state.isFinal)
+            #expect(await fixture.waitFor("chat") { if case .cancelled = $0 { true } else { false } })
+            #expect(await DownloadsScreen.load(downloads).rows.first?.state == "cancelled")
+        }
+    }
+
     @Test func aFailureSaysWhyAndRetryWorks() async throws {
         try await ScreensFixture.with { fixture in
             let downloads = fixture.downloads

@@ -107,6 +107,12 @@ import Testing
         #expect(hub.authorization(for: URL(string: "http://127.0.0.1:9/acme/x/resolve/main/a")!).count == 1)
         #expect(hub.authorization(for: URL(string: "http://127.0.0.2:9/acme/x/resolve/main/a")!).isEmpty)
         #expect(!hub.isOffline)
+        // With no token given, none is read from where the process runs (a mirror's upstream must not pull with
+        // its operator's `hf auth login` token).
+        let anonymous = ModelManager.Configuration(endpoint: URL(string: "https://hub.example")!, cache: models.cache)
+        #expect(anonymous.environment.token == nil)
+        #expect(anonymous.environment.variables["HF_HUB_DISABLE_IMPLICIT_TOKEN"] == "1")
+        #expect(try anonymous.makePull().hub.authorization(for: URL(string: "https://hub.example/x")!).isEmpty)
 
         // An unusable endpoint: the manager that would download refuses, saying which setting to fix; the one
         // that only manages the cache works offline instead.

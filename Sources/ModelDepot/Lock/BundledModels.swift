@@ -14,8 +14,9 @@ import Synchronization
 ///
 /// ```swift
 /// let storage = ModelStorage()
-/// let bundled = try BundledModels(storage: storage)          // <App>.app/Models
-/// let models = try ModelManager(bundled: bundled)
+/// var configuration = ModelManager.Configuration()
+/// configuration.bundled = try BundledModels(storage: storage)   // <App>.app/Models
+/// let models = try ModelManager(configuration: configuration)
 /// try await models.verifyBundledModels()                     // hashes once per CFBundleVersion
 /// let folder = models.localPath(try RepoID("sentence-transformers/all-MiniLM-L6-v2"))
 /// ```

@@ -23,7 +23,7 @@ extension ModelManager {
         /// `~/.cache/huggingface/hub`).
         public var cache: HubCache?
         /// The engine's tunables: connections, segment size, retries, timeouts, durable writes, network policy.
-        /// Its `bandwidthLimit` is ignored: ``bandwidth`` is the one cap.
+        /// A `bandwidthLimit` set here is the one the manager uses; otherwise ``bandwidth`` is.
         public var engine = DownloadConfiguration()
         /// The cap on bytes per second every download of the manager shares; change its `bytesPerSecond` while they
         /// run (`nil` is no cap).
@@ -52,10 +52,13 @@ extension ModelManager {
             self.cache = cache
         }
 
-        /// A hub at `endpoint` (sent `token`; `offline` answers from the cache alone), caching in `cache`, and
-        /// nothing read from the process environment: an app with its own hub or mirror, a test's server.
+        /// A hub at `endpoint` (sent `token`, and no other; `offline` answers from the cache alone), caching in
+        /// `cache`, and nothing read from the process environment: an app with its own hub or mirror, a
+        /// mirror's upstream, a test's server.
         public init(endpoint: URL, token: String? = nil, offline: Bool = false, cache: HubCache) {
-            var variables = ["HF_ENDPOINT": endpoint.absoluteString]
+            // No implicit token either: without this, a nil `token` would fall back to the token file of whoever
+            // runs the process (~/.cache/huggingface/token), and a mirror would pull gated models with it.
+            var variables = ["HF_ENDPOINT": endpoint.absoluteString, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1"]
             if offline { variables["HF_HUB_OFFLINE"] = "1" }
             self.init(environment: HubEnvironment(variables: variables, explicitToken: token))
             self.cache = cache
@@ -89,7 +92,7 @@ extension ModelManager {
 
         private func pull(over hub: HubClient) -> SnapshotDownloader {
             var engine = self.engine
-            engine.bandwidthLimit = bandwidth
+            engine.bandwidthLimit = engine.bandwidthLimit ?? bandwidth
             return SnapshotDownloader(
                 hub: hub, cache: resolvedCache,
                 downloader: Downloader(transport: transport, clock: clock, configuration: engine),

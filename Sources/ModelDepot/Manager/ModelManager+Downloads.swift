@@ -2,24 +2,39 @@ import ModelDepotCore
 
 /// Each request's latest download task, in the order they started: the one registry of a manager's downloads.
 /// `ModelDownloads` (the screens), the web app and apps all read this one; nothing else keeps tasks.
+///
+/// A download checked against a signature is kept apart from a plain one of the same request: a plain request
+/// never joins it (it may end refused), and starting one never hides the other from `cancelDownload` or a delete.
 struct DownloadRegistry {
-    private var byRequest: [SnapshotRequest: ModelDownloadTask] = [:]
-    private var order: [SnapshotRequest] = []
+    private struct Key: Hashable {
+        var request: SnapshotRequest
+        var signed: Bool
+    }
+    private var byKey: [Key: ModelDownloadTask] = [:]
+    private var order: [Key] = []
 
     /// Every task, oldest first.
-    var tasks: [ModelDownloadTask] { order.compactMap { byRequest[$0] } }
+    var tasks: [ModelDownloadTask] { order.compactMap { byKey[$0] } }
 
-    func task(for request: SnapshotRequest) -> ModelDownloadTask? { byRequest[request] }
-
-    /// Records `task` as its request's latest (a retried download replaces the failed one).
-    mutating func add(_ task: ModelDownloadTask) {
-        if byRequest.updateValue(task, forKey: task.request) != nil { order.removeAll { $0 == task.request } }
-        order.append(task.request)
+    /// The latest plain download of `request`, else the latest signature-checked one.
+    func task(for request: SnapshotRequest) -> ModelDownloadTask? {
+        byKey[Key(request: request, signed: false)] ?? byKey[Key(request: request, signed: true)]
     }
 
-    mutating func remove(_ request: SnapshotRequest) {
-        byRequest[request] = nil
-        order.removeAll { $0 == request }
+    /// The latest download of `request` a plain request may join.
+    func plainTask(for request: SnapshotRequest) -> ModelDownloadTask? { byKey[Key(request: request, signed: false)] }
+
+    /// Records `task` as its request's latest of its kind (a retried download replaces the failed one).
+    mutating func add(_ task: ModelDownloadTask, signed: Bool = false) {
+        let key = Key(request: task.request, signed: signed)
+        if byKey.updateValue(task, forKey: key) != nil { order.removeAll { $0 == key } }
+        order.append(key)
+    }
+
+    /// Forgets `task` (a delete stopped it); a newer task of the same request stays.
+    mutating func remove(_ task: ModelDownloadTask) {
+        for key in order where byKey[key] === task { byKey[key] = nil }
+        order.removeAll { byKey[$0] == nil }
     }
 }
 
@@ -82,9 +97,9 @@ extension ModelManager {
     /// Cancels the download of a catalog entry's variant, when one runs; returns whether one did.
     @discardableResult
     public func cancelDownload(_ entry: CatalogEntry) async -> Bool {
-        guard let task = registry.task(for: entry.snapshotRequest), !task.state.isFinal else { return false }
-        await task.cancel()
-        return true
+        let running = registry.tasks.filter { $0.request == entry.snapshotRequest && !$0.state.isFinal }
+        for task in running { await task.cancel() }
+        return !running.isEmpty
     }
 
     /// The downloads still running, waiting or paused, as one value (an overall bar, a badge).

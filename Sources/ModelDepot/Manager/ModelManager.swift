@@ -50,7 +50,7 @@ public actor ModelManager {
 
     /// Starts (or joins) a pull as `request` describes it: exact files, a forced download, and so on.
     public func download(_ request: SnapshotRequest) -> ModelDownloadTask {
-        if let running = registry.task(for: request), !running.state.isFinal { return running }
+        if let running = registry.plainTask(for: request), !running.state.isFinal { return running }
         let task = ModelDownloadTask(request: request, pull: pull)
         registry.add(task)
         task.resume()
@@ -330,7 +330,7 @@ public actor ModelManager {
     private func stopDownloads(where matches: (SnapshotRequest) -> Bool) async throws {
         for task in registry.tasks where matches(task.request) {
             await task.cancel()
-            registry.remove(task.request)
+            registry.remove(task)
         }
     }
 }

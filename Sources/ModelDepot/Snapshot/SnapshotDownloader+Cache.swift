@@ -22,8 +22,8 @@ extension SnapshotDownloader {
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw ModelDepotError(
                 .notCached,
-                "\(request.repo) at commit \(commit) is not in the cache \(cache.root.path) (no snapshot folder). Pull it while online."
-            )
+                "\(request.repo) at commit \(commit) is not in the cache \(cache.root.path) (no snapshot folder). Pull it while online.",
+                remedy: .downloadFirst)
         }
         let files: [RepoFilePath]
         if let tree = repository.recordedTree(commit) {

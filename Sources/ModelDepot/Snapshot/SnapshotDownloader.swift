@@ -371,7 +371,7 @@ public struct SnapshotDownloader: Sendable {
             message +=
                 " Unpinned models that could be evicted, least recently used first: \(list)\(freeable >= short ? "" : " — not enough even all together"). Evict some (`StorageBudget.plan(maxSize:)`, `ModelManager.delete`)."
         }
-        throw ModelDepotError(.insufficientDiskSpace, message)
+        throw ModelDepotError(.insufficientDiskSpace, message, remedy: .freeSpace)
     }
 
     /// Errors the cache can answer instead: the Hub is unreachable or failing, not refusing.
@@ -390,8 +390,6 @@ public struct SnapshotDownloader: Sendable {
             advice = " Bytes already received are kept: run the same pull again to resume."
         default: advice = ""
         }
-        return ModelDepotError(
-            error.code, "\(path): \(error.message)\(advice)", underlying: error.underlying,
-            retryAfter: error.retryAfter)
+        return error.withMessage("\(path): \(error.message)\(advice)")
     }
 }

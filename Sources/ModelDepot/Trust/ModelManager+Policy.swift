@@ -29,7 +29,7 @@ extension ModelManager {
             }
             // In the one registry like every other download (cancelDownload, overallProgress see it), but never
             // joined by a plain request: its snapshot is published only once the signature holds.
-            registry.add(task)
+            registry.add(task, signed: true)
             task.resume()
             return task
         }

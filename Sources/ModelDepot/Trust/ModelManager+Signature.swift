@@ -49,7 +49,8 @@ extension ModelManager {
         guard let commit = repository.commit(forRevision: revision),
             FileManager.default.fileExists(atPath: repository.snapshotFolder(commit).path)
         else {
-            throw ModelDepotError(.notCached, "\(repo) at \(revision) is not in the cache; pull it first.")
+            throw ModelDepotError(
+                .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
         }
         let signatureURL = try signatureFile ?? repository.snapshotFile(commit, RepoFilePath(signaturePath))
         guard let bundle = FileManager.default.contents(atPath: signatureURL.path) else {

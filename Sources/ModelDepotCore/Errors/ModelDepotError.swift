@@ -124,6 +124,12 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ModelDepotError {
+    /// The same error (code, remedy, what it wraps, the server's wait) told with `message`: for a caller that adds
+    /// what it knows (the file it was downloading, the attempts made) without losing what the thrower knew.
+    public func withMessage(_ message: String) -> ModelDepotError {
+        ModelDepotError(code, message, underlying: underlying, retryAfter: retryAfter, remedy: remedy)
+    }
+
     /// Whether trying the same operation again may succeed (the engine's own retries have been used up).
     public var isRetryable: Bool {
         switch code {

@@ -9,7 +9,7 @@ package enum POSIXFailure {
             return ModelDepotError(
                 .insufficientDiskSpace,
                 "\(what): the disk is full (\(reason)). Free some space and run the same download again; the bytes already on disk are kept.",
-                underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }
+                underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }, remedy: .freeSpace
             )
         case EACCES, EPERM, EROFS:
             return ModelDepotError(

@@ -7,10 +7,10 @@ import Synchronization
 /// the rate while transfers run; nil lifts the cap.
 ///
 /// ```swift
-/// var configuration = DownloadConfiguration()
-/// configuration.bandwidthLimit = BandwidthLimit(bytesPerSecond: 20_000_000)  // 20 MB/s
-/// let models = ModelManager(hub: hub, cache: cache, configuration: configuration)
-/// configuration.bandwidthLimit?.bytesPerSecond = 5_000_000  // later: slower, for every running download
+/// var configuration = ModelManager.Configuration()
+/// configuration.bandwidth.bytesPerSecond = 20_000_000  // 20 MB/s
+/// let models = try ModelManager(configuration: configuration)
+/// models.bandwidth?.bytesPerSecond = 5_000_000  // later: slower, for every running download
 /// ```
 ///
 /// A download waits before it writes bytes it has read, so the connections slow down as TCP lets a server

@@ -114,8 +114,8 @@ final class DownloadRun: Sendable {
         guard available >= needed else {
             throw ModelDepotError(
                 .insufficientDiskSpace,
-                "Not enough disk space in \(folder): the download needs \(needed) more bytes but only \(available) are free. Free \(needed - available) bytes or choose another destination."
-            )
+                "Not enough disk space in \(folder): the download needs \(needed) more bytes but only \(available) are free. Free \(needed - available) bytes or choose another destination.",
+                remedy: .freeSpace)
         }
     }
 

@@ -37,10 +37,9 @@ struct RetryBudget {
         guard let limit, failure.code != .rateLimited, now - streakStart + nextDelay + longestAttempt > limit else {
             return nil
         }
-        return ModelDepotError(
-            failure.code,
-            "\(failure.message) Gave up after \(attempts) attempts without progress over \(Self.seconds(now - streakStart)) (the retry budget is \(Self.seconds(limit))); try again later.",
-            underlying: failure.underlying, retryAfter: failure.retryAfter)
+        return failure.withMessage(
+            "\(failure.message) Gave up after \(attempts) attempts without progress over \(Self.seconds(now - streakStart)) (the retry budget is \(Self.seconds(limit))); try again later."
+        )
     }
 
     /// `12 s`, for messages.

@@ -157,9 +157,7 @@ extension RetryPolicy {
         guard ModelDepotError.Code.transient.contains(failure.code) else { throw failure }
         if let retryAfter = failure.retryAfter, retryAfter > maxRetryAfter { throw failure }
         guard attempt < maxAttempts else {
-            throw ModelDepotError(
-                failure.code, "\(failure.message) Gave up after \(attempt) attempts; try again later.",
-                underlying: failure.underlying, retryAfter: failure.retryAfter)
+            throw failure.withMessage("\(failure.message) Gave up after \(attempt) attempts; try again later.")
         }
         return delay(afterAttempt: attempt, retryAfter: failure.retryAfter, random: random)
     }
