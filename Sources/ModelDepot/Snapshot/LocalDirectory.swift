@@ -127,10 +127,10 @@ extension SnapshotDownloader {
 
     /// Downloads one file into `directory` (resumable, verified, replacing a stale file in one rename) and
     /// records its metadata; returns the bytes received.
-    func fetchIntoLocalDirectory(
-        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ directory: LocalDirectory, _ engine: Downloader, _ tracker: SnapshotProgressTracker
+    func fetch(
+        _ listed: ListedFile, into directory: LocalDirectory, engine: Downloader, tracker: SnapshotProgressTracker
     ) async throws -> Int64 {
+        let (path, commit, file, request) = (listed.path, listed.commit, listed.listing, listed.request)
         do {
             let etag = file.etag
             try HubCache.createFolder(directory.lock(path).deletingLastPathComponent())

@@ -5,48 +5,64 @@ import ModelDepotHub
 import ModelDepotTransfer
 import ModelDepotTrust
 
+/// One file of a repository at a commit, as the commit's listing describes it: what one fetch step of a pull is
+/// asked for, and what a mirror asks ``SnapshotDownloader/pullBlob(_:onDisk:)`` for.
+package struct ListedFile: Sendable {
+    /// The pull it belongs to (repository, type, whether to fetch again what is cached).
+    package var request: SnapshotRequest
+    package var commit: String
+    package var path: RepoFilePath
+    /// The listing's entry: size and blob names.
+    package var listing: RecordedTree.File
+
+    package init(_ path: RepoFilePath, of request: SnapshotRequest, commit: String, listing: RecordedTree.File) {
+        self.request = request
+        self.commit = commit
+        self.path = path
+        self.listing = listing
+    }
+}
+
 extension SnapshotDownloader {
     /// Downloads one file into its blob and, `linking`, links it; returns the bytes received from the network and
     /// the blob's name.
     func fetch(
-        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool
+        _ file: ListedFile, into repository: CachedRepository, linking: Bool, engine: Downloader,
+        tracker: SnapshotProgressTracker
     ) async throws -> (bytes: Int64, etag: String) {
         do {
             let received = try await fetchBlob(
-                path, commit: commit, file: file, request, repository, engine, tracker, linking: linking)
-            tracker.fileFinished(path.value, size: file.size)
+                file, into: repository, linking: linking, engine: engine, tracker: tracker)
+            tracker.fileFinished(file.path.value, size: file.listing.size)
             return received
         } catch let error as ModelDepotError {
-            tracker.fileAbandoned(path.value)
-            throw Self.naming(path, in: error)
+            tracker.fileAbandoned(file.path.value)
+            throw Self.naming(file.path, in: error)
         }
     }
 
-    /// Pulls one file of `repo` at `commit`, as the listing `file` describes it, into its blob and links it —
-    /// one file of ``download(_:progress:)``, for a mirror that fetches what its clients ask for.
+    /// Pulls one listed file into its blob in the cache and links it — one file of ``download(_:progress:)``, for
+    /// a mirror that fetches what its clients ask for.
     ///
     /// - Parameter onDisk: told the byte ranges of the partial blob (`blobs/<etag>.incomplete`) written so far,
     ///   after every write: what a mirror may already serve of it.
     /// - Returns: the bytes received from the network (0 when the blob was already there).
-    package func pullFile(
-        _ path: RepoFilePath, of repo: RepoID, type: RepoType, commit: String, file: RecordedTree.File,
-        onDisk: @escaping @Sendable (ByteRangeSet) -> Void
-    ) async throws -> Int64 {
-        let request = SnapshotRequest(repo: repo, type: type, revision: commit)
+    package func pullBlob(_ file: ListedFile, onDisk: @escaping @Sendable (ByteRangeSet) -> Void) async throws
+        -> Int64
+    {
         let tracker = SnapshotProgressTracker(
             clock: EngineClock(clock), interval: downloader.configuration.progressInterval, report: { _ in })
         return try await fetchBlob(
-            path, commit: commit, file: file, request, cache.repository(repo, type: type), downloader, tracker,
-            linking: true, onDisk: onDisk
+            file, into: cache.repository(file.request.repo, type: file.request.type), linking: true,
+            engine: downloader, tracker: tracker, onDisk: onDisk
         ).bytes
     }
 
     func fetchBlob(
-        _ path: RepoFilePath, commit: String, file: RecordedTree.File, _ request: SnapshotRequest,
-        _ repository: CachedRepository, _ engine: Downloader, _ tracker: SnapshotProgressTracker, linking: Bool,
-        onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
+        _ listed: ListedFile, into repository: CachedRepository, linking: Bool, engine: Downloader,
+        tracker: SnapshotProgressTracker, onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil
     ) async throws -> (bytes: Int64, etag: String) {
+        let (path, commit, file, request) = (listed.path, listed.commit, listed.listing, listed.request)
         let etag: String
         let expectedSize: Int64
         if Self.treeSettles(file) {

@@ -182,8 +182,8 @@ public struct SnapshotDownloader: Sendable {
         let staged = Mutex<[RepoFilePath: String]>([:])
         let received = try await transfer(work) { path, engine in
             let (bytes, etag) = try await fetch(
-                path, commit: commit, file: tree.files[path]!, request, repository, engine, tracker,
-                linking: publishing)
+                ListedFile(path, of: request, commit: commit, listing: tree.files[path]!), into: repository,
+                linking: publishing, engine: engine, tracker: tracker)
             staged.withLock { $0[path] = etag }
             return bytes
         }
@@ -268,8 +268,9 @@ public struct SnapshotDownloader: Sendable {
             totalBytes: work.totalBytes, totalFiles: selected.count, cachedBytes: work.heldBytes,
             cachedFiles: work.heldFiles)
         let received = try await transfer(work) { path, engine in
-            try await fetchIntoLocalDirectory(
-                path, commit: commit, file: tree.files[path]!, request, directory, engine, tracker)
+            try await fetch(
+                ListedFile(path, of: request, commit: commit, listing: tree.files[path]!), into: directory,
+                engine: engine, tracker: tracker)
         }
         tracker.completed()
         return Snapshot(

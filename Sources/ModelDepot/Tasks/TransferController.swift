@@ -26,7 +26,7 @@ public enum TransferState<Progress: Sendable, Output: Sendable>: Sendable {
 /// The state machine behind the observable tasks: runs an operation in a `Task`, publishes its progress and
 /// state to any number of subscribers, and really stops it on pause or cancel (the operation sees
 /// cancellation; its partial data stays for a resume).
-final class TransferController<Progress: MonotonicProgress, Output: Sendable>: Sendable {
+final class TransferController<Progress: TransferProgress, Output: Sendable>: Sendable {
     typealias State = TransferState<Progress, Output>
     typealias Operation = @Sendable (_ report: @escaping @Sendable (Progress) -> Void) async throws -> Output
 
@@ -51,7 +51,7 @@ final class TransferController<Progress: MonotonicProgress, Output: Sendable>: S
 
     var state: State { inner.withLock { $0.state } }
 
-    /// The last progress reported, as shown (see ``MonotonicProgress``); survives pauses and resumes.
+    /// The last progress reported, as shown (see ``TransferProgress``); survives pauses and resumes.
     var lastProgress: Progress? { inner.withLock { $0.lastProgress } }
 
     /// How many `states` streams are being followed now (each ends when its reader stops).

@@ -274,8 +274,9 @@ final class PullThroughSource: RepositorySource {
         // Counted as bytes land, so the counter moves during a long pull (a pull resumed after a restart
         // counts the bytes the earlier process received, which that process never counted).
         let landed = Mutex<Int64>(0)
-        return try await puller.pullFile(
-            file.path, of: snapshot.id, type: snapshot.type, commit: snapshot.commit, file: listed,
+        let request = SnapshotRequest(repo: snapshot.id, type: snapshot.type, revision: snapshot.commit)
+        return try await puller.pullBlob(
+            ListedFile(file.path, of: request, commit: snapshot.commit, listing: listed),
             onDisk: { ranges in
                 pull.wrote(ranges)
                 let arrived = landed.withLock { landed in

@@ -1,21 +1,29 @@
 import ModelDepotTransfer
 
-/// Progress an app can bind a bar to: a task's figures never go back, through pauses, resumes, retries and
-/// completion. A run that restarts (after a resume) first reports "resolving, nothing known yet"; that event
-/// keeps the figures already shown and only changes the phase.
-protocol MonotonicProgress: Sendable {
+/// The progress a ``TransferTask`` reports, which an app can bind a bar to: its figures never go back, through
+/// pauses, resumes, retries and completion. A run that restarts (after a resume) first reports "resolving,
+/// nothing known yet"; that event keeps the figures already shown and only changes the phase.
+public protocol TransferProgress: Sendable, Equatable {
+    /// What the transfer produces.
+    associatedtype Output: Sendable
     /// This event as shown after `earlier`: no counter below what `earlier` showed, known totals kept.
     func continuing(from earlier: Self) -> Self
+    /// The last event shown, as the final one of a transfer that produced `output`.
+    static func completed(after last: Self?, output: Output) -> Self
 }
 
-extension DownloadProgress: MonotonicProgress {
-    func continuing(from earlier: DownloadProgress) -> DownloadProgress {
+extension DownloadProgress: TransferProgress {
+    public func continuing(from earlier: DownloadProgress) -> DownloadProgress {
         var shown = self
         if shown.totalBytes == nil { shown.totalBytes = earlier.totalBytes }
         if shown.totalBytes == earlier.totalBytes {
             shown.bytesCompleted = max(shown.bytesCompleted, earlier.bytesCompleted)
         }
         return shown
+    }
+
+    public static func completed(after last: DownloadProgress?, output: DownloadResult) -> DownloadProgress {
+        completed(after: last, size: output.size)
     }
 
     /// The last event shown, as the final one of a successful download of `size` bytes.
@@ -30,8 +38,8 @@ extension DownloadProgress: MonotonicProgress {
     }
 }
 
-extension SnapshotProgress: MonotonicProgress {
-    func continuing(from earlier: SnapshotProgress) -> SnapshotProgress {
+extension SnapshotProgress: TransferProgress {
+    public func continuing(from earlier: SnapshotProgress) -> SnapshotProgress {
         var shown = self
         if shown.totalBytes == nil {
             shown.totalBytes = earlier.totalBytes
@@ -42,6 +50,10 @@ extension SnapshotProgress: MonotonicProgress {
             shown.filesCompleted = max(shown.filesCompleted, earlier.filesCompleted)
         }
         return shown
+    }
+
+    public static func completed(after last: SnapshotProgress?, output: Snapshot) -> SnapshotProgress {
+        completed(after: last, snapshot: output)
     }
 
     /// The last event shown, as the final one of a pull that produced `snapshot`.

@@ -4,29 +4,31 @@ import ModelDepotTransfer
     import Observation
     import Synchronization
 
-    /// A ``DownloadTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views.
+    /// A ``TransferTask`` mirrored on the main actor as an `@Observable` model, for SwiftUI views: its state and
+    /// its latest progress, kept through pauses.
     ///
     /// ```swift
-    /// @State private var download: ObservedDownload?
-    /// // in body: .task { download = ObservedDownload(downloader.start(request)) }
+    /// @State private var download: ObservedModelDownload?
+    /// // in body: .task { download = ObservedModelDownload(await models.download(entry)) }
     /// ProgressView(value: download?.progress?.fractionCompleted ?? 0)
+    /// Text("\(download?.progress?.filesCompleted ?? 0) of \(download?.progress?.totalFiles ?? 0) files")
     /// ```
     @MainActor
     @Observable
-    public final class ObservedDownload {
+    public final class ObservedTransfer<Request: Sendable, Progress: TransferProgress> {
         /// The task observed.
-        public let task: DownloadTask
+        public let task: TransferTask<Request, Progress>
         /// The task's latest state, updated on the main actor for views.
-        public private(set) var state: DownloadTask.State
+        public private(set) var state: TransferTask<Request, Progress>.State
         /// The latest progress, kept through pauses.
-        public private(set) var progress: DownloadProgress?
+        public private(set) var progress: Progress?
 
         /// The loop that follows the task's states; cancelled when this observer goes, which ends its
         /// subscription to the task (the task itself goes on: pausing or cancelling it is the app's decision).
         private let following = Mutex<Task<Void, Never>?>(nil)
 
         /// Starts observing `task`; the state follows it until the task ends or this observer is released.
-        public init(_ task: DownloadTask) {
+        public init(_ task: TransferTask<Request, Progress>) {
             self.task = task
             self.state = task.state
             let loop = Task { [weak self] in
@@ -42,13 +44,12 @@ import ModelDepotTransfer
             following.withLock { $0?.cancel() }
         }
 
-        private func apply(_ state: DownloadTask.State) {
+        private func apply(_ state: TransferTask<Request, Progress>.State) {
             self.state = state
             switch state {
             case .downloading(let progress): self.progress = progress
             case .paused(let progress): self.progress = progress ?? self.progress
-            case .completed(let result):
-                self.progress = .completed(after: self.progress, size: result.size)
+            case .completed(let output): self.progress = .completed(after: self.progress, output: output)
             default: break
             }
         }
@@ -57,8 +58,18 @@ import ModelDepotTransfer
         public func pause() async { await task.pause() }
         /// Resumes a paused task from the bytes on disk.
         public func resume() { task.resume() }
+        /// Cancels the task; the bytes that arrived stay for a later one.
+        public func cancel() async { await task.cancel() }
+    }
+
+    /// A ``DownloadTask`` (one file) observed for SwiftUI.
+    public typealias ObservedDownload = ObservedTransfer<DownloadRequest, DownloadProgress>
+    /// A ``ModelDownloadTask`` (a repository) observed for SwiftUI: files done and the file in flight too.
+    public typealias ObservedModelDownload = ObservedTransfer<SnapshotRequest, SnapshotProgress>
+
+    extension ObservedTransfer where Request == DownloadRequest, Progress == DownloadProgress {
         /// Cancels the task; with `discardingPartialData` the bytes that arrived are deleted too.
-        public func cancel(discardingPartialData: Bool = false) async {
+        public func cancel(discardingPartialData: Bool) async {
             await task.cancel(discardingPartialData: discardingPartialData)
         }
     }
