@@ -157,6 +157,7 @@ let package = Package(
                 "ModelDepot",
                 "ModelDepotInference",
                 "ModelDepotMirrorContract",
+                "ModelDepotCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -32,6 +32,10 @@ public actor ModelDownloads {
     /// Which task each row follows (the tasks themselves are the manager's): compared without leaving the actor, so
     /// a replaced task's late states, or a state arriving after a delete forgot the task, are judged right.
     private var followed: [String: ObjectIdentifier] = [:]
+    /// Counts the changes beyond progress: a download started, paused, resumed or ended, or the cache changed
+    /// (``cacheChanged()``). A screen that reads the disk (readiness) loads again when it moves; progress alone,
+    /// many times a second, never moves it.
+    public private(set) var generation = 0
     private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
 
     /// Downloads of `catalog`'s models through `manager`, under the manager's own bandwidth cap (every manager
@@ -129,7 +133,7 @@ public actor ModelDownloads {
             return
         }
         _ = try await manager.repair(entry.repo, type: entry.repoType, problems: problems)
-        signal()
+        cacheChanged()
     }
 
     /// Runs the button a screen offered for `name` (``ModelStatus/action``, ``DownloadsScreen/Button``): the one
@@ -182,8 +186,16 @@ public actor ModelDownloads {
         return task
     }
 
+    /// Says that the cache changed under the downloads (a model deleted, repaired or pruned): screens that read
+    /// the disk load again.
+    public func cacheChanged() {
+        generation += 1
+        signal()
+    }
+
     private func track(_ task: ModelDownloadTask, name: String) {
         followed[name] = ObjectIdentifier(task)
+        generation += 1
         entries[name] = Entry(name: name, state: task.state, progress: nil, started: Date())
         signal()
         Task { [weak self] in
@@ -197,6 +209,7 @@ public actor ModelDownloads {
     private func record(_ state: ModelDownloadTask.State, of task: ModelDownloadTask, name: String) {
         // A retried download replaced this task: its late states are not news.
         guard followed[name] == ObjectIdentifier(task), var entry = entries[name] else { return }
+        if !Self.sameKind(entry.state, state) { generation += 1 }
         entry.state = state
         switch state {
         case .downloading(let progress): entry.progress = progress
@@ -206,6 +219,14 @@ public actor ModelDownloads {
         }
         entries[name] = entry
         signal()
+    }
+
+    /// Whether two states differ only in their progress.
+    private static func sameKind(_ one: ModelDownloadTask.State, _ other: ModelDownloadTask.State) -> Bool {
+        switch (one, other) {
+        case (.pending, .pending), (.downloading, .downloading), (.paused, .paused): true
+        default: false
+        }
     }
 
     private func signal() {

@@ -110,6 +110,8 @@ public struct ModelsScreen: Sendable, Encodable {
     /// What is on this device besides the catalog's models.
     public var otherCached: [CachedRow]
     public var strings: ModelsScreenStrings
+    /// Each row's readiness as read at load: what ``withDownloads(_:)`` decides statuses from without the disk.
+    var readiness: [String: Readiness] = [:]
 
     private enum CodingKeys: String, CodingKey {
         case filter, rows, presets, emptyMessage, hubResults, hubMessage, otherCached
@@ -156,9 +158,24 @@ public struct ModelsScreen: Sendable, Encodable {
         var screen = ModelsScreen(
             filter: filter, rows: rows, presets: presets, emptyMessage: rows.isEmpty ? strings.nothingMatches : nil,
             hubResults: [], hubMessage: nil, otherCached: otherCached, strings: strings)
+        screen.readiness = readiness
         if !filter.hub.isEmpty {
             (screen.hubResults, screen.hubMessage) = await searchHub(
                 filter.hub, downloads: downloads, cached: Set(cached.map(\.id)), strings: strings)
+        }
+        return screen
+    }
+
+    /// The screen with every row's status decided again from the downloads' states and the readiness read at
+    /// load: what a progress event changes, without reading the disk. Load the screen again when
+    /// ``ModelDownloads/generation`` moves (a download began or ended, the cache changed).
+    public func withDownloads(_ downloads: ModelDownloads) async -> ModelsScreen {
+        var screen = self
+        for index in screen.rows.indices {
+            let name = screen.rows[index].name
+            guard let readiness = readiness[name] else { continue }
+            screen.rows[index].status = ModelStatus.decide(
+                readiness: readiness, download: await downloads.entry(name), strings: strings.status)
         }
         return screen
     }

@@ -1,11 +1,13 @@
 import Foundation
 import Hummingbird
+import ModelDepotCore
 import ModelDepotScreens
 import NIOCore
 
 /// `GET /api/ui/events`: server-sent events, one `update` at once and one after each change of a download,
 /// at most four a second. Each carries what the live parts of the pages show: every model's status and the
-/// Downloads screen.
+/// Downloads screen. Progress alone re-decides the statuses from memory; the models screen is read from the disk
+/// again only when ``ModelDownloads/generation`` moved (a download began or ended, the cache changed).
 enum UIEvents {
     /// One event's data.
     struct Update: Encodable {
@@ -16,27 +18,49 @@ enum UIEvents {
     /// The shortest time between two events: progress arrives far more often than a person can read it.
     static let interval: Duration = .milliseconds(250)
 
-    static func response(_ downloads: ModelDownloads, streams: EventStreams) -> Response {
+    static func response(
+        _ downloads: ModelDownloads, streams: EventStreams, clock: any Clock<Duration> = ContinuousClock()
+    ) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
             body: streams.body { send in
                 let changes = await downloads.changes()
-                send(try await event(downloads))
-                let clock = ContinuousClock()
-                var last = clock.now
+                var models = Models()
+                send(try await event(models.current(downloads), downloads))
+                let time = EngineClock(clock)
+                var lastSent = time.elapsed()
                 for await _ in changes {
-                    let wait = last.advanced(by: interval) - clock.now
-                    if wait > .zero { try await clock.sleep(for: wait) }
-                    last = clock.now
-                    send(try await event(downloads))
+                    let wait = interval - (time.elapsed() - lastSent)
+                    if wait > .zero { try await time.sleep(for: wait) }
+                    lastSent = time.elapsed()
+                    send(try await event(models.current(downloads), downloads))
                 }
             })
     }
 
-    static func event(_ downloads: ModelDownloads) async throws -> ByteBuffer {
-        let update = Update(
-            models: await ModelsScreen.load(downloads).rows, downloads: await DownloadsScreen.load(downloads))
+    /// The models screen of one stream: read from the disk when the downloads' generation moved since the last
+    /// read, else the last one with its statuses decided again.
+    struct Models {
+        private var screen: ModelsScreen?
+        private var generation = -1
+
+        mutating func current(_ downloads: ModelDownloads) async -> ModelsScreen {
+            // Read before loading: a change during the load moves it again, and the next event reloads.
+            let now = await downloads.generation
+            if let screen, now == generation {
+                let updated = await screen.withDownloads(downloads)
+                self.screen = updated
+                return updated
+            }
+            let loaded = await ModelsScreen.load(downloads)
+            (screen, generation) = (loaded, now)
+            return loaded
+        }
+    }
+
+    static func event(_ models: ModelsScreen, _ downloads: ModelDownloads) async throws -> ByteBuffer {
+        let update = Update(models: models.rows, downloads: await DownloadsScreen.load(downloads))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = String(decoding: try encoder.encode(update), as: UTF8.self)

@@ -170,15 +170,21 @@ struct UIResponder: HTTPResponder {
             return try Self.json(await StorageScreen.load(downloads.manager))
         case .apiStorageAction(let action):
             let (id, type) = try StorageForm.repository(Data(buffer: body))
-            return try Self.json(try await StorageScreen.perform(action, on: id, type: type, downloads.manager))
+            let outcome = try await StorageScreen.perform(action, on: id, type: type, downloads.manager)
+            await downloads.cacheChanged()
+            return try Self.json(outcome)
         case .apiPrunePreview:
             let budget = try StorageForm.budget(Data(buffer: body))
             return try Self.json(try await StorageScreen.prunePreview(downloads.manager, maxSize: budget))
         case .apiPrune:
             let budget = try StorageForm.budget(Data(buffer: body))
-            return try Self.json(try await StorageScreen.prune(downloads.manager, maxSize: budget))
+            let pruned = try await StorageScreen.prune(downloads.manager, maxSize: budget)
+            await downloads.cacheChanged()
+            return try Self.json(pruned)
         case .apiPruneDetached:
-            return try Self.json(try await StorageScreen.pruneDetached(downloads.manager))
+            let pruned = try await StorageScreen.pruneDetached(downloads.manager)
+            await downloads.cacheChanged()
+            return try Self.json(pruned)
         case .apiSettings:
             return try Self.json(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin))
         case .apiChat:

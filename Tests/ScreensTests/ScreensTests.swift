@@ -119,6 +119,36 @@ import Testing
         }
     }
 
+    /// Progress moves no generation, so the web app's events re-decide statuses from memory; a pause, an end or a
+    /// change of the cache moves it, and the models screen is read from the disk again. The statuses decided from
+    /// memory are the ones a full load decides.
+    @Test func progressAloneDoesNotMakeTheScreensReadTheDisk() async throws {
+        try await ScreensFixture.with(limit: 256 << 10) { fixture in
+            let downloads = fixture.downloads
+            try await downloads.start("chat")
+            #expect(await waitUntil { (await downloads.entry("chat")?.progress?.bytesCompleted ?? 0) > 0 })
+            let started = await downloads.generation
+            let screen = await ModelsScreen.load(downloads)
+            let before = await downloads.entry("chat")?.progress?.bytesCompleted ?? 0
+            #expect(
+                await waitUntil { (await downloads.entry("chat")?.progress?.bytesCompleted ?? 0) > before + 32 << 10 })
+            #expect(await downloads.generation == started, "progress is not a change the disk must be read for")
+
+            try await downloads.pause("chat")
+            #expect(await fixture.waitFor("chat") { if case .paused = $0 { true } else { false } })
+            let paused = await downloads.generation
+            #expect(paused > started)
+            let fromMemory = await screen.withDownloads(downloads)
+            let fromDisk = await ModelsScreen.load(downloads)
+            #expect(fromMemory.rows.map(\.status) == fromDisk.rows.map(\.status))
+            #expect(fromMemory.rows.map(\.status) != screen.rows.map(\.status), "the paused row changed")
+
+            await downloads.cacheChanged()
+            #expect(await downloads.generation == paused + 1)
+            try await downloads.cancel("chat")
+        }
+    }
+
     @Test func aFailureSaysWhyAndRetryWorks() async throws {
         try await ScreensFixture.with { fixture in
             let downloads = fixture.downloads
