@@ -132,8 +132,9 @@ public actor ModelDownloads {
             try await start(entry.name)
             return
         }
+        // Also when the repair fails half-way: it may have removed damaged files it could not fetch again.
+        defer { cacheChanged() }
         _ = try await manager.repair(entry.repo, type: entry.repoType, problems: problems)
-        cacheChanged()
     }
 
     /// Runs the button a screen offered for `name` (``ModelStatus/action``, ``DownloadsScreen/Button``): the one

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ModelDepot
+import ModelDepotCore
 import ModelDepotMirrorContract
 import ModelDepotScreens
 import NIOCore
@@ -16,6 +17,12 @@ public struct MirrorDashboardApp: Sendable {
     public let source: any MirrorDashboardSource
     let access: DashboardAccess
     let pages: UIPages
+    /// The live dashboards' event streams; ended when the mirror drains.
+    public let streams = EventStreams()
+    /// How often an open dashboard's state is looked at; an event goes out only when what it shows changed.
+    public var interval: Duration = .seconds(1)
+    /// What the streams sleep on (tests inject their own).
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     /// - Parameters:
     ///   - readToken: the mirror's client token, when it has one: reading needs it.
@@ -26,9 +33,12 @@ public struct MirrorDashboardApp: Sendable {
         pages = try await UIPages.load()
     }
 
-    /// What the mirror mounts at `/ui`.
-    public var mounted: (prefix: String, respond: @Sendable (Request) async throws -> Response) {
-        ("/ui", { request in await self.respond(to: request) })
+    /// What the mirror mounts at `/ui`: the prefix, the responder, and what to do when the mirror drains (end the
+    /// event streams).
+    public var mounted:
+        (prefix: String, respond: @Sendable (Request) async throws -> Response, onDrain: @Sendable () -> Void)
+    {
+        ("/ui", { request in await self.respond(to: request) }, { [streams] in streams.closeAll() })
     }
 
     public func respond(to request: Request) async -> Response {
@@ -72,6 +82,9 @@ public struct MirrorDashboardApp: Sendable {
             return try UIResponder.json(
                 MirrorScreen.make(
                     await source.dashboardState(), admin: role == .admin, adminPossible: access.adminToken != nil))
+        case ("GET", "/ui/api/events"):
+            guard role != .none else { return UIResponder.error(401, Self.signInFirst) }
+            return events(admin: role == .admin)
         case ("POST", "/ui/api/session"):
             guard let token = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["token"] as? String
             else {
@@ -107,6 +120,31 @@ public struct MirrorDashboardApp: Sendable {
             response.headers[.allow] = "GET, HEAD, POST"
             return response
         }
+    }
+
+    /// `GET /ui/api/events`: server-sent events, an `update` (what `/ui/api/state` answers) at once and then
+    /// whenever what the dashboard shows changed, looked at every ``interval``; nothing while nothing changes
+    /// but the heartbeat that finds closed tabs.
+    private func events(admin: Bool) -> Response {
+        let (source, adminPossible, interval) = (source, access.adminToken != nil, interval)
+        let time = EngineClock(clock)
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            body: streams.body(clock: clock) { send in
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                var last = Data()
+                while !Task.isCancelled {
+                    let screen = MirrorScreen.make(
+                        await source.dashboardState(), admin: admin, adminPossible: adminPossible)
+                    let json = try encoder.encode(screen)
+                    if json != last {
+                        send(ByteBuffer(string: "event: update\ndata: \(String(decoding: json, as: UTF8.self))\n\n"))
+                        last = json
+                    }
+                    try await time.sleep(for: interval)
+                }
+            })
     }
 
     static let signInFirst = "Sign in with the mirror's token first (the dashboard's page asks for it)."

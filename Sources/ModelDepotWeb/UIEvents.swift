@@ -7,7 +7,8 @@ import NIOCore
 /// `GET /api/ui/events`: server-sent events, one `update` at once and one after each change of a download,
 /// at most four a second. Each carries what the live parts of the pages show: every model's status and the
 /// Downloads screen. Progress alone re-decides the statuses from memory; the models screen is read from the disk
-/// again only when ``ModelDownloads/generation`` moved (a download began or ended, the cache changed).
+/// again when ``ModelDownloads/generation`` moved (a download began or ended, the cache changed here), and at
+/// least every ``rereadAfter`` for changes made elsewhere (another process, the command line).
 enum UIEvents {
     /// One event's data.
     struct Update: Encodable {
@@ -17,6 +18,8 @@ enum UIEvents {
 
     /// The shortest time between two events: progress arrives far more often than a person can read it.
     static let interval: Duration = .milliseconds(250)
+    /// The longest a stream goes on showing readiness it read from the disk, while events keep coming.
+    static let rereadAfter: Duration = .seconds(5)
 
     static func response(
         _ downloads: ModelDownloads, streams: EventStreams, clock: any Clock<Duration> = ContinuousClock()
@@ -24,11 +27,11 @@ enum UIEvents {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-            body: streams.body { send in
+            body: streams.body(clock: clock) { send in
                 let changes = await downloads.changes()
-                var models = Models()
-                send(try await event(models.current(downloads), downloads))
                 let time = EngineClock(clock)
+                var models = Models(time: time)
+                send(try await event(models.current(downloads), downloads))
                 var lastSent = time.elapsed()
                 for await _ in changes {
                     let wait = interval - (time.elapsed() - lastSent)
@@ -40,21 +43,25 @@ enum UIEvents {
     }
 
     /// The models screen of one stream: read from the disk when the downloads' generation moved since the last
-    /// read, else the last one with its statuses decided again.
+    /// read (or ``rereadAfter`` passed), else the last one with its statuses decided again.
     struct Models {
+        let time: EngineClock
         private var screen: ModelsScreen?
         private var generation = -1
+        private var readAt: Duration = .zero
+
+        init(time: EngineClock) { self.time = time }
 
         mutating func current(_ downloads: ModelDownloads) async -> ModelsScreen {
             // Read before loading: a change during the load moves it again, and the next event reloads.
             let now = await downloads.generation
-            if let screen, now == generation {
+            if let screen, now == generation, time.elapsed() - readAt < rereadAfter {
                 let updated = await screen.withDownloads(downloads)
                 self.screen = updated
                 return updated
             }
             let loaded = await ModelsScreen.load(downloads)
-            (screen, generation) = (loaded, now)
+            (screen, generation, readAt) = (loaded, now, time.elapsed())
             return loaded
         }
     }

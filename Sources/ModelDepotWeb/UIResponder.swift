@@ -170,21 +170,22 @@ struct UIResponder: HTTPResponder {
             return try Self.json(await StorageScreen.load(downloads.manager))
         case .apiStorageAction(let action):
             let (id, type) = try StorageForm.repository(Data(buffer: body))
-            let outcome = try await StorageScreen.perform(action, on: id, type: type, downloads.manager)
-            await downloads.cacheChanged()
-            return try Self.json(outcome)
+            return try Self.json(
+                try await Self.changingTheCache(downloads) {
+                    try await StorageScreen.perform(action, on: id, type: type, downloads.manager)
+                })
         case .apiPrunePreview:
             let budget = try StorageForm.budget(Data(buffer: body))
             return try Self.json(try await StorageScreen.prunePreview(downloads.manager, maxSize: budget))
         case .apiPrune:
             let budget = try StorageForm.budget(Data(buffer: body))
-            let pruned = try await StorageScreen.prune(downloads.manager, maxSize: budget)
-            await downloads.cacheChanged()
-            return try Self.json(pruned)
+            return try Self.json(
+                try await Self.changingTheCache(downloads) {
+                    try await StorageScreen.prune(downloads.manager, maxSize: budget)
+                })
         case .apiPruneDetached:
-            let pruned = try await StorageScreen.pruneDetached(downloads.manager)
-            await downloads.cacheChanged()
-            return try Self.json(pruned)
+            return try Self.json(
+                try await Self.changingTheCache(downloads) { try await StorageScreen.pruneDetached(downloads.manager) })
         case .apiSettings:
             return try Self.json(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin))
         case .apiChat:
@@ -256,6 +257,21 @@ struct UIResponder: HTTPResponder {
 
     static func redirect(_ location: String) -> Response {
         Response(status: .seeOther, headers: [.location: location])
+    }
+
+    /// Runs a storage action and then tells the downloads the cache changed — also when it failed half-way (a
+    /// repair that deleted a blob and could not fetch it again, a prune that stopped after some models).
+    static func changingTheCache<T: Sendable>(_ downloads: ModelDownloads, _ action: () async throws -> T)
+        async throws -> T
+    {
+        do {
+            let outcome = try await action()
+            await downloads.cacheChanged()
+            return outcome
+        } catch {
+            await downloads.cacheChanged()
+            throw error
+        }
     }
 
     static func json(_ value: some Encodable) throws -> Response {

@@ -244,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
             let dashboard = try await MirrorDashboardApp(
                 source: server.dashboard, readToken: token, adminToken: adminToken)
             let mount = dashboard.mounted
-            server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond)
+            server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
         }
         let ui = self.ui
         server.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))

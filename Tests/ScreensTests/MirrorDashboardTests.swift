@@ -66,6 +66,50 @@ import Testing
         }
     }
 
+    /// The dashboard follows server-sent events instead of polling: the state at once, then only what changed;
+    /// the stream needs the token, and a draining mirror ends it (`event: shutdown`) instead of waiting for it.
+    @Test func theDashboardStreamsItsStateAndADrainEndsTheStream() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-dashboard-events")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.path("repos/acme/tiny"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: folder.path("repos/acme/tiny/config.json"))
+        var server = MirrorServer(root: folder.path("repos"), token: "reader", logger: Self.quiet)
+        server.drainTimeout = .seconds(120)
+        var app = try await MirrorDashboardApp(source: server.dashboard, readToken: "reader", adminToken: nil)
+        app.interval = .milliseconds(50)
+        let mount = app.mounted
+        server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
+        let (task, base) = try await Self.start(server)
+        let mirror = Mirror(base: base)
+        #expect(try await mirror.send("GET", "/ui/api/events").status == 401)
+
+        let response = try await AsyncHTTPTransport.patient.send(
+            TransportRequest(
+                method: "GET", url: URL(string: base + "/ui/api/events")!,
+                headers: [("Authorization", "Bearer reader")]))
+        #expect(response.status == 200)
+        #expect(response.headers.first { $0.name.lowercased() == "content-type" }?.value == "text/event-stream")
+        let received = Mutex("")
+        let reading = Task {
+            for try await part in response.body {
+                received.withLock { $0 += String(decoding: part.bytes, as: UTF8.self) }
+            }
+        }
+        #expect(await waitUntil { received.withLock { $0.contains("event: update\ndata: {") } })
+        #expect(received.withLock { $0.contains("\"counters\"") })
+        // A request moves the counters: the next update says so; between changes nothing is sent.
+        _ = try await mirror.send("GET", "/api/models/acme/tiny", bearer: "reader")
+        #expect(await waitUntil { received.withLock { $0.components(separatedBy: "event: update").count > 2 } })
+
+        // The drain ends the open stream at once, so it does not wait out the drain's two minutes.
+        let stopping = ContinuousClock.now
+        task.cancel()
+        #expect(await waitUntil { received.withLock { $0.contains("event: shutdown") } })
+        _ = try? await reading.value
+        _ = try? await task.value
+        #expect(ContinuousClock.now - stopping < .seconds(60), "the drain waited for the stream")
+    }
+
     @Test func showsPullsAndCountersAndGuardsChanges() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-dashboard")
         defer { folder.remove() }
@@ -81,7 +125,7 @@ import Testing
             logger: Self.quiet)
         let app = try await MirrorDashboardApp(source: server.dashboard, readToken: "reader", adminToken: "admin")
         let mount = app.mounted
-        server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond)
+        server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
         let (task, base) = try await Self.start(server)
         defer { task.cancel() }
         let mirror = Mirror(base: base)

@@ -223,6 +223,48 @@ import Testing
         }
     }
 
+    /// The event stream reads readiness from the disk only when something beyond progress changed: a model deleted
+    /// on the Storage screen reaches an open stream as not downloaded.
+    @Test func aDeleteReachesAnOpenEventStream() async throws {
+        try await Self.with { fixture, app in
+            let cookie = try await app.openSession()
+            #expect(
+                try await app.send("POST", "/api/ui/models/embed/download", cookie: cookie, json: "{}").status == 200)
+            #expect(await fixture.waitFor("embed") { if case .completed = $0 { true } else { false } })
+            let response = try await AsyncHTTPTransport.patient.send(
+                TransportRequest(
+                    url: URL(string: app.base + "/api/ui/events")!, headers: [("Cookie", cookie)],
+                    callerDetectsStalls: true))
+            let kinds = Mutex<[String]>([])
+            let reading = Task {
+                var text = ""
+                for try await buffer in response.body {
+                    text += String(decoding: buffer.bytes, as: UTF8.self)
+                    while let end = text.range(of: "\n\n") {
+                        let event = text[..<end.lowerBound]
+                        text = String(text[end.upperBound...])
+                        guard let data = event.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }),
+                            let update = try? JSONSerialization.jsonObject(with: Data(data.dropFirst(6).utf8))
+                                as? [String: Any],
+                            let row = (update["models"] as? [[String: Any]])?.first(where: {
+                                $0["name"] as? String == "embed"
+                            }),
+                            let kind = ((row["status"] as? [String: Any])?["badge"] as? [String: Any])?["kind"]
+                                as? String
+                        else { continue }
+                        kinds.withLock { $0.append(kind) }
+                    }
+                }
+            }
+            defer { reading.cancel() }
+            #expect(await waitUntil { kinds.withLock { $0.first } == "ready" })
+            let deleted = try await app.send(
+                "POST", "/api/ui/storage/delete", cookie: cookie, json: #"{"id": "acme/embed"}"#)
+            #expect(deleted.status == 200, "\(deleted.text)")
+            #expect(await waitUntil { kinds.withLock { $0.last } == "notDownloaded" }, "\(kinds.withLock { $0 })")
+        }
+    }
+
     @Test func eventStreamsEndWhenTheirClientsLeaveOrTheAppStops() async throws {
         // A heartbeat of 50 ms stands for the 15 s one: a tab that closed is found by the next write.
         let streams = EventStreams(heartbeat: .milliseconds(50))

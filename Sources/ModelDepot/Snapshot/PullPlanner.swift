@@ -57,8 +57,8 @@ enum PullPlanner {
     ) -> PullWork {
         let sizes = Dictionary(uniqueKeysWithValues: selected.map { ($0, tree.files[$0]?.size ?? 0) })
         let fetch = selected.filter { request.forceDownload || !present.contains($0) }
-        // Largest first: the long transfers start early and small files fill the gaps around them. Ties by path,
-        // so a plan is the same every time.
+        // Largest first: the long transfers start early, and once the last large one has started the small files
+        // fill the connections left. Ties by path, so a plan is the same every time.
         let ordered = fetch.sorted { (sizes[$0]!, $1.value) > (sizes[$1]!, $0.value) }
         return PullWork(
             selected: selected, toFetch: ordered, sizes: sizes,

@@ -310,6 +310,8 @@ public struct SnapshotDownloader: Sendable {
                 queue.finished(large: finished.large)
             } while true
         }
+        // The queue's limits are at least one, so every file has started when the group is empty.
+        assert(queue.isEmpty, "files left unscheduled")
         return received
     }
 

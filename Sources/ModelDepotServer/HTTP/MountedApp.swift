@@ -9,10 +9,17 @@ public struct MountedApp: Sendable {
     /// `ui/assets`).
     public var prefix: String
     public var respond: @Sendable (Request) async throws -> Response
+    /// Called once when the mirror starts to drain: the app ends what would keep a connection open (its event
+    /// streams), so the drain does not wait for them.
+    public var onDrain: @Sendable () -> Void
 
-    public init(prefix: String, respond: @escaping @Sendable (Request) async throws -> Response) {
+    public init(
+        prefix: String, respond: @escaping @Sendable (Request) async throws -> Response,
+        onDrain: @escaping @Sendable () -> Void = {}
+    ) {
         self.prefix = prefix
         self.respond = respond
+        self.onDrain = onDrain
     }
 
     func answers(_ path: String) -> Bool {

@@ -179,7 +179,10 @@ public struct MirrorServer: Sendable {
             logger: logger
         )
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: app), .init(service: DrainAnnouncer(logger: logger))],
+            services: [
+                .init(service: app),
+                .init(service: DrainAnnouncer(logger: logger, onDrain: { [mountedApp] in mountedApp?.onDrain() })),
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = drainTimeout
         let group = ServiceGroup(configuration: configuration)

@@ -1,5 +1,6 @@
-// The mirror's dashboard: polls /ui/api/state every second while the page is visible (a hidden tab asks
-// nothing), and writes every value with textContent. Changes go to /ui/api/repositories/… as JSON.
+// The mirror's dashboard: follows /ui/api/events (server-sent events: the state whenever it changes) while the
+// page is visible (a hidden tab holds no stream), and writes every value with textContent. Changes go to
+// /ui/api/repositories/… as JSON, and the state is read once after each.
 "use strict";
 
 function say(id, text) {
@@ -88,6 +89,37 @@ function render(screen) {
   }));
 }
 
+let events = null;
+let lostTheMirror = false;
+
+// One stream while the page is visible; closed when it is hidden, opened again when it shows.
+function follow() {
+  if (!document.getElementById("counters")) return;
+  if (document.hidden) {
+    if (events) events.close();
+    events = null;
+    return;
+  }
+  if (events) return;
+  events = new EventSource("/ui/api/events", { withCredentials: true });
+  events.addEventListener("update", (event) => {
+    if (lostTheMirror) say("message", "");
+    lostTheMirror = false;
+    render(JSON.parse(event.data));
+  });
+  events.addEventListener("shutdown", () => {
+    events.close();
+    events = null;
+    lostTheMirror = true;
+    say("message", "The mirror is stopping; reload the page once it is back.");
+  });
+  // The browser reconnects by itself after an error; say so meanwhile.
+  events.onerror = () => {
+    lostTheMirror = true;
+    say("message", "Cannot reach the mirror; trying again…");
+  };
+}
+
 async function refresh() {
   if (document.hidden || !document.getElementById("counters")) return;
   try {
@@ -149,6 +181,6 @@ document.addEventListener("DOMContentLoaded", () => {
       say("message", error.message);
     }
   });
-  setInterval(refresh, 1000);
-  document.addEventListener("visibilitychange", refresh);
+  follow();
+  document.addEventListener("visibilitychange", follow);
 });
