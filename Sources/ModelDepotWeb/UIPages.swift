@@ -169,29 +169,33 @@ struct UIPages: Sendable {
     }
 
     func chat(_ playground: ChatPlayground?, offline: Bool) -> String {
-        var context = Self.frame("Chat", page: "chat", offline: offline)
-        context["ready"] = playground != nil
-        context["source"] = playground?.source ?? ""
-        context["missing"] = PlaygroundText.noChat
-        context["presets"] = ChatPlayground.presets.map { ["name": $0.name] }
-        return render("chat", context)
+        playgroundPage(
+            "Chat", page: "chat", source: playground?.source, missing: PlaygroundText.noChat, offline: offline,
+            extra: ["presets": ChatPlayground.presets.map { ["name": $0.name] }])
     }
 
     func embeddings(_ playground: EmbeddingsPlayground?, offline: Bool) -> String {
-        var context = Self.frame("Embeddings", page: "embeddings", offline: offline)
-        context["ready"] = playground != nil
-        context["source"] = playground?.source ?? ""
-        context["missing"] = PlaygroundText.noEmbeddings
-        return render("embeddings", context)
+        playgroundPage(
+            "Embeddings", page: "embeddings", source: playground?.source, missing: PlaygroundText.noEmbeddings,
+            offline: offline)
     }
 
     func transcribe(_ playground: TranscribePlayground?, offline: Bool) -> String {
-        var context = Self.frame("Transcribe", page: "transcribe", offline: offline)
-        context["ready"] = playground != nil
-        context["source"] = playground?.source ?? ""
-        context["missing"] = PlaygroundText.noTranscriber
-        context["limit"] = ByteFormat.string(Int64(TranscribePlayground.maximumAudioBytes))
-        return render("transcribe", context)
+        playgroundPage(
+            "Transcribe", page: "transcribe", source: playground?.source, missing: PlaygroundText.noTranscriber,
+            offline: offline, extra: ["limit": ByteFormat.string(Int64(TranscribePlayground.maximumAudioBytes))])
+    }
+
+    /// A playground's page: ready when its runtime is (`source` names it), else saying what is missing.
+    private func playgroundPage(
+        _ title: String, page: String, source: String?, missing: String, offline: Bool, extra: [String: Any] = [:]
+    ) -> String {
+        var context = Self.frame(title, page: page, offline: offline)
+        context["ready"] = source != nil
+        context["source"] = source ?? ""
+        context["missing"] = missing
+        context.merge(extra) { _, new in new }
+        return render(page, context)
     }
 
     func mirror(_ screen: MirrorScreen, canSignIn: Bool) -> String {

@@ -55,14 +55,23 @@ import Testing
         return root
     }
 
+    /// An origin and a mirror serving the same repositories, the mirror slowly, so it can be killed in the middle
+    /// of a file.
+    static func originAndSlowMirror(_ root: TemporaryDirectory) async throws -> (origin: Server, mirror: Server) {
+        let origin = try await Server.start(["--root", root.path("repos").path])
+        do {
+            return (origin, try await Server.start(["--root", root.path("repos").path, "--faults", "rate=512KB"]))
+        } catch {
+            kill(origin.process.processIdentifier, SIGKILL)
+            throw error
+        }
+    }
+
     @Test func aMirrorKilledMidFileHandsOverAndTheFileResumes() async throws {
         let root = try Self.makeRoot()
         defer { root.remove() }
-        let origin = try await Server.start(["--root", root.path("repos").path])
-        defer { kill(origin.process.processIdentifier, SIGKILL) }
-        // The mirror serves the same repository, slowly, so it can be killed in the middle of the file.
-        let mirror = try await Server.start(["--root", root.path("repos").path, "--faults", "rate=512KB"])
-        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let (origin, mirror) = try await Self.originAndSlowMirror(root)
+        defer { for server in [origin, mirror] { kill(server.process.processIdentifier, SIGKILL) } }
         let mirrorName = "\(mirror.url.host!):\(mirror.url.port!)"
         let originName = "\(origin.url.host!):\(origin.url.port!)"
 
@@ -101,10 +110,8 @@ import Testing
     @Test func aLocalDirectoryPullHandsOverFromAKilledMirror() async throws {
         let root = try Self.makeRoot()
         defer { root.remove() }
-        let origin = try await Server.start(["--root", root.path("repos").path])
-        defer { kill(origin.process.processIdentifier, SIGKILL) }
-        let mirror = try await Server.start(["--root", root.path("repos").path, "--faults", "rate=512KB"])
-        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let (origin, mirror) = try await Self.originAndSlowMirror(root)
+        defer { for server in [origin, mirror] { kill(server.process.processIdentifier, SIGKILL) } }
         let hub = HubClient(endpoint: origin.url, mirrors: [HubMirror(endpoint: mirror.url)])
         let pid = mirror.process.processIdentifier
         let killed = Mutex(false)

@@ -57,18 +57,8 @@ struct RuntimeLifetimeTests {
         // What the parent-death signal cannot reach: a process whose recorded parent was killed but which was not
         // that parent's own child. The next front end that starts a runtime stops it.
         let records = RuntimeRecords(cache: HubCache(root: folder.path("cache")))
-        let pidFile = folder.path("orphan").path
-        let parent = try ChildProcess(
-            executable: "/bin/sh", arguments: ["-c", "sleep 600 & echo $! > \(pidFile); exec sleep 600"],
-            output: "/dev/null")
-        #expect(
-            await waitUntil(timeout: .seconds(30)) {
-                (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true
-            })
-        let orphanID = try #require(
-            Int32(((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)))
-        let orphan = try #require(RunningProcess.find(orphanID))
-        let parentNow = try #require(RunningProcess.find(parent.pid))
+        let standIn = try await StandInOrphan.start(in: folder.url)
+        let (parent, orphan, parentNow) = (standIn.parent, standIn.orphan, standIn.parentNow)
         try records.write(
             .init(
                 pid: orphan.pid, port: 9, startTime: orphan.startTime, parentPID: parentNow.pid,

@@ -157,19 +157,9 @@ import Testing
                     ], in: folder.url, environment: ["MIRROR_URL": endpoint, "CACHE_DIR": folder.path("cache").path],
                     log: folder.path("driver.log")
                 ) { driver in
-                    let passed = await driver.waitForExit()
-                    let said = driver.output
-                    #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
-                    let result = said.split(separator: "\n").last.flatMap {
-                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                    }
-                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-                    #expect(flows.count == 11, "\(flows.keys.sorted())")
-                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
-                        #expect(outcome == "ok", "\(name): \(outcome)")
-                    }
+                    let (result, said) = try await Self.driverResult(driver, besides: ui, flows: 11)
                     // axe-core ran in every state a flow reached and on every page light/dark, wide/phone.
-                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                    let audits = try #require(result["axe"] as? [String: [String]], "\(said)")
                     #expect(audits.count >= 40, "\(audits.keys.sorted())")
                     for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
                         #expect(violations.isEmpty, "axe in \(state): \(violations)")
@@ -237,18 +227,8 @@ extension WebUIBrowserTests {
                         "FILE_URL": base + "/acme/big/resolve/main/weights.bin",
                     ], log: folder.path("driver.log")
                 ) { driver in
-                    let passed = await driver.waitForExit()
-                    let said = driver.output
-                    #expect(passed, "\(said)\n--- mirror:\n\(mirror.output.suffix(3000))")
-                    let result = said.split(separator: "\n").last.flatMap {
-                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                    }
-                    let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-                    #expect(flows.count == 4, "\(flows.keys.sorted())")
-                    for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
-                        #expect(outcome == "ok", "\(name): \(outcome)")
-                    }
-                    let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+                    let (result, said) = try await Self.driverResult(driver, besides: mirror, flows: 4)
+                    let audits = try #require(result["axe"] as? [String: [String]], "\(said)")
                     #expect(audits.count == 11, "\(audits.keys.sorted())")
                     for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
                         #expect(violations.isEmpty, "axe in \(state): \(violations)")
@@ -359,22 +339,33 @@ extension WebUIBrowserTests {
                 + [packageRoot.appendingPathComponent(".build/ui-screenshots/\(screenshots)").path] + extra,
             in: folder.url, environment: [:], log: folder.path("driver.log")
         ) { driver in
-            let passed = await driver.waitForExit()
-            let said = driver.output
-            #expect(passed, "\(said)\n--- ui:\n\(ui.output.suffix(3000))")
-            let result = said.split(separator: "\n").last.flatMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-            let flows = try #require(result?["flows"] as? [String: String], "\(said)")
-            #expect(flows.count == expectedFlows, "\(flows.keys.sorted())")
-            for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
-                #expect(outcome == "ok", "\(name): \(outcome)")
-            }
-            let audits = try #require(result?["axe"] as? [String: [String]], "\(said)")
+            let (result, said) = try await Self.driverResult(driver, besides: ui, flows: expectedFlows)
+            let audits = try #require(result["axe"] as? [String: [String]], "\(said)")
             #expect(audits.count == expectedAudits, "\(audits.keys.sorted())")
             for (state, violations) in audits.sorted(by: { $0.key < $1.key }) {
                 #expect(violations.isEmpty, "axe in \(state): \(violations)")
             }
         }
+    }
+}
+
+extension WebUIBrowserTests {
+    /// A browser driver's verdict: it exited cleanly (else its output and the server's end are shown), its last line
+    /// is a JSON object whose `flows` are `expected` in number and all "ok". Returns that object and the output.
+    static func driverResult(_ driver: PeerProcess, besides server: PeerProcess, flows expected: Int) async throws
+        -> (result: [String: Any], said: String)
+    {
+        let passed = await driver.waitForExit()
+        let said = driver.output
+        #expect(passed, "\(said)\n--- server:\n\(server.output.suffix(3000))")
+        let result = said.split(separator: "\n").last.flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let flows = try #require(result?["flows"] as? [String: String], "\(said)")
+        #expect(flows.count == expected, "\(flows.keys.sorted())")
+        for (name, outcome) in flows.sorted(by: { $0.key < $1.key }) {
+            #expect(outcome == "ok", "\(name): \(outcome)")
+        }
+        return (result ?? [:], said)
     }
 }

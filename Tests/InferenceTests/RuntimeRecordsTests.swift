@@ -59,18 +59,9 @@ import Testing
         let records = RuntimeRecords(folder: folder.path("records"))
         let me = try #require(RunningProcess.current)
 
-        let pidFile = folder.path("orphan").path
-        let parent = try ChildProcess(
-            executable: "/bin/sh", arguments: ["-c", "sleep 600 & echo $! > \(pidFile); exec sleep 600"],
-            output: "/dev/null")
-        #expect(
-            await waitUntil(timeout: .seconds(30)) {
-                (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true
-            })
-        let written = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
-        let orphanID = try #require(Int32(written.trimmingCharacters(in: .newlines)))
-        let orphan = try #require(RunningProcess.find(orphanID))
-        try records.write(Self.record(orphan, parent: try #require(RunningProcess.find(parent.pid))))
+        let standIn = try await StandInOrphan.start(in: folder.url)
+        let (parent, orphan, orphanID) = (standIn.parent, standIn.orphan, standIn.orphan.pid)
+        try records.write(Self.record(orphan, parent: standIn.parentNow))
 
         let reused = try ChildProcess(executable: "/bin/sleep", arguments: ["600"], output: "/dev/null")
         let reusedNow = try #require(RunningProcess.find(reused.pid))

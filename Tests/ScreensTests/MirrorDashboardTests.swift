@@ -25,13 +25,8 @@ import Testing
             var all = headers
             if let bearer { all.append(("Authorization", "Bearer \(bearer)")) }
             if let cookie { all.append(("Cookie", cookie)) }
-            if json != nil { all.append(("Content-Type", "application/json")) }
-            let response = try await AsyncHTTPTransport.patient.send(
-                TransportRequest(
-                    method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
-            var body: [UInt8] = []
-            for try await part in response.body { body += part.bytes }
-            return (response.status, String(decoding: body, as: UTF8.self), response.headers)
+            let reply = try await WebAppTests.request(method, base + path, headers: all, json: json)
+            return (reply.status, reply.text, reply.headers)
         }
 
         func state(bearer: String) async throws -> [String: Any] {

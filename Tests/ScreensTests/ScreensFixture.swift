@@ -71,6 +71,15 @@ struct ScreensFixture {
     }
 
     /// Waits until `name`'s download reaches a state `matches` accepts.
+    /// Downloads of the fixture's catalog with an offline Hub, over an empty cache in `folder`.
+    static func offline(in folder: TemporaryDirectory) throws -> ModelDownloads {
+        ModelDownloads(
+            manager: try ModelManager(
+                configuration: .init(
+                    endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.url))),
+            catalog: catalog)
+    }
+
     func waitFor(_ name: String, _ matches: @escaping @Sendable (ModelDownloadTask.State) -> Bool) async -> Bool {
         await waitUntil(timeout: .seconds(60)) {
             guard let entry = await downloads.entry(name) else { return false }

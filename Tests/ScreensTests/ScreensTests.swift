@@ -52,11 +52,7 @@ import Testing
         }
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
         defer { folder.remove() }
-        let offline = ModelDownloads(
-            manager: try ModelManager(
-                configuration: .init(
-                    endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.url))),
-            catalog: ScreensFixture.catalog)
+        let offline = try ScreensFixture.offline(in: folder)
         let screen = await ModelsScreen.load(offline, filter: .init(hub: "chat"))
         #expect(screen.hubMessage?.hasPrefix("Offline") == true && screen.rows.count == 3)
     }
@@ -216,11 +212,7 @@ import Testing
         // Offline: the plan cannot be known and the page says why.
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens-offline")
         defer { folder.remove() }
-        let offline = ModelDownloads(
-            manager: try ModelManager(
-                configuration: .init(
-                    endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.url))),
-            catalog: ScreensFixture.catalog)
+        let offline = try ScreensFixture.offline(in: folder)
         let detail = try await ModelDetailScreen.load("chat", downloads: offline)
         #expect(detail.planText.contains("cannot be asked") && detail.status.action == .download, "\(detail.planText)")
     }

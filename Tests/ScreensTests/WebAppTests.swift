@@ -22,6 +22,18 @@ import Testing
         }
     }
 
+    /// One request to a server on this machine (a JSON body when `json` is given), its whole answer read.
+    static func request(
+        _ method: String, _ url: String, headers: [(name: String, value: String)] = [], json: String? = nil
+    ) async throws -> Reply {
+        let all = headers + (json == nil ? [] : [("Content-Type", "application/json")])
+        let response = try await AsyncHTTPTransport.patient.send(
+            TransportRequest(method: method, url: URL(string: url)!, headers: all, body: json.map { Array($0.utf8) }))
+        var body: [UInt8] = []
+        for try await buffer in response.body { body += buffer.bytes }
+        return Reply(status: response.status, headers: response.headers, body: body)
+    }
+
     /// The app running over `fixture`'s downloads; `launch` is the one-time link.
     struct Running {
         let launch: URL
@@ -31,15 +43,8 @@ import Testing
             _ method: String = "GET", _ path: String, cookie: String? = nil, json: String? = nil,
             headers: [(name: String, value: String)] = []
         ) async throws -> Reply {
-            var all = headers
-            if let cookie { all.append(("Cookie", cookie)) }
-            if json != nil { all.append(("Content-Type", "application/json")) }
-            let response = try await AsyncHTTPTransport.patient.send(
-                TransportRequest(
-                    method: method, url: URL(string: base + path)!, headers: all, body: json.map { Array($0.utf8) }))
-            var body: [UInt8] = []
-            for try await buffer in response.body { body += buffer.bytes }
-            return Reply(status: response.status, headers: response.headers, body: body)
+            try await WebAppTests.request(
+                method, base + path, headers: headers + (cookie.map { [("Cookie", $0)] } ?? []), json: json)
         }
 
         /// Opens the session and returns the cookie (`name=value`).

@@ -178,33 +178,35 @@ struct MirrorResponder: HTTPResponder {
             if let base = lfsRedirectBase, let sha256 = file.sha256 {
                 return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
             }
-            // A HEAD is answered from the listing: only a GET starts a pull.
-            let arriving =
-                request.method == .get
-                ? try snapshot.pullThrough?.pull(file, of: snapshot, for: Self.client(context)) : nil
-            if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
-            var response = try await FileResponse.make(
-                for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
-                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile, smallFiles: smallFiles)
-            if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
-            return arriving == nil ? marked(response, snapshot, revision: revision) : response
+            let (response, pulling) = try await fileResponse(file, of: snapshot, request, context)
+            return pulling ? response : marked(response, snapshot, revision: revision)
         case .blob(let sha256):
             guard let (file, snapshot) = try await lfsFile(sha256: sha256) else {
                 return Self.errorResponse(
                     HubServerError(status: 404, code: nil, message: "No file has SHA-256 \(sha256).", commit: nil))
             }
             // The same as a resolve: a listed blob the pull-through cache lacks is pulled (a GET only).
-            let arriving =
-                request.method == .get
-                ? try snapshot.pullThrough?.pull(file, of: snapshot, for: Self.client(context)) : nil
-            if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
-            var response = try await FileResponse.make(
-                for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
-                arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile, smallFiles: smallFiles)
-            if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
-            if arriving == nil { response.headers[.cacheControl] = cacheControl(revision: snapshot.commit) }
+            var (response, pulling) = try await fileResponse(file, of: snapshot, request, context)
+            if !pulling { response.headers[.cacheControl] = cacheControl(revision: snapshot.commit) }
             return response
         }
+    }
+
+    /// A file of `snapshot` as a response, and whether it is being pulled: a file the pull-through cache lacks is
+    /// pulled first, for a GET only (a HEAD is answered from the listing); one at hand counts as a cache hit. Its
+    /// body is read under the eye of the cache's budget, which spares what is being read.
+    private func fileResponse(_ file: ServedFile, of snapshot: RepoSnapshot, _ request: Request, _ context: Context)
+        async throws -> (Response, pulling: Bool)
+    {
+        let arriving =
+            request.method == .get
+            ? try snapshot.pullThrough?.pull(file, of: snapshot, for: Self.client(context)) : nil
+        if request.method == .get, arriving == nil { metrics.count(.cacheHits) }
+        var response = try await FileResponse.make(
+            for: file, commit: snapshot.commit, request: request, context: context, faults: faults,
+            arriving: arriving, metrics: metrics, sendfile: sendsFilesWithSendfile, smallFiles: smallFiles)
+        if let pullThrough = snapshot.pullThrough { response.body = pullThrough.reading(snapshot, response.body) }
+        return (response, arriving != nil)
     }
 
     /// An answer about `snapshot` with the headers HTTP caches go by: `Cache-Control` (an answer at a commit id
