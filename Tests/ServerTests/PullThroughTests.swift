@@ -44,7 +44,7 @@ import Testing
     static func withMirror<T>(
         _ layout: [String: [UInt8]] = layout, upstreamRate: String? = "rate=512KB", upstreamToken: String? = nil,
         mirrorUpstreamToken: String? = nil, mirrorToken: String? = nil, branchTTL: Duration = .seconds(60),
-        maxCacheSize: Int64? = nil,
+        maxCacheSize: Int64? = nil, clock: any Clock<Duration> = ContinuousClock(),
         prepareUpstream: (TemporaryDirectory) throws -> Void = { _ in },
         _ body: (_ upstream: Running, _ mirror: Running, _ cache: URL) async throws -> T
     ) async throws -> T {
@@ -65,10 +65,10 @@ import Testing
         defer { upstream.task.cancel() }
         let cache = folder.path("mirror-cache")
         try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
-        let server = try MirrorServer(
-            upstream: Upstream(
-                endpoint: upstream.url, token: mirrorUpstreamToken, branchTTL: branchTTL, maxCacheSize: maxCacheSize),
-            cache: cache, token: mirrorToken, logger: quiet)
+        var settings = Upstream(
+            endpoint: upstream.url, token: mirrorUpstreamToken, branchTTL: branchTTL, maxCacheSize: maxCacheSize)
+        settings.clock = clock
+        let server = try MirrorServer(upstream: settings, cache: cache, token: mirrorToken, logger: quiet)
         let mirror = try await start(server)
         defer { mirror.task.cancel() }
         let result = try await body(upstream, mirror, cache)
@@ -256,6 +256,29 @@ import Testing
         #expect(try await waiting.value == nil)
         #expect(try await PullThroughSource.answer(within: .seconds(10), clock: clock) { "in time" } == "in time")
         #expect(try await PullThroughSource.answer(within: nil, clock: clock) { "no deadline" } == "no deadline")
+    }
+
+    /// A branch's commit is asked upstream at most once per TTL, on the mirror's clock: a new commit upstream shows
+    /// only once the TTL has passed.
+    @Test func aBranchIsAskedAgainOnlyAfterItsTTL() async throws {
+        let clock = TestClock()
+        try await Self.withMirror(upstreamRate: nil, branchTTL: .seconds(60), clock: clock) { upstream, mirror, cache in
+            let first = try await Self.commit(of: mirror)
+            // A new file makes a new commit of the folder upstream.
+            let origin = cache.deletingLastPathComponent().appendingPathComponent("origin")
+            try Data("new".utf8).writeUnsynced(to: origin.appendingPathComponent("acme/tiny/added.txt"))
+            let upstreamCommit: @Sendable () async -> String? = {
+                (try? await Self.get(upstream.url("/api/models/acme/tiny")).json as? [String: Any])?["sha"] as? String
+            }
+            #expect(await waitUntil { await upstreamCommit() != first })
+            let second = try #require(await upstreamCommit())
+            // Within the TTL the mirror answers with the commit it asked for.
+            #expect(try await Self.commit(of: mirror) == first)
+            clock.advance(by: .seconds(59))
+            #expect(try await Self.commit(of: mirror) == first)
+            clock.advance(by: .seconds(2))
+            #expect(try await Self.commit(of: mirror) == second)
+        }
     }
 
     @Test func aCachedBranchIsServedStaleWhileTheUpstreamIsDown() async throws {

@@ -24,7 +24,9 @@ final class PullThroughSource: RepositorySource {
     let puller: SnapshotDownloader
     let pulls: BlobPulls
     private let logger: Logger
-    private let resolved = Mutex<[String: (commit: String, at: ContinuousClock.Instant)]>([:])
+    /// Each branch's commit and when it was asked (time since this source was made, on the upstream's clock).
+    private let resolved = Mutex<[String: (commit: String, at: Duration)]>([:])
+    private let time: EngineClock
     /// Branch resolutions and listings under way: concurrent requests share one upstream call.
     private let resolutions = RequestCoalescer<(String, String?)>()
     private let listings = RequestCoalescer<RecordedTree>()
@@ -42,6 +44,7 @@ final class PullThroughSource: RepositorySource {
     /// - Throws: `invalidURL` for an upstream that is not a Hub URL.
     init(upstream: Upstream, cache: URL, index: HashIndex, metrics: MirrorMetrics, logger: Logger) throws {
         self.upstream = upstream
+        self.time = EngineClock(upstream.clock)
         self.cache = HubCache(root: cache)
         self.logger = logger
         // The engine is built where every other one is (ModelManager.Configuration): the upstream and the
@@ -150,7 +153,7 @@ final class PullThroughSource: RepositorySource {
     private func resolve(type: RepoType, id: RepoID, revision: String) async throws -> (String, String?) {
         if HubEncoding.isGitID(revision) { return (revision.lowercased(), nil) }
         let key = "\(type.rawValue)/\(id)@\(revision)"
-        let now = ContinuousClock.now
+        let now = time.elapsed()
         if let known = resolved.withLock({ $0[key] }), now - known.at < upstream.branchTTL {
             return (known.commit, nil)
         }
@@ -162,7 +165,7 @@ final class PullThroughSource: RepositorySource {
     /// The upstream's history up to `snapshot`'s commit; while the upstream cannot be reached, the one commit known.
     func commits(of snapshot: RepoSnapshot) async throws -> [RepoCommit] {
         do {
-            let listed = try await Self.answer(within: upstream.staleAfter) {
+            let listed = try await Self.answer(within: upstream.staleAfter, clock: upstream.clock) {
                 try await self.puller.hub.listCommits(snapshot.id, type: snapshot.type, revision: snapshot.commit)
             }
             return listed ?? [snapshot.knownCommit]
@@ -174,7 +177,7 @@ final class PullThroughSource: RepositorySource {
     }
 
     /// The commit the upstream says `revision` is now, or (unreachable) the last one known, marked stale.
-    private func askUpstream(type: RepoType, id: RepoID, revision: String, key: String, now: ContinuousClock.Instant)
+    private func askUpstream(type: RepoType, id: RepoID, revision: String, key: String, now: Duration)
         async throws -> (String, String?)
     {
         let repository = cache.repository(id, type: type)
@@ -185,7 +188,7 @@ final class PullThroughSource: RepositorySource {
             // timeouts times the retries, which outlast every client's patience.
             let earlier = known()
             let deadline = earlier == nil ? upstream.answerWithin : upstream.staleAfter
-            let asked = try await Self.answer(within: deadline) {
+            let asked = try await Self.answer(within: deadline, clock: upstream.clock) {
                 try await self.puller.hub.repoInfo(id, type: type, revision: revision)
             }
             guard let info = asked else {

@@ -22,6 +22,9 @@ public struct Upstream: Sendable {
     public var maxCacheSize: Int64?
     /// How many files are pulled at once, how many may wait, and what happens to pulls nobody follows.
     public var pullLimits: PullLimits
+    /// What decides when a branch's resolution is old (``branchTTL``) and when an upstream is too slow to wait
+    /// for; tests inject their own.
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     /// - Parameters:
     ///   - endpoint: the upstream Hub's base URL.
