@@ -62,7 +62,8 @@ public struct MirrorDashboardApp: Sendable {
         let path = request.uri.path
         let method = request.method.rawValue
         let role = access.role(
-            cookieHeader: request.headers[.cookie], authorization: request.headers[.authorization])
+            cookieHeader: request.headers[.cookie], authorization: request.headers[.authorization],
+            port: Self.port(of: request))
         let mutating = !["GET", "HEAD"].contains(method)
         if mutating, let refusal = Self.crossSite(request) { return refusal }
         switch (method, path) {
@@ -96,7 +97,7 @@ public struct MirrorDashboardApp: Sendable {
             }
             var response = try UIResponder.json(["role": signedIn.rawValue])
             response.headers[.setCookie] =
-                "\(DashboardAccess.cookieName)=\(cookie); Path=/ui; HttpOnly; SameSite=Strict"
+                "\(DashboardAccess.cookieName(port: Self.port(of: request)))=\(cookie); Path=/ui; HttpOnly; SameSite=Strict"
             return response
         case ("POST", _) where path.hasPrefix("/ui/api/repositories/"):
             guard let action = MirrorScreen.Action(rawValue: String(path.dropFirst("/ui/api/repositories/".count)))
@@ -147,6 +148,14 @@ public struct MirrorDashboardApp: Sendable {
             })
     }
 
+    /// The port the request was sent to, from its `Host` (the mirror has checked it against its own names).
+    static func port(of request: Request) -> Int? {
+        guard let authority = request.head.authority, let colon = authority.lastIndex(of: ":"),
+            !authority.hasSuffix("]")
+        else { return nil }
+        return Int(authority[authority.index(after: colon)...])
+    }
+
     static let signInFirst = "Sign in with the mirror's token first (the dashboard's page asks for it)."
 
     /// A change must come from the dashboard's own page: same-site fetch metadata, an `Origin` naming this host,
@@ -182,15 +191,17 @@ struct DashboardAccess: Sendable {
         case none, reader, admin
     }
 
-    static let cookieName = "modeldepot_mirror"
+    /// The cookie's name for a mirror on `port`: browsers keep cookies per host, not per port, so two mirrors on
+    /// one machine would otherwise read (and overwrite) each other's sign-in.
+    static func cookieName(port: Int?) -> String { "modeldepot_mirror_\(port ?? 80)" }
 
     let readToken: String?
     let adminToken: String?
     let readerCookie = UISession.randomHex()
     let adminCookie = UISession.randomHex()
 
-    func role(cookieHeader: String?, authorization: String?) -> Role {
-        let cookie = cookieHeader.flatMap(Self.cookie)
+    func role(cookieHeader: String?, authorization: String?, port: Int?) -> Role {
+        let cookie = cookieHeader.flatMap { Self.cookie(in: $0, named: Self.cookieName(port: port)) }
         let bearer = authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         if let adminToken {
             if let cookie, UISession.constantTimeEqual(cookie, adminCookie) { return .admin }
@@ -209,10 +220,10 @@ struct DashboardAccess: Sendable {
         return nil
     }
 
-    private static func cookie(in header: String) -> String? {
+    private static func cookie(in header: String, named name: String) -> String? {
         for pair in header.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2, parts[0] == cookieName { return parts[1] }
+            if parts.count == 2, parts[0] == name { return parts[1] }
         }
         return nil
     }

@@ -157,6 +157,8 @@ import Testing
         #expect(signIn.status == 200)
         let setCookie = try #require(signIn.headers.first { $0.name.lowercased() == "set-cookie" }?.value)
         #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        // Named for the mirror's port: another mirror on this machine keeps its own sign-in.
+        #expect(setCookie.hasPrefix("modeldepot_mirror_\(URL(string: base)!.port!)="), "\(setCookie)")
         let cookie = String(setCookie.split(separator: ";")[0])
         let crossSite = try await mirror.send(
             "POST", "/ui/api/repositories/evict", cookie: cookie, json: repo,
