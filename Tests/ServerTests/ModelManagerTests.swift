@@ -249,4 +249,21 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: repository.blobsFolder.path), "nothing was downloaded")
         }
     }
+
+    /// A pull into a plain folder (`--local-dir`) is checked the same way, against the folder's volume.
+    @Test func aLocalFolderPullThatCannotFitFailsFirst() async throws {
+        try await HubFixture.with(ModelManagerTests.layout) { hub in
+            let folder = try TemporaryDirectory(prefix: "modeldepot-localdir-full")
+            defer { folder.remove() }
+            let pull = hub.downloader(fileSystem: DiskFullFileSystem(availableSpace: 1000))
+            let error = await #expect(throws: ModelDepotError.self) {
+                try await pull.download(
+                    SnapshotRequest(repo: try RepoID("acme/chat"), localDirectory: LocalDirectory(folder.url)))
+            }
+            #expect(error?.code == .insufficientDiskSpace && error?.remedy == .freeSpace)
+            #expect(error?.message.contains(folder.url.path) == true, "\(error?.message ?? "")")
+            let written = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+            #expect(written == [".cache"], "no model file was written: \(written)")
+        }
+    }
 }

@@ -97,6 +97,18 @@ public struct LocalDirectory: Sendable, Hashable {
         }
         try HubCache(root: bookkeeping).writeCacheDirectoryTag()
     }
+
+    /// Fails before any transfer when `work` cannot fit in this folder's volume (files an interrupted pull left
+    /// bytes of already have their room); a volume that does not say how much is free is not checked.
+    func checkSpace(for work: PullWork, of request: SnapshotRequest, using fileSystem: any DownloadFileSystem) throws {
+        guard work.diskNeeded > 0, let available = try? fileSystem.availableSpace(forPath: root.path),
+            available < work.diskNeeded
+        else { return }
+        throw ModelDepotError(
+            .insufficientDiskSpace,
+            "Not enough disk space for \(request.repo) in \(root.path): it needs \(work.diskNeeded) more bytes, \(available) are free. Free \(work.diskNeeded - available) bytes, or pull into a folder on another disk.",
+            remedy: .freeSpace)
+    }
 }
 
 extension SnapshotDownloader {

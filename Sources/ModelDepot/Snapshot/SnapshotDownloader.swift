@@ -250,7 +250,9 @@ public struct SnapshotDownloader: Sendable {
             : try await BlockingWork.run {
                 Set(selected.filter { self.isUpToDate($0, file: tree.files[$0]!, commit: commit, in: directory) })
             }
-        let work = PullPlanner.work(for: request, tree: tree, selected: selected, present: present)
+        let work = PullPlanner.work(
+            for: request, tree: tree, selected: selected, present: present,
+            resumable: Set(selected.filter { FileManager.default.fileExists(atPath: directory.partial($0).path) }))
         let missing = work.toFetch
         // A file already there that no pull wrote (no metadata) is the user's: replaced only when asked.
         if !request.forceDownload {
@@ -267,6 +269,7 @@ public struct SnapshotDownloader: Sendable {
         tracker.planned(
             totalBytes: work.totalBytes, totalFiles: selected.count, cachedBytes: work.heldBytes,
             cachedFiles: work.heldFiles)
+        try directory.checkSpace(for: work, of: request, using: downloader.fileSystem)
         let received = try await transfer(work) { path, engine in
             try await fetch(
                 ListedFile(path, of: request, commit: commit, listing: tree.files[path]!), into: directory,
