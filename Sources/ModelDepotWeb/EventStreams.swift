@@ -58,6 +58,8 @@ public final class EventStreams: Sendable {
     /// What a stream's writer is handed, one at a time.
     private enum Outgoing: Sendable {
         case event(ByteBuffer)
+        /// The newest event waits in the stream's slot (`latestOnly`).
+        case latest
         case heartbeat
         case finished
         case shutdown
@@ -66,16 +68,31 @@ public final class EventStreams: Sendable {
     /// A `text/event-stream` body: `produce` sends events through the function it is given, while a heartbeat
     /// runs beside it; the body ends when `produce` returns, the client goes away (a write fails: `produce` is
     /// cancelled), or the app shuts down (`event: shutdown` is sent, `produce` is cancelled).
+    ///
+    /// `latestOnly`: each event replaces one not yet written (a state, where only the newest matters), so a client
+    /// that stops reading holds one event in memory, not every one sent since.
     func body(
-        clock: any Clock<Duration> = ContinuousClock(),
+        clock: any Clock<Duration> = ContinuousClock(), latestOnly: Bool = false,
         produce: @escaping @Sendable (_ send: @escaping @Sendable (ByteBuffer) -> Void) async throws -> Void
     ) -> ResponseBody {
         ResponseBody { [self] writer in
             state.withLock { $0.open += 1 }
             defer { state.withLock { $0.open -= 1 } }
             let (outgoing, continuation) = AsyncStream.makeStream(of: Outgoing.self)
+            // With `latestOnly` the stream carries a signal; the event waits here, replaced by a newer one.
+            let pending = Mutex<ByteBuffer?>(nil)
             let producer = Task {
-                try? await produce { continuation.yield(.event($0)) }
+                try? await produce { event in
+                    guard latestOnly else {
+                        continuation.yield(.event(event))
+                        return
+                    }
+                    let signal = pending.withLock { slot in
+                        defer { slot = event }
+                        return slot == nil
+                    }
+                    if signal { continuation.yield(.latest) }
+                }
                 continuation.yield(.finished)
             }
             let beat = Task { [heartbeat] in
@@ -94,6 +111,12 @@ public final class EventStreams: Sendable {
             loop: for await item in outgoing {
                 switch item {
                 case .event(let buffer): try await writer.write(buffer)
+                case .latest:
+                    if let buffer = pending.withLock({ slot in
+                        defer { slot = nil }; return slot
+                    }) {
+                        try await writer.write(buffer)
+                    }
                 case .heartbeat: try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                 case .finished: break loop
                 case .shutdown:

@@ -127,11 +127,12 @@ public struct MirrorDashboardApp: Sendable {
     /// whenever what the dashboard shows changed, looked at every ``interval``; nothing while nothing changes
     /// but the heartbeat that finds closed tabs.
     private func events(admin: Bool) -> Response {
-        let (source, adminPossible, interval) = (source, access.adminToken != nil, interval)
+        // At least a tenth of a second between looks: an interval of zero would spin.
+        let (source, adminPossible, interval) = (source, access.adminToken != nil, max(interval, .milliseconds(100)))
         let time = EngineClock(clock)
         return Response(
-            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-            body: streams.body(clock: clock) { send in
+            status: .ok, headers: UIEvents.streamHeaders,
+            body: streams.body(clock: clock, latestOnly: true) { send in
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 var last = Data()
@@ -148,7 +149,8 @@ public struct MirrorDashboardApp: Sendable {
             })
     }
 
-    /// The port the request was sent to, from its `Host` (the mirror has checked it against its own names).
+    /// The port the request was sent to, from its `Host` (which only picks the cookie compared with a random
+    /// secret: a forged one signs nobody in).
     static func port(of request: Request) -> Int? {
         guard let authority = request.head.authority, let colon = authority.lastIndex(of: ":"),
             !authority.hasSuffix("]")

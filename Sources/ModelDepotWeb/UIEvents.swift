@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import ModelDepotCore
 import ModelDepotScreens
@@ -18,6 +19,11 @@ enum UIEvents {
 
     /// The shortest time between two events: progress arrives far more often than a person can read it.
     static let interval: Duration = .milliseconds(250)
+    /// An event stream's headers: never cached, and never held back by a proxy that buffers answers (nginx does
+    /// unless told not to).
+    static let streamHeaders: HTTPFields = [
+        .contentType: "text/event-stream", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no",
+    ]
     /// The longest a stream goes on showing readiness it read from the disk, while events keep coming.
     static let rereadAfter: Duration = .seconds(5)
 
@@ -26,7 +32,7 @@ enum UIEvents {
     ) -> Response {
         Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            headers: streamHeaders,
             body: streams.body(clock: clock) { send in
                 let changes = await downloads.changes()
                 let time = EngineClock(clock)

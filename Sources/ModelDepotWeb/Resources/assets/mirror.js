@@ -113,9 +113,15 @@ function follow() {
     lostTheMirror = true;
     say("message", "The mirror is stopping; reload the page once it is back.");
   });
-  // The browser reconnects by itself after an error; say so meanwhile.
+  // The browser reconnects by itself after a network error; say so meanwhile. An answer that is not a stream (a
+  // restarted mirror refuses the old sign-in with 401) closes it for good: show the page afresh (its sign-in).
   events.onerror = () => {
     lostTheMirror = true;
+    if (events && events.readyState === EventSource.CLOSED) {
+      events = null;
+      window.location.reload();
+      return;
+    }
     say("message", "Cannot reach the mirror; trying again…");
   };
 }
