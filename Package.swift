@@ -238,6 +238,9 @@ let package = Package(
                 "ModelDepotScreens", "ModelDepotWeb", "ModelDepot", "ModelDepotServer", "ModelDepotTesting",
                 "ModelDepotPlatform", "ModelDepotSwiftUI", "ModelDepotInference",
                 .product(name: "Logging", package: "swift-log"),
+                // EventStreamsTests writes a stream into a stalled ResponseBodyWriter of its own.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
