@@ -49,8 +49,10 @@ function render(screen) {
     return item;
   }));
   document.getElementById("total").textContent = screen.totalText;
+  // An empty cache shows its total ("0 repositories, 0 B"), not a table of headers over nothing.
+  document.getElementById("repositories").hidden = screen.rows.length === 0;
   const rows = document.querySelector("#repositories tbody");
-  // Rows are rebuilt only when they change: a button under the pointer must not be replaced every poll.
+  // Rows are rebuilt only when they change: a button under the pointer must not be replaced every update.
   const wanted = JSON.stringify(screen.rows);
   if (rows.dataset.rows !== wanted) {
     rows.dataset.rows = wanted;
