@@ -87,7 +87,7 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 
     /// The most unread bytes any response of this transport has held at once (for tests of the buffer bound).
-    public var largestBuffer: Int { router.largestBuffer.withLock { $0 } }
+    public var largestBuffer: Int { router.locked.largestBuffer.withLock { $0 } }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = URLRequest(url: request.url)
@@ -113,10 +113,16 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
 }
 
 /// The session's delegate: hands each task's callbacks to its ``TaskStream``.
-private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    let bufferLimit: Int
+/// What the router guards with locks, in a class of its own: a `Mutex` stored in an `NSObject` subclass crashes
+/// Swift 6.3.1's optimizer on Linux ("Found ownership error" in the class's deinit), so the release build failed.
+private final class TaskRouterState: Sendable {
     let streams = Mutex<[Int: TaskStream]>([:])
     let largestBuffer = Mutex(0)
+}
+
+private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
+    let bufferLimit: Int
+    let locked = TaskRouterState()
 
     init(bufferLimit: Int) {
         self.bufferLimit = bufferLimit
@@ -124,12 +130,12 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func register(_ task: URLSessionDataTask, url: URL) -> TaskStream {
         let stream = TaskStream(task: task, url: url, router: self)
-        streams.withLock { $0[task.taskIdentifier] = stream }
+        locked.streams.withLock { $0[task.taskIdentifier] = stream }
         return stream
     }
 
     func stream(_ task: URLSessionTask) -> TaskStream? {
-        streams.withLock { $0[task.taskIdentifier] }
+        locked.streams.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -153,7 +159,7 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let stream = streams.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        let stream = locked.streams.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         stream?.completed(error)
     }
 }
@@ -229,7 +235,7 @@ private final class TaskStream: Sendable {
             if suspend { state.suspended = true }
             return (nil, suspend, state.buffered)
         }
-        router.largestBuffer.withLock { $0 = max($0, buffered) }
+        router.locked.largestBuffer.withLock { $0 = max($0, buffered) }
         if let reader {
             reader.resume(returning: chunk)
         } else if suspend {
