@@ -158,6 +158,7 @@ let package = Package(
                 "ModelDepotInference",
                 "ModelDepotMirrorContract",
                 "ModelDepotCore",
+                "ModelDepotHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -168,6 +169,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Resources")]
+        ),
+        // What both HTTP front ends (the mirror, the web app) share on Hummingbird's router: endpoints that answer a
+        // wrong method with 405 and read bodies up to a per-route limit, and the HTTP status of a ModelDepotError.
+        .target(
+            name: "ModelDepotHTTP",
+            dependencies: [
+                "ModelDepotCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .target(
             name: "ModelDepotTesting",
@@ -189,6 +201,7 @@ let package = Package(
                 // What its dashboard reads: implemented here, worded by the screens, which the mirror does not link.
                 "ModelDepotMirrorContract",
                 "ModelDepotCore",
+                "ModelDepotHTTP",
                 "ModelDepotTransfer",
                 "ModelDepotHub",
                 "ModelDepotCache",
@@ -241,6 +254,9 @@ let package = Package(
                 // EventStreamsTests writes a stream into a stalled ResponseBodyWriter of its own.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // WebRoutingTests: the web app's router without a socket.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(
@@ -287,6 +303,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // HubRouterTests: the mirror's router without a socket.
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
     ],

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import ModelDepot
 import ModelDepotCore
+import ModelDepotHTTP
 import ModelDepotMirrorContract
 import ModelDepotScreens
 import NIOCore
@@ -33,94 +34,80 @@ public struct MirrorDashboardApp: Sendable {
         pages = try await UIPages.load()
     }
 
-    /// What the mirror mounts at `/ui`: the prefix, the responder, and what to do when the mirror drains (end the
-    /// event streams).
-    public var mounted:
-        (prefix: String, respond: @Sendable (Request) async throws -> Response, onDrain: @Sendable () -> Void)
-    {
-        ("/ui", { request in await self.respond(to: request) }, { [streams] in streams.closeAll() })
-    }
-
-    public func respond(to request: Request) async -> Response {
-        var request = request
-        var response: Response
-        do {
-            let body = try await request.collectBody(upTo: 16 << 10)
-            response = try await answer(request, body: Data(buffer: body))
-        } catch let error as ModelDepotError {
-            response = UIResponder.error(error.code == .invalidArgument ? 400 : 409, error.message)
-        } catch {
-            response = UIResponder.error(413, "A request to the dashboard may carry at most 16 KiB.")
-        }
-        for field in UIResponder.securityHeaders where response.headers[field.name] == nil {
-            response.headers.append(field)
-        }
-        return response
-    }
-
-    private func answer(_ request: Request, body: Data) async throws -> Response {
-        let path = request.uri.path
-        let method = request.method.rawValue
-        let role = access.role(
-            cookieHeader: request.headers[.cookie], authorization: request.headers[.authorization],
-            port: Self.port(of: request))
-        let mutating = !["GET", "HEAD"].contains(method)
-        if mutating, let refusal = Self.crossSite(request) { return refusal }
-        switch (method, path) {
-        case ("GET", "/ui"), ("HEAD", "/ui"), ("GET", "/ui/"):
+    /// Registers the dashboard's routes on `group` (the mirror mounts it at `/ui`): the page, its assets, the state
+    /// and its event stream, signing in, and the admin's actions. Bodies are JSON of at most 16 KiB.
+    public func addRoutes<Context: RequestContext>(to group: RouterGroup<Context>) {
+        group.add(middleware: SecurityHeadersMiddleware<Context>())
+        group.add(middleware: UIErrorMiddleware<Context>(pages: pages, logger: nil))
+        group.endpoint("", [.get, .head]) { request, _ in
+            let role = role(of: request)
             guard role != .none else { return html(401, pages.mirrorSignIn(needsToken: true)) }
             let screen = MirrorScreen.make(
                 await source.dashboardState(), admin: role == .admin, adminPossible: access.adminToken != nil)
             return html(200, pages.mirror(screen, canSignIn: role != .admin && access.adminToken != nil))
-        case ("GET", "/ui/assets/app.css"), ("GET", "/ui/assets/mirror.js"):
-            guard let (data, type) = UIAssets.load(String(path.dropFirst("/ui/assets/".count))) else {
-                return UIResponder.error(404, "No such asset.")
-            }
+        }
+        group.endpoint("/assets/:name", [.get, .head]) { _, context in
+            guard let name = context.parameters.get("name"), ["app.css", "mirror.js"].contains(name),
+                let (data, type) = UIAssets.load(name)
+            else { throw HTTPError(.notFound) }
             return Response(
                 status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-        case ("GET", "/ui/api/state"):
-            guard role != .none else { return UIResponder.error(401, Self.signInFirst) }
-            return try UIResponder.json(
+        }
+        group.endpoint("/api/state", [.get, .head]) { request, _ in
+            let role = role(of: request)
+            guard role != .none else { return UIResponses.error(401, Self.signInFirst) }
+            return try UIResponses.json(
                 MirrorScreen.make(
                     await source.dashboardState(), admin: role == .admin, adminPossible: access.adminToken != nil))
-        case ("GET", "/ui/api/events"):
-            guard role != .none else { return UIResponder.error(401, Self.signInFirst) }
+        }
+        group.endpoint("/api/events", [.get, .head]) { request, _ in
+            let role = role(of: request)
+            guard role != .none else { return UIResponses.error(401, Self.signInFirst) }
             return events(admin: role == .admin)
-        case ("POST", "/ui/api/session"):
-            guard let token = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["token"] as? String
+        }
+        let changes = group.group().add(middleware: SameSiteChangesMiddleware<Context>())
+        changes.endpoint("/api/session", [.post], bodyLimit: Self.bodyLimit) { request, _, body in
+            guard
+                let token = (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["token"]
+                    as? String
             else {
                 throw ModelDepotError(.invalidArgument, #"Send {"token": "…"}: the mirror's token or the admin token."#)
             }
             guard let (cookie, signedIn) = access.signIn(token) else {
-                return UIResponder.error(
+                return UIResponses.error(
                     403, "That token opens nothing here: use the mirror's token or the admin token.")
             }
-            var response = try UIResponder.json(["role": signedIn.rawValue])
+            var response = try UIResponses.json(["role": signedIn.rawValue])
             response.headers[.setCookie] =
                 "\(DashboardAccess.cookieName(port: Self.port(of: request)))=\(cookie); Path=/ui; HttpOnly; SameSite=Strict"
             return response
-        case ("POST", _) where path.hasPrefix("/ui/api/repositories/"):
-            guard let action = MirrorScreen.Action(rawValue: String(path.dropFirst("/ui/api/repositories/".count)))
-            else { return UIResponder.error(404, "No such dashboard action: \(path.prefix(200)).") }
-            guard role == .admin else {
-                return UIResponder.error(
+        }
+        changes.endpoint("/api/repositories/:action", [.post], bodyLimit: Self.bodyLimit) { request, context, body in
+            guard let action = context.parameters.get("action").flatMap(MirrorScreen.Action.init(rawValue:)) else {
+                throw HTTPError(.notFound)
+            }
+            guard role(of: request) == .admin else {
+                return UIResponses.error(
                     403,
                     access.adminToken == nil
                         ? "This dashboard is read-only: start serve with --admin-token-file to allow changes."
                         : "Pinning and evicting need the admin token: sign in with it first.")
             }
-            let (id, type) = try StorageForm.repository(body)
-            return try UIResponder.json(["message": try await MirrorScreen.perform(action, on: id, type: type, source)])
-        default:
-            if ["GET", "HEAD", "POST"].contains(method) {
-                return path.hasPrefix("/ui/api/")
-                    ? UIResponder.error(404, "No such dashboard call: \(path.prefix(200)).")
-                    : html(404, pages.notice("Not found", "The mirror's dashboard is at /ui."))
-            }
-            var response = UIResponder.error(405, "\(method) is not allowed here; use GET or POST.")
-            response.headers[.allow] = "GET, HEAD, POST"
-            return response
+            let (id, type) = try StorageForm.repository(Data(buffer: body))
+            return try UIResponses.json(["message": try await MirrorScreen.perform(action, on: id, type: type, source)])
         }
+    }
+
+    /// Ends the dashboard's event streams (the mirror calls it when it starts to drain).
+    public func closeStreams() { streams.closeAll() }
+
+    /// The most a request to the dashboard may carry: a token or a repository's name, in JSON.
+    static let bodyLimit = 16 << 10
+
+    private func role(of request: Request) -> DashboardAccess.Role {
+        access.role(
+            cookieHeader: request.headers[.cookie], authorization: request.headers[.authorization],
+            port: Self.port(of: request))
     }
 
     /// `GET /ui/api/events`: server-sent events, an `update` (what `/ui/api/state` answers) at once and then
@@ -159,26 +146,6 @@ public struct MirrorDashboardApp: Sendable {
     }
 
     static let signInFirst = "Sign in with the mirror's token first (the dashboard's page asks for it)."
-
-    /// A change must come from the dashboard's own page: same-site fetch metadata, an `Origin` naming this host,
-    /// and a JSON body (a cross-site form cannot send one).
-    static func crossSite(_ request: Request) -> Response? {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" {
-            return UIResponder.error(403, "Refused a change requested from another site (Sec-Fetch-Site: \(site)).")
-        }
-        if let origin = request.headers[.origin],
-            origin.lowercased() != "http://\((request.head.authority ?? "").lowercased())"
-        {
-            return UIResponder.error(
-                403, "Refused a change requested from another site (Origin: \(origin.prefix(100))).")
-        }
-        let media = request.headers[.contentType]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        if media != "application/json" {
-            return UIResponder.error(415, "Send changes as JSON (Content-Type: application/json).")
-        }
-        return nil
-    }
 
     private func html(_ status: Int, _ body: String) -> Response {
         Response(

@@ -6,7 +6,7 @@ import Foundation
 /// pages (`Sec-Fetch-Site`, `Origin`) with a JSON body (a cross-site form cannot send one).
 struct RequestGuard: Sendable {
     /// Why a request is refused.
-    enum Refusal: Equatable, Sendable {
+    enum Refusal: Equatable, Sendable, Error {
         /// 421: the Host header names someone else.
         case foreignHost(String)
         /// 401: no session cookie.
@@ -17,37 +17,55 @@ struct RequestGuard: Sendable {
         case notJSON
     }
 
-    /// `host:port` spellings that are this app (`127.0.0.1:8123`, `localhost:8123`, …).
-    let hosts: Set<String>
+    /// The names (without port) that are this app: the host it listens on, and for loopback every loopback
+    /// spelling; lowercased.
+    let names: Set<String>
 
-    /// The names of an app listening on `host` and `port`: the host as given, and for loopback every loopback
-    /// spelling.
-    static func hosts(host: String, port: Int) -> Set<String> {
+    init(host: String) {
         var names = [host]
         if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) { names += ["127.0.0.1", "localhost", "[::1]"] }
         if host.contains(":"), !host.hasPrefix("[") { names.append("[\(host)]") }
-        return Set(names.map { "\($0.lowercased()):\(port)" })
+        self.names = Set(names.map { $0.lowercased() })
     }
 
-    /// Checks a request; `sessionOpen` says whether its cookie is the session's. Nil when it may be answered.
+    /// Whether `host` (a `Host` header) names this app on `port`, the port the request arrived on; a `Host`
+    /// without a port names HTTP's default, 80.
+    func admits(host: String, port: Int) -> Bool {
+        let host = host.lowercased()
+        return names.contains { host == "\($0):\(port)" || (port == 80 && host == $0) }
+    }
+
+    /// Checks a request that arrived on `port`; `sessionOpen` says whether its cookie is the session's. Nil when it
+    /// may be answered.
     func check(
-        method: String, path: String, host: String?, origin: String?, fetchSite: String?, contentType: String?,
-        sessionOpen: Bool
+        method: String, path: String, host: String?, port: Int, origin: String?, fetchSite: String?,
+        contentType: String?, sessionOpen: Bool
     ) -> Refusal? {
-        guard let host, hosts.contains(host.lowercased()) else { return .foreignHost(host ?? "") }
-        let mutating = !["GET", "HEAD", "OPTIONS"].contains(method.uppercased())
-        if mutating {
-            if let fetchSite, fetchSite != "same-origin" { return .crossSite("Sec-Fetch-Site: \(fetchSite)") }
-            if let origin, origin.lowercased() != "http://\(host.lowercased())" {
-                return .crossSite("Origin: \(origin)")
-            }
+        guard let host, admits(host: host, port: port) else { return .foreignHost(host ?? "") }
+        let mutating = Self.isMutating(method)
+        if mutating, let refusal = Self.crossSite(host: host, origin: origin, fetchSite: fetchSite) {
+            return refusal
         }
         // The session link itself is the one page that opens without the cookie.
         if path != "/session" && !path.hasPrefix("/assets/") && !sessionOpen { return .noSession }
-        if mutating {
-            let media = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-            if media != "application/json" { return .notJSON }
+        if mutating, !Self.isJSON(contentType) { return .notJSON }
+        return nil
+    }
+
+    static func isMutating(_ method: String) -> Bool { !["GET", "HEAD", "OPTIONS"].contains(method.uppercased()) }
+
+    /// A change asked for by a page of another site: fetch metadata that is not same-origin, or an `Origin` that
+    /// names someone other than `host`.
+    static func crossSite(host: String, origin: String?, fetchSite: String?) -> Refusal? {
+        if let fetchSite, fetchSite != "same-origin" { return .crossSite("Sec-Fetch-Site: \(fetchSite)") }
+        if let origin, origin.lowercased() != "http://\(host.lowercased())" {
+            return .crossSite("Origin: \(origin.prefix(100))")
         }
         return nil
+    }
+
+    static func isJSON(_ contentType: String?) -> Bool {
+        contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            == "application/json"
     }
 }

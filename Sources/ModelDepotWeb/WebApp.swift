@@ -3,9 +3,9 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import ModelDepot
+import ModelDepotHTTP
 import ModelDepotScreens
 import ServiceLifecycle
-import Synchronization
 
 /// ModelDepot's web app: the screens as pages in a browser, for a person's own machine (`modeldepot ui`).
 ///
@@ -54,20 +54,12 @@ public struct WebApp: Sendable {
     public func run(
         host: String = "127.0.0.1", port: Int = 0, onListening: @escaping @Sendable (URL) async -> Void = { _ in }
     ) async throws {
-        let pages = try await UIPages.load()
-        let responder = LateResponder { port in
-            UIResponder(
-                downloads: downloads, session: session, pages: pages,
-                guardian: RequestGuard(hosts: RequestGuard.hosts(host: host, port: port)), port: port, logger: logger,
-                offline: offline, tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings,
-                transcribe: transcribe, streams: streams)
-        }
+        let responder = makeRouter(host: host, pages: try await UIPages.load()).buildResponder()
         let app = Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? port
-                responder.bind(port: port)
                 let shown = host.contains(":") ? "[\(host)]" : host
                 await onListening(URL(string: "http://\(shown):\(port)/session?token=\(session.launchToken)")!)
             },
@@ -92,6 +84,25 @@ public struct WebApp: Sendable {
     }
 }
 
+extension WebApp {
+    /// The app's router. Middleware applies to the routes registered after it, and all of it to paths no route has;
+    /// outermost first: the access log, the security headers, errors to answers, then the guard (host, session,
+    /// cross-site), which refuses from the headers alone before any body is read.
+    func makeRouter(host: String, pages: UIPages) -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self)
+        router.add(middleware: UIAccessLog(logger: logger))
+        router.add(middleware: SecurityHeadersMiddleware<WebRequestContext>())
+        router.add(middleware: UIErrorMiddleware<WebRequestContext>(pages: pages, logger: logger))
+        router.add(middleware: UIGuardMiddleware(guardian: RequestGuard(host: host), session: session, pages: pages))
+        UIEndpoints(
+            downloads: downloads, session: session, pages: pages, logger: logger, offline: offline,
+            tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings, transcribe: transcribe, streams: streams
+        ).addRoutes(to: router)
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
+        return router
+    }
+}
+
 /// Ends every event stream as soon as the app starts to stop (it is shut down before the server, which then
 /// drains what is left), stops the downloads the app started so their bytes and resume records are on disk for the
 /// next `ui` (which offers to resume them), and says so in the log.
@@ -107,24 +118,5 @@ struct StreamCloser: Service {
             metadata: ["streams": "\(streams.openCount)"])
         streams.closeAll()
         await downloads.stopAll()
-    }
-}
-
-/// The responder is made once the port is known (port 0 picks one), since the guard checks `Host` against it.
-final class LateResponder: HTTPResponder, Sendable {
-    typealias Context = BasicRequestContext
-
-    private let make: @Sendable (Int) -> UIResponder
-    private let responder = Mutex<UIResponder?>(nil)
-
-    init(make: @escaping @Sendable (Int) -> UIResponder) { self.make = make }
-
-    func bind(port: Int) { responder.withLock { $0 = make(port) } }
-
-    func respond(to request: Request, context: Context) async throws -> Response {
-        guard let responder = responder.withLock({ $0 }) else {
-            return UIResponder.error(503, "Starting; try again in a moment.")
-        }
-        return try await responder.respond(to: request, context: context)
     }
 }

@@ -243,8 +243,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let dashboard = try await MirrorDashboardApp(
                 source: server.dashboard, readToken: token, adminToken: adminToken)
-            let mount = dashboard.mounted
-            server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
+            server.mount("/ui", onDrain: dashboard.closeStreams) { dashboard.addRoutes(to: $0) }
         }
         let ui = self.ui
         server.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))

@@ -72,8 +72,7 @@ import Testing
         server.drainTimeout = .seconds(120)
         var app = try await MirrorDashboardApp(source: server.dashboard, readToken: "reader", adminToken: nil)
         app.interval = .milliseconds(50)
-        let mount = app.mounted
-        server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
+        server.mount("/ui", onDrain: app.closeStreams) { [app] in app.addRoutes(to: $0) }
         let (task, base) = try await Self.start(server)
         let mirror = Mirror(base: base)
         #expect(try await mirror.send("GET", "/ui/api/events").status == 401)
@@ -119,8 +118,7 @@ import Testing
             upstream: Upstream(endpoint: URL(string: upstreamURL)!), cache: folder.path("cache"), token: "reader",
             logger: Self.quiet)
         let app = try await MirrorDashboardApp(source: server.dashboard, readToken: "reader", adminToken: "admin")
-        let mount = app.mounted
-        server.mountedApp = MountedApp(prefix: mount.prefix, respond: mount.respond, onDrain: mount.onDrain)
+        server.mount("/ui", onDrain: app.closeStreams) { [app] in app.addRoutes(to: $0) }
         let (task, base) = try await Self.start(server)
         defer { task.cancel() }
         let mirror = Mirror(base: base)

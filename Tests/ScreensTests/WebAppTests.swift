@@ -331,23 +331,6 @@ import Testing
         }
     }
 
-    /// Every `/api/ui` route the router knows is in the OpenAPI document, and the document has no other; each
-    /// parses to a route.
-    @Test func theDocumentListsEveryRoute() throws {
-        let document = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: WebAppTests.documentURL)) as? [String: Any])
-        let paths = try #require(document["paths"] as? [String: [String: Any]])
-        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0) \(path)" } })
-        let routed = Set(UIRoute.apiOperations.map { "\($0.method) \($0.path)" })
-        #expect(
-            documented == routed,
-            "only documented: \(documented.subtracting(routed)); only routed: \(routed.subtracting(documented))")
-        for (method, path) in UIRoute.apiOperations {
-            let concrete = path.replacingOccurrences(of: "{name}", with: "embed")
-            #expect(throws: Never.self) { _ = try UIRoute.parse(method: method.uppercased(), path: concrete) }
-        }
-    }
-
     /// The document is valid OpenAPI 3.1 (openapi-spec-validator), and real answers match its schemas.
     @Test func realAnswersMatchTheDocument() async throws {
         let python = Self.packageRoot.appendingPathComponent(".venv/bin/python")

@@ -83,9 +83,14 @@ import Testing
         defer { root.remove() }
         let reached = Mutex(0)
         var server = MirrorServer(root: root.url, logger: PullThroughTests.quiet)
-        server.mountedApp = MountedApp(prefix: "/ui") { _ in
-            reached.withLock { $0 += 1 }
-            return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "clients: 10.0.0.7")))
+        server.mount("/ui") { group in
+            for path: RouterPath in ["", "/api/state", "/assets/mirror.js"] {
+                group.get(path) { _, _ in
+                    reached.withLock { $0 += 1 }
+                    return Response(
+                        status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "clients: 10.0.0.7")))
+                }
+            }
         }
         try await MirrorFixture.serving(server, root: root) { mirror in
             for path in ["/ui", "/ui/", "/ui/api/state", "/ui/assets/mirror.js"] {

@@ -1,4 +1,9 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
 import ModelDepotCore
+import ModelDepotHTTP
+import NIOCore
 
 /// An error answered the way the Hub answers it: status, `X-Error-Code`, `X-Error-Message`, JSON body.
 struct HubServerError: Error, Sendable {
@@ -81,4 +86,36 @@ struct HubServerError: Error, Sendable {
 
     static let unauthorized = HubServerError(
         status: 401, code: nil, message: "Invalid credentials in Authorization header", commit: nil)
+
+    /// The answer: the status, the Hub's error headers, and `{"error": message}`.
+    var response: Response {
+        let error = self
+        var body =
+            (try? JSONSerialization.data(withJSONObject: ["error": error.message], options: [.sortedKeys])) ?? Data()
+        if body.isEmpty { body = Data("{}".utf8) }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.contentLength] = "\(body.count)"
+        if let code = error.code { headers[HTTPField.Name("X-Error-Code")!] = code }
+        headers[HTTPField.Name("X-Error-Message")!] = error.message
+        if let commit = error.commit { headers[HTTPField.Name("X-Repo-Commit")!] = commit }
+        if let wait = error.retryAfter { headers[.retryAfter] = "\(max(1, wait.components.seconds))" }
+        if !error.allow.isEmpty { headers[.allow] = error.allow.joined(separator: ", ") }
+        headers[.cacheControl] = "no-store"
+        if error.status == 401 {
+            headers[.wwwAuthenticate] = "Bearer realm=\"Authentication required\", charset=\"UTF-8\""
+        }
+        return Response(
+            status: HTTPResponse.Status(code: error.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension HubServerError {
+    /// A ModelDepotError raised while answering (a malformed repo id, a folder that cannot be read), with the status
+    /// `ModelDepotHTTP` gives it.
+    init(_ error: ModelDepotError) {
+        self.init(status: Int(error.httpStatus.code), code: nil, message: error.message, commit: nil)
+        retryAfter = error.retryAfter
+    }
 }

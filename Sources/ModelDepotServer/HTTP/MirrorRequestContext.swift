@@ -1,13 +1,14 @@
 import Hummingbird
 import NIOCore
 
-/// Hummingbird's basic context plus the connection, so a file at rest can be handed to the connection's
-/// ``FileRegionHandler`` and sent with `sendfile`.
-struct MirrorRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
+/// The mirror's request context: Hummingbird's basic one plus the connection, so a file at rest can be handed to
+/// the connection's ``FileRegionHandler`` and sent with `sendfile`. Public because routes other modules mount on
+/// the mirror (``MirrorServer/mount(_:onDrain:routes:)``) are registered with it.
+public struct MirrorRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
     let channel: any Channel
 
-    init(source: ApplicationRequestContextSource) {
+    public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel
     }

@@ -50,8 +50,8 @@ public struct MirrorServer: Sendable {
     var smallFiles = SmallFileCache()
     /// What the dashboard (`serve --ui`) reads: repositories, pulls in flight, counters, clients.
     public let dashboard: MirrorDashboard
-    /// A web app answered under a path prefix on the mirror's port (the dashboard at `/ui`); nil by default.
-    public var mountedApp: MountedApp?
+    /// Route groups other modules answer on the mirror's port (``mount(_:onDrain:routes:)``).
+    var mounts: [Mount] = []
     /// Names besides localhost, IP addresses and this machine's own names that a mirror without a token answers
     /// to (`serve --allowed-host`): a reverse proxy's public name, a LAN alias. Any other `Host` gets 421, so a
     /// web page cannot reach the mirror through DNS rebinding.
@@ -160,12 +160,7 @@ public struct MirrorServer: Sendable {
     )
         async throws
     {
-        let responder = MirrorResponder(
-            source: source, logger: logger, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
-            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
-            sendsFilesWithSendfile: sendsFilesWithSendfile,
-            clients: clients, smallFiles: smallFiles, mountedApp: mountedApp,
-            allowedHosts: AllowedHosts(extra: allowedHosts))
+        let responder = makeRouter().buildResponder()
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let app = Application(
             responder: responder,
@@ -181,7 +176,8 @@ public struct MirrorServer: Sendable {
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: app),
-                .init(service: DrainAnnouncer(logger: logger, onDrain: { [mountedApp] in mountedApp?.onDrain() })),
+                .init(
+                    service: DrainAnnouncer(logger: logger, onDrain: { [mounts] in mounts.forEach { $0.onDrain() } })),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = drainTimeout

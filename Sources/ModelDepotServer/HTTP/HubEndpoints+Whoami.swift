@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
 
-extension MirrorResponder {
+extension HubEndpoints {
     /// `GET /api/whoami-v2`. A mirror behind a token says the token is accepted (the request got this far, so it
     /// is); an open mirror knows no users, and answers as the Hub answers an anonymous caller: 401.
-    func whoami(_ request: Request) throws -> Response {
+    func whoami() throws -> Response {
         guard token != nil else {
             throw HubServerError(
                 status: 401, code: nil,

@@ -1,0 +1,45 @@
+import Hummingbird
+import Logging
+import ModelDepotCore
+import ModelDepotHTTP
+
+/// Where every error the mirror's routes throw becomes an answer, in the Hub's format (status, `X-Error-Code`,
+/// `X-Error-Message`, `{"error": …}`): ``HubServerError``s as they are, `ModelDepotError`s with the status
+/// `ModelDepotHTTP` gives them, a method a path does not take as 405 with `Allow`, a path no route has as the
+/// Hub's 404, and anything else as a 500 that says nothing of the server's insides (the log has it).
+struct HubErrorMiddleware: RouterMiddleware {
+    typealias Context = MirrorRequestContext
+
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch {
+            return answer(error, to: request).response
+        }
+    }
+
+    func answer(_ error: any Error, to request: Request) -> HubServerError {
+        switch error {
+        case let error as HubServerError: return error
+        case let error as ModelDepotError: return HubServerError(error)
+        case let error as MethodNotAllowed:
+            return HubServerError.methodNotAllowed(error.method.rawValue, allowed: error.allowed.map(\.rawValue))
+        case let error as BodyTooLarge:
+            return HubServerError(
+                status: 413, code: nil,
+                message: "A request to this mirror may carry at most \(error.limit) bytes of body.", commit: nil)
+        case let error as HTTPError where error.status == .notFound:
+            return HubServerError.notAHubPath(request.uri.path)
+        default:
+            logger.error(
+                "\(request.method) \(request.uri.path) failed", metadata: ["error": "\(String(reflecting: error))"])
+            return HubServerError(
+                status: 500, code: nil, message: "The mirror failed to answer this request; its log says why.",
+                commit: nil)
+        }
+    }
+}

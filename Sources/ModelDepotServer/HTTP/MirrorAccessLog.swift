@@ -1,0 +1,41 @@
+import Hummingbird
+import Logging
+
+/// The outermost middleware: who asked (for the dashboard), one access-log line per request, and the request
+/// counters and latency histogram `/metrics` shows — for every answer, refusals and unknown paths included.
+struct MirrorAccessLog: RouterMiddleware {
+    typealias Context = MirrorRequestContext
+
+    let logger: Logger
+    let metrics: MirrorMetrics
+    let clients: MirrorClients
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        let started = ContinuousClock.now
+        clients.saw(context.channel.remoteAddress?.ipAddress ?? "unknown")
+        let response = try await next(request, context)
+        let elapsed = ContinuousClock.now - started
+        metrics.countRequest(
+            status: response.status.code, route: Self.routeClass(request.uri.path), duration: elapsed)
+        logger.info(
+            "\(request.method) \(request.uri.path) \(response.status.code)",
+            metadata: ["ms": "\(Int((elapsed / .milliseconds(1)).rounded()))"])
+        return response
+    }
+
+    /// The histogram's grouping for a path (cheap: no full parse, and the same answer for refused requests).
+    static func routeClass(_ path: String) -> MirrorMetrics.RouteClass {
+        switch path {
+        case "/metrics": return .metrics
+        case "/healthz": return .health
+        default:
+            if path.hasPrefix("/api/") { return .api }
+            if path.contains("/resolve/") { return .file }
+            let name = path.dropFirst()
+            if name.count == 64, name.allSatisfy(\.isHexDigit) { return .file }
+            return .other
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Hummingbird
+import ModelDepotHTTP
+
+extension MirrorServer {
+    /// Routes another module answers under a top-level name of the mirror's port (the dashboard at `/ui`), with
+    /// access checks of their own.
+    struct Mount: Sendable {
+        let prefix: String
+        let routes: @Sendable (RouterGroup<MirrorRequestContext>) -> Void
+        let onDrain: @Sendable () -> Void
+    }
+
+    /// Answers `routes` under `/prefix` on the mirror's port (`serve --ui` mounts the dashboard at `/ui`). They pass
+    /// the mirror's access log and `Host` check, not its token check: a browser cannot send `Authorization` on page
+    /// loads, so they check access themselves. A repository whose owner is named `prefix` still resolves.
+    ///
+    /// - Parameter onDrain: called once when the mirror starts to drain, to end what would keep a connection open
+    ///   (event streams), so the drain does not wait for it.
+    public mutating func mount(
+        _ prefix: String, onDrain: @escaping @Sendable () -> Void = {},
+        routes: @escaping @Sendable (RouterGroup<MirrorRequestContext>) -> Void
+    ) {
+        mounts.append(Mount(prefix: prefix, routes: routes, onDrain: onDrain))
+    }
+
+    /// The mirror's router. Middleware applies to the routes registered after it, and all of it to paths no route
+    /// has; so, outermost first: the access log and metrics, errors to answers, then `/healthz` (open to load
+    /// balancers by any name), then the `Host` check (a mirror without a token), the mounted groups, and the Hub's
+    /// routes behind the token check.
+    func makeRouter() -> Router<MirrorRequestContext> {
+        let router = Router(context: MirrorRequestContext.self)
+        router.add(middleware: MirrorAccessLog(logger: logger, metrics: metrics, clients: clients))
+        router.add(middleware: HubErrorMiddleware(logger: logger))
+        router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
+        if token == nil { router.add(middleware: HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts))) }
+        for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }
+        let hub = router.group()
+        if let token { hub.add(middleware: BearerTokenMiddleware(token: token)) }
+        endpoints.addRoutes(to: hub, mountedPrefixes: mounts.map { String($0.prefix.drop { $0 == "/" }) })
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
+        return router
+    }
+
+    /// What answers the Hub's routes, from this server's settings.
+    var endpoints: HubEndpoints {
+        HubEndpoints(
+            source: source, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
+            faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
+            sendsFilesWithSendfile: sendsFilesWithSendfile,
+            smallFiles: smallFiles)
+    }
+}

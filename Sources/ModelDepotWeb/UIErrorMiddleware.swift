@@ -1,0 +1,55 @@
+import Hummingbird
+import Logging
+import ModelDepotCore
+import ModelDepotHTTP
+
+/// Where every error the web app's routes (and the dashboard's) throw becomes an answer: JSON `{"error": …}` for
+/// the API, a page for a page. A `ModelDepotError` gets the status `ModelDepotHTTP` gives it (a page that names
+/// nothing that exists is a 404 page), a method a path does not take 405 with `Allow`, a body over its route's limit
+/// 413 with the connection closed, a path no route has 404, and anything else a 500 that says nothing of the
+/// server's insides (the log has it).
+struct UIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let pages: UIPages
+    /// The 404 page's words.
+    var notFound = (title: "Not found", text: "There is no page here. The Models page lists every model.")
+    let logger: Logger?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch {
+            return answer(error, to: request)
+        }
+    }
+
+    func answer(_ error: any Error, to request: Request) -> Response {
+        let api = UIResponses.isAPI(request.uri.path)
+        switch error {
+        case let error as ModelDepotError:
+            let status = Int(error.httpStatus.code)
+            if api { return UIResponses.error(status, error.message) }
+            return UIResponses.html(
+                status == 400 ? 404 : status, pages.notice("Cannot show this", error.message))
+        case let error as MethodNotAllowed:
+            var response = UIResponses.error(
+                405, "\(error.method) is not allowed here; use \(error.allowHeader).")
+            response.headers[.allow] = error.allowHeader
+            return response
+        case let error as BodyTooLarge:
+            var response = UIResponses.error(
+                413, "A request here may carry at most \(ByteFormat.string(Int64(error.limit))).")
+            response.headers[.connection] = "close"
+            return response
+        case let error as HTTPError where error.status == .notFound:
+            return api
+                ? UIResponses.error(404, "No such API route: \(request.uri.path.prefix(200)).")
+                : UIResponses.html(404, pages.notice(notFound.title, notFound.text))
+        default:
+            logger?.error(
+                "\(request.method) \(request.uri.path) failed", metadata: ["error": "\(String(reflecting: error))"])
+            return UIResponses.error(500, "This request failed inside the server; its log says why.")
+        }
+    }
+}
