@@ -27,7 +27,7 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; r
 trap cleanup EXIT
 
 . "$root/bench/lib.sh"
-bin=$(build_release "$root")
+bin=${MODELDEPOT_BIN:-$(build_release "$root")}
 
 mkdir -p "$work/root/acme/bench" "$work/out"
 head -c $((size_mib << 20)) /dev/urandom > "$work/root/acme/bench/model.gguf"

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import ModelDepot
 import ModelDepotCore
 import ModelDepotHTTP
@@ -24,6 +25,8 @@ public struct MirrorDashboardApp: Sendable {
     public var interval: Duration = .seconds(1)
     /// What the streams sleep on (tests inject their own).
     public var clock: any Clock<Duration> = ContinuousClock()
+    /// Where a request that failed inside the dashboard is logged.
+    public var logger = Logger(label: "modeldepot.dashboard")
 
     /// - Parameters:
     ///   - readToken: the mirror's client token, when it has one: reading needs it.
@@ -38,7 +41,7 @@ public struct MirrorDashboardApp: Sendable {
     /// and its event stream, signing in, and the admin's actions. Bodies are JSON of at most 16 KiB.
     public func addRoutes<Context: RequestContext>(to group: RouterGroup<Context>) {
         group.add(middleware: SecurityHeadersMiddleware<Context>())
-        group.add(middleware: UIErrorMiddleware<Context>(pages: pages, logger: nil))
+        group.add(middleware: UIErrorMiddleware<Context>(pages: pages, logger: logger))
         group.endpoint("", [.get, .head]) { request, _ in
             let role = role(of: request)
             guard role != .none else { return html(401, pages.mirrorSignIn(needsToken: true)) }
@@ -60,7 +63,8 @@ public struct MirrorDashboardApp: Sendable {
                 MirrorScreen.make(
                     await source.dashboardState(), admin: role == .admin, adminPossible: access.adminToken != nil))
         }
-        group.endpoint("/api/events", [.get, .head]) { request, _ in
+        // GET only: a HEAD would start a stream nobody reads.
+        group.endpoint("/api/events", [.get]) { request, _ in
             let role = role(of: request)
             guard role != .none else { return UIResponses.error(401, Self.signInFirst) }
             return events(admin: role == .admin)

@@ -64,7 +64,8 @@ struct UIEndpoints: Sendable {
         api.endpoint("/onboarding/:name", read) { _, context in
             try UIResponses.json(try await OnboardingScreen.load(try Self.name(context), downloads: downloads))
         }
-        api.endpoint("/events", read) { _, _ in UIEvents.response(downloads, streams: streams) }
+        // GET only: a HEAD would start a stream nobody reads.
+        api.endpoint("/events", [.get]) { _, _ in UIEvents.response(downloads, streams: streams) }
         api.endpoint("/bandwidth", [.put], bodyLimit: Self.bodyLimit) { _, _, body in
             await downloads.setBandwidthLimit(bytesPerSecond: try BandwidthForm.parse(Data(buffer: body)))
             return try UIResponses.json(await DownloadsScreen.load(downloads))

@@ -12,7 +12,7 @@ struct UIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let pages: UIPages
     /// The 404 page's words.
     var notFound = (title: "Not found", text: "There is no page here. The Models page lists every model.")
-    let logger: Logger?
+    let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
@@ -46,8 +46,11 @@ struct UIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return api
                 ? UIResponses.error(404, "No such API route: \(request.uri.path.prefix(200)).")
                 : UIResponses.html(404, pages.notice(notFound.title, notFound.text))
+        case let error as HTTPError:
+            // Hummingbird's own refusals (a malformed request) keep their status.
+            return UIResponses.error(Int(error.status.code), error.body ?? error.status.reasonPhrase)
         default:
-            logger?.error(
+            logger.error(
                 "\(request.method) \(request.uri.path) failed", metadata: ["error": "\(String(reflecting: error))"])
             return UIResponses.error(500, "This request failed inside the server; its log says why.")
         }

@@ -15,7 +15,7 @@ import Testing
     static let layout: [String: String] = [
         "acme/tiny/config.json": #"{"a": 1}"#, "acme/tiny/sub/dir/a.txt": "deep\n",
         "acme/tree/config.json": #"{"tree": true}"#, "ui/tiny/config.json": #"{"ui": true}"#,
-        "metrics/x/f.txt": "metrics\n",
+        "metrics/x/f.txt": "metrics\n", "acme/refs/config.json": #"{"refs": true}"#, "acme/resolve/f.txt": "resolve\n",
     ]
 
     static func withClient(
@@ -65,6 +65,27 @@ import Testing
         }
     }
 
+    /// A repository whose name is a keyword of the API is read as the two-segment id, however the path goes on
+    /// (the router tries literal segments first and never comes back to the other reading).
+    @Test func repositoriesNamedLikeKeywordsKeepTheirRoutes() async throws {
+        try await Self.withClient { client in
+            let atRevision = try await client.execute(uri: "/api/models/acme/tree/revision/main", method: .get)
+            #expect(atRevision.status == .ok && Self.text(atRevision).contains(#""id":"acme/tree""#))
+            let tree = try await client.execute(uri: "/api/models/acme/tree/tree/main", method: .get)
+            #expect(tree.status == .ok && Self.text(tree).contains("config.json"), "\(Self.text(tree))")
+            let paths = try await client.execute(
+                uri: "/api/models/acme/tree/paths-info/main", method: .post,
+                headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"paths": ["config.json"]}"#))
+            #expect(paths.status == .ok && Self.text(paths).contains("config.json"), "\(Self.text(paths))")
+            let refsInfo = try await client.execute(uri: "/api/models/acme/refs", method: .get)
+            #expect(refsInfo.status == .ok && Self.text(refsInfo).contains(#""id":"acme/refs""#))
+            let refs = try await client.execute(uri: "/api/models/acme/refs/refs", method: .get)
+            #expect(refs.status == .ok && Self.text(refs).contains("branches"), "\(Self.text(refs))")
+            let resolved = try await client.execute(uri: "/acme/resolve/resolve/main/f.txt", method: .get)
+            #expect(resolved.status == .ok && Self.text(resolved) == "resolve\n")
+        }
+    }
+
     /// Owners named like the mirror's own top-level paths (`/metrics`, the dashboard's `/ui`) still resolve: the
     /// router does not come back to try the owner capture once a literal first segment matched.
     @Test func ownersNamedLikeTheMirrorsPathsResolve() async throws {
@@ -104,6 +125,9 @@ import Testing
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             #expect(try await client.execute(uri: "/api/models/acme/tiny", method: .get).status == .unauthorized)
             #expect(try await client.execute(uri: "/metrics", method: .get).status == .unauthorized)
+            // Without the token nothing says which paths or methods exist.
+            #expect(try await client.execute(uri: "/api/nothing", method: .get).status == .unauthorized)
+            #expect(try await client.execute(uri: "/api/models/acme/tiny", method: .delete).status == .unauthorized)
             let bearer: HTTPFields = [.authorization: "Bearer s3cret"]
             #expect(
                 try await client.execute(uri: "/api/models/acme/tiny", method: .get, headers: bearer).status == .ok)

@@ -34,6 +34,11 @@ struct HubErrorMiddleware: RouterMiddleware {
                 message: "A request to this mirror may carry at most \(error.limit) bytes of body.", commit: nil)
         case let error as HTTPError where error.status == .notFound:
             return HubServerError.notAHubPath(request.uri.path)
+        case let error as HTTPError:
+            // Hummingbird's own refusals (a malformed request) keep their status.
+            return HubServerError(
+                status: Int(error.status.code), code: nil, message: error.body ?? error.status.reasonPhrase,
+                commit: nil)
         default:
             logger.error(
                 "\(request.method) \(request.uri.path) failed", metadata: ["error": "\(String(reflecting: error))"])

@@ -25,8 +25,8 @@ extension MirrorServer {
 
     /// The mirror's router. Middleware applies to the routes registered after it, and all of it to paths no route
     /// has; so, outermost first: the access log and metrics, errors to answers, then `/healthz` (open to load
-    /// balancers by any name), then the `Host` check (a mirror without a token), the mounted groups, and the Hub's
-    /// routes behind the token check.
+    /// balancers by any name), then the `Host` check (a mirror without a token), the mounted groups, the token
+    /// check, the Hub's routes, and last the 405 for a method a path does not take.
     func makeRouter() -> Router<MirrorRequestContext> {
         let router = Router(context: MirrorRequestContext.self)
         router.add(middleware: MirrorAccessLog(logger: logger, metrics: metrics, clients: clients))
@@ -34,9 +34,10 @@ extension MirrorServer {
         router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
         if token == nil { router.add(middleware: HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts))) }
         for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }
-        let hub = router.group()
-        if let token { hub.add(middleware: BearerTokenMiddleware(token: token)) }
-        endpoints.addRoutes(to: hub, mountedPrefixes: mounts.map { String($0.prefix.drop { $0 == "/" }) })
+        // After the mounted groups, so it covers the Hub's routes and, as router middleware, every path no route
+        // has: a caller without the token learns nothing of which paths and methods exist.
+        if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
+        endpoints.addRoutes(to: router, mountedPrefixes: mounts.map { String($0.prefix.drop { $0 == "/" }) })
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
