@@ -23,6 +23,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // TLS settings of the transport (extra certificate authorities); already under async-http-client.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Certificate chains of model signatures (X.509 parsing and RFC 5280 path validation; no hand-written ASN.1).
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -71,6 +73,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: serverStack)),
                 // async-http-client's ByteBuffer bodies, handed on inside BodyChunk without a copy.
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: serverStack)),
+                // The transport's TLS: certificate authorities added to the system's (SSL_CERT_FILE, --ca-cert).
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: serverStack)),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // Decodes API answers a proxy compressed although they were asked for as they are — where
@@ -300,6 +304,7 @@ let package = Package(
             name: "ServerTests",
             dependencies: [
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotServer", "ModelDepotTesting",
+                "ModelDepotTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

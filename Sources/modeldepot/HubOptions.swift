@@ -88,6 +88,39 @@ struct HubOptions: ParsableArguments {
             """)
     var mirrors: [String] = []
 
+    @Option(
+        help: """
+            The proxy for every request, http://[user:password@]host:port or socks5h://host:port (default: \
+            https_proxy / http_proxy / all_proxy, upper or lower case, lower case first; no_proxy's hosts go around \
+            either).
+            """)
+    var proxy: String?
+
+    @Option(
+        name: .customLong("ca-cert"),
+        help: """
+            A PEM file (or folder of them) of certificate authorities to trust besides the system's; repeat for \
+            several (also SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE).
+            """)
+    var caCerts: [String] = []
+
+    @Flag(help: "Do not verify TLS certificates at all: anyone on the path can read and change what is sent.")
+    var insecure = false
+
+    /// The proxies and certificate authorities: the environment's, with the flags laid over them.
+    func network() throws -> NetworkSettings {
+        var network = try NetworkSettings.fromEnvironment()
+        if let proxy {
+            network.proxies = ProxySettings(
+                proxy: try ProxyServer(parsing: proxy, setting: "--proxy"), noProxy: network.proxies.noProxy)
+        }
+        for path in caCerts {
+            network.trust.additional.append(try TrustSettings.checked(.init(path: path, origin: "--ca-cert")))
+        }
+        if insecure { network.trust.insecure = true }
+        return network
+    }
+
     /// The process environment with the flags laid over it: a flag is the same setting as its variable, so the
     /// library resolves both the one way it resolves variables.
     var environment: HubEnvironment {
@@ -105,7 +138,7 @@ struct HubOptions: ParsableArguments {
 
     /// The Hub client of the manager these flags build, for API calls that download nothing (search, security
     /// scans).
-    func hubClient() throws -> HubClient { try configuration.makePull().hub }
+    func hubClient() throws -> HubClient { try networkConfiguration().makePull().hub }
 
     /// The library's configuration for these flags: the environment with the flags laid over it, the cache.
     var configuration: ModelManager.Configuration {
@@ -114,12 +147,22 @@ struct HubOptions: ParsableArguments {
         return configuration
     }
 
+    /// ``configuration`` with the transport for the network flags (``network()``).
+    ///
+    /// - Throws: `invalidArgument` for a proxy URL or certificate file that cannot be used, naming its flag or
+    ///   variable.
+    func networkConfiguration() throws -> ModelManager.Configuration {
+        var configuration = self.configuration
+        configuration.transport = DefaultTransport.shared(for: try network())
+        return configuration
+    }
+
     /// The manager for these flags, tuned by `tune` (the engine flags of `pull`): the only way a command gets one
     /// that may use the network.
     ///
     /// - Throws: `invalidURL` for an unusable `--endpoint` or HF_ENDPOINT.
     func manager(_ tune: (inout ModelManager.Configuration) throws -> Void = { _ in }) throws -> ModelManager {
-        var configuration = self.configuration
+        var configuration = try networkConfiguration()
         try tune(&configuration)
         return try ModelManager(configuration: configuration)
     }

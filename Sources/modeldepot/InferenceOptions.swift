@@ -62,7 +62,8 @@ struct InferenceOptions: ParsableArguments {
         let cleanup = ExitCleanup.register { server.stopBeforeExit() }
         defer { ExitCleanup.unregister(cleanup) }
         do {
-            let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: model ?? name)
+            let provider = try OpenAICompatibleProvider(
+                baseURL: server.baseURL, model: model ?? name, transport: OpenAICompatibleProvider.localTransport)
             let result = try await body(provider)
             await server.stop()
             return result

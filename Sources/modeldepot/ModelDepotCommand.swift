@@ -13,7 +13,7 @@ struct ModelDepotCommand: AsyncParsableCommand {
             InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
             TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
             RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
-            DemoCommand.self, UICommand.self,
+            DemoCommand.self, UICommand.self, EnvCommand.self,
         ]
     )
 

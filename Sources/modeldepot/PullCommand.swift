@@ -89,20 +89,20 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
     enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
         case urlsession, ahc
 
-        var transport: any HTTPTransport {
+        /// The stack, with the network flags' proxies and certificate authorities where it is async-http-client
+        /// (URLSession follows the system's settings, and libcurl's variables on Linux).
+        func transport(_ network: NetworkSettings) -> any HTTPTransport {
             switch self {
             case .urlsession: return URLSessionTransport.shared
             case .ahc:
                 #if canImport(AsyncHTTPClient)
-                    return AsyncHTTPTransport.shared
+                    return AsyncHTTPTransport.shared(for: network)
                 #else
                     return URLSessionTransport.shared
                 #endif
             }
         }
     }
-
-    var chosenTransport: any HTTPTransport { transport?.transport ?? DefaultTransport.shared }
 
     @Flag(
         help:
@@ -166,7 +166,7 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     /// The engine flags laid over the library's configuration (the one place the engine is built).
     func tune(_ configuration: inout ModelManager.Configuration) throws {
-        configuration.transport = chosenTransport
+        if let transport { configuration.transport = transport.transport(try hub.network()) }
         configuration.engine.maxConnections = connections
         configuration.engine.initialConnections = min(
             initialConnections ?? configuration.engine.initialConnections, connections)

@@ -212,7 +212,8 @@ struct TranscribeCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
             var traits = OpenAICompatibleTranscriber.ServerTraits.fasterWhisperServer
             traits.uploadLimit = uploadLimit
             let transcriber = try OpenAICompatibleTranscriber(
-                baseURL: server.baseURL, model: model ?? name, traits: traits)
+                baseURL: server.baseURL, model: model ?? name, traits: traits,
+                transport: OpenAICompatibleProvider.localTransport)
             let result = try await body(transcriber)
             await server.stop()
             return result

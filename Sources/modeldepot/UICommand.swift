@@ -146,7 +146,7 @@ struct UICommand: AsyncParsableCommand {
                     "demo Hub at \(started.endpoint.absoluteString): demo-chat to download, demo-embed here, demo-damaged damaged, demo-voice for /onboarding/demo-voice; cache \(cache.root.path)\n"
                         .utf8))
         } else {
-            configuration = hub.configuration
+            configuration = try hub.networkConfiguration()
             cache = hub.cache
             catalog = try catalogOptions.load()
         }
@@ -182,7 +182,9 @@ struct UICommand: AsyncParsableCommand {
                 model: model.file, alias: chatLocal, contextLength: min(model.entry.contextLength ?? 4096, 4096),
                 records: RuntimeRecords(cache: cache))
             servers.add(server)
-            let provider = try OpenAICompatibleProvider(baseURL: server.baseURL, model: chatModel ?? chatLocal)
+            let provider = try OpenAICompatibleProvider(
+                baseURL: server.baseURL, model: chatModel ?? chatLocal,
+                transport: OpenAICompatibleProvider.localTransport)
             let source = "\(chatLocal), served by llama.cpp on this machine"
             app.chat = ChatPlayground(provider: provider, source: source)
             if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
@@ -201,7 +203,8 @@ struct UICommand: AsyncParsableCommand {
             servers.add(server)
             app.transcribe = TranscribePlayground(
                 transcriber: try OpenAICompatibleTranscriber(
-                    baseURL: server.baseURL, model: transcribeLocal, traits: .fasterWhisperServer),
+                    baseURL: server.baseURL, model: transcribeLocal, traits: .fasterWhisperServer,
+                    transport: OpenAICompatibleProvider.localTransport),
                 source: "\(transcribeLocal), served by faster-whisper on this machine")
         }
         app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))

@@ -9,7 +9,7 @@ import Testing
     /// command is covered as soon as it exists.
     static let commands = [
         "pull", "lock", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "transcribe", "export",
-        "import", "rm", "prune", "pin", "search", "serve", "demo", "ui",
+        "import", "rm", "prune", "pin", "search", "serve", "demo", "ui", "env",
     ]
 
     @Test func overviewListsEveryCommandAndExitsZero() async throws {

@@ -64,6 +64,12 @@ extension ModelDepotError {
         default: break
         }
         switch category {
+        case .network where code == .proxyRefused:
+            return
+                "Check the proxy's URL and credentials (https_proxy, http_proxy, all_proxy or --proxy: http://user:password@host:port), or add the host to no_proxy."
+        case .network where code == .untrustedCertificate:
+            return
+                "Add your organisation's CA certificate (a PEM file): SSL_CERT_FILE=/path/ca.pem or --ca-cert /path/ca.pem."
         case .network:
             return isRetryable || code == .expiredURL
                 ? "Try again later; what arrived is kept and the download resumes." : nil
@@ -91,6 +97,7 @@ extension ModelDepotError.Code {
         .invalidURL, .invalidArgument, .httpStatus, .notFound, .unauthorized, .rateLimited, .serverError, .network,
         .stalled, .checksumMismatch, .sizeMismatch, .sourceChanged, .insufficientDiskSpace, .fileSystem,
         .protocolViolation, .locked, .invalidModelFile, .cancelled, .repositoryNotFound, .gatedRepository,
-        .revisionNotFound, .entryNotFound, .notCached, .incompleteSnapshot, .expiredURL,
+        .revisionNotFound, .entryNotFound, .notCached, .incompleteSnapshot, .expiredURL, .proxyRefused,
+        .untrustedCertificate,
     ]
 }

@@ -91,6 +91,12 @@ public struct ModelDepotError: Error, Sendable, CustomStringConvertible {
         /// A server the download was redirected to (a CDN's signed URL) refused access (400 / 401 / 403), and
         /// kept refusing the fresh URLs the original one redirected to: the signed URLs expire or are refused.
         public static let expiredURL = Code("expiredURL", category: .network)
+        /// The proxy refused to carry the request: it wants credentials (407), or answered `CONNECT` with an
+        /// error. Retrying will not help until its settings change.
+        public static let proxyRefused = Code("proxyRefused", category: .network)
+        /// The server's TLS certificate is not signed by an authority this machine trusts (a company's
+        /// TLS-inspecting proxy, a self-signed mirror).
+        public static let untrustedCertificate = Code("untrustedCertificate", category: .network)
     }
 
     /// What kind of failure this is; stable across releases.

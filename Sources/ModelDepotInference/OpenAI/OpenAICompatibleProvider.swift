@@ -23,13 +23,23 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     /// Replies larger than this (non-streamed) are refused.
     static let maximumResponseBytes = 64 << 20
 
-    /// A transport with a long read timeout: a local model on a CPU can think for minutes before its first
-    /// token on a long prompt.
+    /// A transport with a long read timeout (a model on a CPU can think for minutes before its first token on a
+    /// long prompt), through the environment's proxies and with its certificate authorities, as every outbound
+    /// request: for servers someone gave by URL.
     public static let sharedTransport: AsyncHTTPTransport = {
+        // A setting that cannot be used fails every pull loudly; here it is the direct connection instead.
+        AsyncHTTPTransport(
+            configuration: longReads, network: (try? NetworkSettings.fromEnvironment()) ?? .direct)
+    }()
+
+    /// The same, always direct: for a runtime this process started on loopback, which nothing stands between.
+    public static let localTransport = AsyncHTTPTransport(configuration: longReads)
+
+    private static var longReads: AsyncHTTPTransport.Configuration {
         var configuration = AsyncHTTPTransport.Configuration()
         configuration.readTimeout = .seconds(600)
-        return AsyncHTTPTransport(configuration: configuration)
-    }()
+        return configuration
+    }
 
     public init(
         baseURL: URL, model: String? = nil, credentials: InferenceCredentials = .none,

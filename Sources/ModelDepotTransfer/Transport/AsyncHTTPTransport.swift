@@ -1,8 +1,11 @@
 #if canImport(AsyncHTTPClient)
     import AsyncHTTPClient
     import Foundation
+    import ModelDepotCore
     import NIOCore
     import NIOHTTP1
+    import NIOSSL
+    import Synchronization
 
     /// ``HTTPTransport`` on async-http-client: HTTP/1.1 only (parallel ranges need separate TCP connections;
     /// HTTP/2 would multiplex them onto one), no redirect following (the engine does it), no decompression,
@@ -24,15 +27,61 @@
             public init() {}
         }
 
-        private let client: HTTPClient
-        /// The same settings without the idle-read timer, for requests whose caller detects stalls.
-        private let unwatchedClient: HTTPClient
+        /// The clients of one proxy choice: async-http-client takes its proxy per client, so a request to the Hub
+        /// and one to its CDN that `no_proxy` treats differently go through different clients.
+        private struct Clients {
+            let client: HTTPClient
+            /// The same settings without the idle-read timer, for requests whose caller detects stalls.
+            let unwatched: HTTPClient
+        }
 
-        /// A transport for the life of the process, used when none is given.
-        public static let shared = AsyncHTTPTransport()
+        private let base: HTTPClient.Configuration
+        private let network: NetworkSettings
+        /// Why the settings could not be used (a proxy variable this client cannot follow): every request fails
+        /// with it, rather than going around the proxy.
+        private let refusal: ModelDepotError?
+        private let clients = Mutex<[ProxyServer?: Clients]>([:])
 
-        /// A transport with its own connection pool.
-        public init(configuration: Configuration = Configuration()) {
+        /// A transport for the life of the process, used when none is given: its proxies and extra certificate
+        /// authorities come from the environment (``NetworkSettings/fromEnvironment(_:)``).
+        public static let shared: AsyncHTTPTransport = {
+            do {
+                return AsyncHTTPTransport(network: try NetworkSettings.fromEnvironment())
+            } catch let error as ModelDepotError {
+                return AsyncHTTPTransport(refusing: error)
+            } catch {
+                return AsyncHTTPTransport(refusing: ModelDepotError(.invalidArgument, "\(error)"))
+            }
+        }()
+
+        /// The process-wide transport for `network`: one per distinct settings, so their connections are shared.
+        public static func shared(for network: NetworkSettings) -> AsyncHTTPTransport {
+            registry.withLock { transports in
+                if let transport = transports[network] { return transport }
+                let transport = AsyncHTTPTransport(network: network)
+                transports[network] = transport
+                return transport
+            }
+        }
+
+        private static let registry = Mutex<[NetworkSettings: AsyncHTTPTransport]>([:])
+
+        /// A transport with its own connection pools, direct or through `network`'s proxies.
+        public init(configuration: Configuration = Configuration(), network: NetworkSettings = .direct) {
+            self.network = network
+            refusal = nil
+            base = Self.clientConfiguration(configuration, trust: network.trust)
+        }
+
+        private init(refusing error: ModelDepotError) {
+            network = .direct
+            refusal = error
+            base = Self.clientConfiguration(Configuration(), trust: TrustSettings())
+        }
+
+        private static func clientConfiguration(_ configuration: Configuration, trust: TrustSettings)
+            -> HTTPClient.Configuration
+        {
             var config = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 timeout: .init(
@@ -53,15 +102,60 @@
             // connect timeout when nothing listens: a refused mirror would hand over only after it. Waiting for a
             // network is the engine's NetworkPolicy's job, visibly; here a refusal fails at once. (No effect on Linux.)
             config.networkFrameworkWaitForConnectivity = false
-            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
-            config.timeout.read = nil
-            unwatchedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+            if !trust.additional.isEmpty || trust.insecure {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead of it.
+                tls.additionalTrustRoots = trust.additional.map { .file($0.path) }
+                if trust.insecure { tls.certificateVerification = .none }
+                config.tlsConfiguration = tls
+            }
+            return config
+        }
+
+        /// The clients for requests through `proxy` (nil: direct), made on first use.
+        private func clients(for proxy: ProxyServer?) -> Clients {
+            clients.withLock { made in
+                if let existing = made[proxy] { return existing }
+                var config = base
+                config.proxy = proxy.map(Self.proxy)
+                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+                config.timeout.read = nil
+                let pair = Clients(
+                    client: client, unwatched: HTTPClient(eventLoopGroupProvider: .singleton, configuration: config))
+                made[proxy] = pair
+                return pair
+            }
+        }
+
+        private static func proxy(_ server: ProxyServer) -> HTTPClient.Configuration.Proxy {
+            switch server.kind {
+            case .socks5:
+                return .socksServer(host: server.host, port: server.port)
+            case .http:
+                let authorization = server.username.map {
+                    HTTPClient.Authorization.basic(username: $0, password: server.password ?? "")
+                }
+                return .server(host: server.host, port: server.port, authorization: authorization)
+            }
         }
 
         /// Closes the connections. Call it once done with a transport you created (not with ``shared``).
         public func shutdown() async throws {
-            try await client.shutdown()
-            try await unwatchedClient.shutdown()
+            for pair in clients.withLock({ made in
+                defer { made = [:] }; return Array(made.values)
+            }) {
+                try await pair.client.shutdown()
+                try await pair.unwatched.shutdown()
+            }
+        }
+
+        deinit {
+            // A transport dropped without `shutdown()` closes its clients in the background (each keeps itself alive
+            // until it has): async-http-client traps when a client that is still up is deinitialized.
+            for pair in clients.withLock({ Array($0.values) }) {
+                _ = pair.client.shutdown()
+                _ = pair.unwatched.shutdown()
+            }
         }
 
         /// Sends `request` and returns once the status and headers are in; the body streams after.
@@ -70,12 +164,15 @@
             outgoing.method = HTTPMethod(rawValue: request.method)
             for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
             if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+            if let refusal { throw refusal }
+            let proxy = network.proxies.proxy(for: request.url)
+            let pair = clients(for: proxy)
             let response: HTTPClientResponse
             do {
-                response = try await (request.callerDetectsStalls ? unwatchedClient : client)
+                response = try await (request.callerDetectsStalls ? pair.unwatched : pair.client)
                     .execute(outgoing, timeout: .hours(24))
             } catch {
-                throw TransportFailure.error(from: error, url: request.url)
+                throw TransportFailure.error(from: error, url: request.url, proxy: proxy)
             }
             let headers = response.headers.map { (name: $0.name, value: $0.value) }
             let url = request.url

@@ -26,6 +26,19 @@ public enum DefaultTransport {
             AsyncHTTPTransport.shared
         #endif
     }
+
+    /// The transport for requests through `network`'s proxies and with its certificate authorities (the command
+    /// line's `--proxy`, `--ca-cert`, `--insecure`): async-http-client's, one per distinct settings, wherever it
+    /// exists. In apps on Apple's mobile platforms URLSession follows the system's proxy settings and trust store
+    /// (Settings › Wi-Fi › Proxy, configuration profiles), which is what a device's owner manages; `network` is
+    /// not applied there.
+    public static func shared(for network: NetworkSettings) -> any HTTPTransport {
+        #if canImport(AsyncHTTPClient)
+            AsyncHTTPTransport.shared(for: network)
+        #else
+            URLSessionTransport.shared
+        #endif
+    }
 }
 
 /// One HTTP request as the engine sends it.

@@ -4,6 +4,7 @@ import ModelDepotPlatform
 
 #if canImport(AsyncHTTPClient)
     import AsyncHTTPClient
+    import NIOSSL
     import NIOCore
     import NIOHTTP1
     import NIOPosix
@@ -13,10 +14,14 @@ import ModelDepotPlatform
 /// whether trying again can help: a refused or reset connection may heal (`network`, retried); a reply that
 /// is not HTTP, or headers past every limit, will not (`protocolViolation`, failed at once).
 package enum TransportFailure {
-    package static func error(from error: any Error, url: URL) -> any Error {
+    /// - Parameter proxy: the proxy the request went through, when it did: a failure to connect is the proxy's.
+    package static func error(from error: any Error, url: URL, proxy: ProxyServer? = nil) -> any Error {
         if error is ModelDepotError || error is CancellationError { return error }
-        let server = serverName(url)
+        let host = serverName(url)
+        let server = proxy.map { "the proxy \($0) (on the way to \(host))" } ?? host
         #if canImport(AsyncHTTPClient)
+            if let proxy, let mapped = proxyError(error, proxy: proxy, host: host) { return mapped }
+            if let mapped = certificateError(error, host: host) { return mapped }
             if let mapped = asyncHTTPClientError(error, server: server, url: url) { return mapped }
         #endif
         if let code = NetworkFrameworkError.posixCode(of: error) {
@@ -26,6 +31,40 @@ package enum TransportFailure {
     }
 
     #if canImport(AsyncHTTPClient)
+        /// The proxy's refusals: it wants credentials (407), or answered `CONNECT` with something else than 200.
+        private static func proxyError(_ error: any Error, proxy: ProxyServer, host: String) -> ModelDepotError? {
+            guard let client = error as? HTTPClientError else { return nil }
+            switch client {
+            case .proxyAuthenticationRequired:
+                let sent = proxy.username == nil ? "none were sent" : "it refused the ones in the proxy URL"
+                return ModelDepotError(
+                    .proxyRefused,
+                    "The proxy \(proxy) wants credentials (407 Proxy Authentication Required) and \(sent): give them in the proxy URL, http://user:password@host:port (percent-encode special characters).",
+                    underlying: error)
+            case .invalidProxyResponse:
+                return ModelDepotError(
+                    .proxyRefused,
+                    "The proxy \(proxy) refused to connect to \(host) (it answered CONNECT with an error; a proxy may allow only port 443, or block the host). Add \(host) to no_proxy if it should be reached directly.",
+                    underlying: error)
+            default:
+                return nil
+            }
+        }
+
+        /// A TLS handshake that failed on the server's certificate: named, with what to set.
+        private static func certificateError(_ error: any Error, host: String) -> ModelDepotError? {
+            guard let tls = error as? NIOSSLError, case .handshakeFailed(let reason) = tls else { return nil }
+            let detail = "\(reason)"
+            guard detail.contains("CERTIFICATE_VERIFY_FAILED") || detail.lowercased().contains("certificate") else {
+                return ModelDepotError(
+                    .network, "The TLS handshake with \(host) failed: \(detail).", underlying: error)
+            }
+            return ModelDepotError(
+                .untrustedCertificate,
+                "The certificate \(host) presented is not signed by an authority this machine trusts (a company's TLS-inspecting proxy, or a server with its own CA). If your organisation gave you a CA certificate, add it: SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, or --ca-cert FILE; they add to the system's store.",
+                underlying: error)
+        }
+
         /// What async-http-client and SwiftNIO throw, worded; nil for anything else.
         private static func asyncHTTPClientError(_ error: any Error, server: String, url: URL) -> (any Error)? {
             if let parser = error as? HTTPParserError, parser == .invalidEOFState {

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import ModelDepot
+
+/// `modeldepot env`: what a person debugging a network or a cache needs, in one place — the endpoint and mirrors,
+/// which proxy each request goes through after `no_proxy`, the certificate authorities in use, the cache, and
+/// whether a token is there and where from (never its value).
+struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
+    static let configuration = CommandConfiguration(
+        commandName: "env",
+        abstract: "Show the endpoint, proxies, certificate authorities, cache and token source in use.",
+        discussion: """
+            Proxies come from https_proxy, http_proxy, all_proxy and no_proxy (lower case first, then upper case, \
+            as Python reads them) or --proxy; certificate authorities from SSL_CERT_FILE, SSL_CERT_DIR, \
+            REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE or --ca-cert, added to the system's store. The token's value is \
+            never printed.
+            """)
+
+    @Flag(help: "Print a JSON object.")
+    var json = false
+
+    @OptionGroup var hub: HubOptions
+
+    var failuresAsJSON: Bool { json }
+
+    struct Report: Encodable {
+        /// A host the client talks to and how: `direct`, or the proxy (without credentials).
+        struct Route: Encodable {
+            var role: String
+            var url: String
+            var proxy: String
+        }
+
+        var endpoint: String
+        var offline: Bool
+        var routes: [Route]
+        var noProxy: String?
+        /// Where certificates are trusted from: the system's store (as NIOSSL finds it), then what was added.
+        var certificateAuthorities: [String]
+        var insecure: Bool
+        var cache: String
+        var token: String
+    }
+
+    /// Hosts the Hub at huggingface.co sends downloads to (its CDNs), besides the endpoint itself.
+    static let hubDownloadHosts = [
+        "https://cdn-lfs.huggingface.co", "https://cdn-lfs-us-1.hf.co", "https://cas-bridge.xethub.hf.co",
+    ]
+
+    func run() throws {
+        let environment = hub.environment
+        let network = try hub.network()
+        var routes: [Report.Route] = []
+        func route(_ role: String, _ url: String) {
+            let proxy = URL(string: url).flatMap(network.proxies.proxy(for:))
+            routes.append(Report.Route(role: role, url: url, proxy: proxy?.description ?? "direct"))
+        }
+        route("endpoint", environment.endpoint)
+        if URL(string: environment.endpoint)?.host == "huggingface.co" {
+            for host in Self.hubDownloadHosts { route("downloads (CDN)", host) }
+        }
+        for mirror in try environment.mirrors() { route("mirror", mirror.endpoint.absoluteString) }
+        let variables = ProcessInfo.processInfo.environment
+        let noProxy =
+            variables["no_proxy"].flatMap { $0.isEmpty ? nil : "no_proxy=\($0)" }
+            ?? variables["NO_PROXY"].flatMap { $0.isEmpty ? nil : "NO_PROXY=\($0)" }
+        let report = Report(
+            endpoint: environment.endpoint, offline: environment.isOffline, routes: routes, noProxy: noProxy,
+            certificateAuthorities: ["the system's store (NIOSSL: /etc/ssl/certs and the platform's usual files)"]
+                + network.trust.additional.map { "\($0.path) (\($0.origin))" },
+            insecure: network.trust.insecure, cache: hub.cache.root.path, token: Self.describe(environment))
+        if json {
+            printJSON(report)
+            return
+        }
+        var lines = ["endpoint: \(report.endpoint)\(report.offline ? " (offline mode: the network is not used)" : "")"]
+        for route in report.routes { lines.append("\(route.role): \(route.url) → \(route.proxy)") }
+        lines.append("no_proxy: \(report.noProxy ?? "(not set)")")
+        lines.append("certificate authorities: " + report.certificateAuthorities.joined(separator: "; "))
+        if report.insecure { lines.append("TLS verification: OFF (--insecure)") }
+        lines.append("cache: \(report.cache)")
+        lines.append("token: \(report.token)")
+        StandardStreams.output(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// Whether a token is there and where it came from, never the token.
+    static func describe(_ environment: HubEnvironment) -> String {
+        if environment.explicitToken != nil { return "given with --token" }
+        switch environment.tokenOrigin {
+        case .variable(let name): return "from \(name)"
+        case .file(let url): return "from the token file \(url.path)"
+        case .disabled: return "none (HF_HUB_DISABLE_IMPLICIT_TOKEN is set)"
+        case .none: return "none"
+        }
+    }
+}
