@@ -175,7 +175,8 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         // What both HTTP front ends (the mirror, the web app) share on Hummingbird's router: endpoints that answer a
-        // wrong method with 405 and read bodies up to a per-route limit, and the HTTP status of a ModelDepotError.
+        // wrong method with 405 and read bodies up to a per-route limit, the HTTP status of a ModelDepotError, the
+        // error middleware, and the draining run.
         .target(
             name: "ModelDepotHTTP",
             dependencies: [
@@ -183,6 +184,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(

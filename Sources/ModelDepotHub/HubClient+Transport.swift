@@ -64,14 +64,8 @@ extension HubClient {
     }
 
     func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(body))
-        } catch {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(endpoint.absoluteString) sent \(what) in a form ModelDepot cannot read (\(error)). Check that the endpoint is a Hub.",
-                underlying: error)
-        }
+        try JSONAnswer.decode(
+            type, from: body, sender: endpoint.absoluteString, what: what, hint: "Check that the endpoint is a Hub.")
     }
 
     /// The most pages of one file listing followed (the Hub pages by 1,000 entries: ten million files).

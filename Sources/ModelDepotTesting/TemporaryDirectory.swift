@@ -12,6 +12,17 @@ public struct TemporaryDirectory: Sendable {
     public func path(_ name: String) -> URL { url.appendingPathComponent(name) }
 
     public func remove() { try? FileManager.default.removeItem(at: url) }
+
+    /// Writes each file of `files` (paths relative to `folder` below this one) with the folders it needs: a
+    /// repository's layout for a mirror to serve. Not synced to disk (a test's files need not survive a crash).
+    public func write(_ files: [String: [UInt8]], in folder: String = "") throws {
+        for (path, bytes) in files {
+            let file = self.path(folder.isEmpty ? path : folder + "/" + path)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).writeUnsynced(to: file)
+        }
+    }
 }
 
 /// Deterministic pseudo-random bytes, so fixtures need no files and every byte position is distinct enough

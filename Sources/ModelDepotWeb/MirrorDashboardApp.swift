@@ -41,7 +41,7 @@ public struct MirrorDashboardApp: Sendable {
     /// and its event stream, signing in, and the admin's actions. Bodies are JSON of at most 16 KiB.
     public func addRoutes<Context: RequestContext>(to group: RouterGroup<Context>) {
         group.add(middleware: SecurityHeadersMiddleware<Context>())
-        group.add(middleware: UIErrorMiddleware<Context>(pages: pages, logger: logger))
+        group.add(middleware: UIErrors(pages: pages, logger: logger).middleware() as ErrorAnswering<Context>)
         group.endpoint("", [.get, .head]) { request, _ in
             let role = role(of: request)
             guard role != .none else { return html(401, pages.mirrorSignIn(needsToken: true)) }

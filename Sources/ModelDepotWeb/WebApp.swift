@@ -64,23 +64,13 @@ public struct WebApp: Sendable {
                 await onListening(URL(string: "http://\(shown):\(port)/session?token=\(session.launchToken)")!)
             },
             logger: logger)
-        var configuration = ServiceGroupConfiguration(
-            services: [
+        try await DrainingServer.run(
+            [
                 .init(service: app),
                 .init(
                     service: StreamCloser(streams: streams, downloads: downloads, logger: logger),
                     successTerminationBehavior: .ignore),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = drainTimeout
-        let group = ServiceGroup(configuration: configuration)
-        // The group runs in a task of its own: cancelling this one drains it rather than tearing it down.
-        let running = Task { try await group.run() }
-        try await withTaskCancellationHandler {
-            try await running.value
-        } onCancel: {
-            Task { await group.triggerGracefulShutdown() }
-        }
+            ], drainTimeout: drainTimeout, logger: logger)
     }
 }
 
@@ -92,7 +82,7 @@ extension WebApp {
         let router = Router(context: WebRequestContext.self)
         router.add(middleware: UIAccessLog(logger: logger))
         router.add(middleware: SecurityHeadersMiddleware<WebRequestContext>())
-        router.add(middleware: UIErrorMiddleware<WebRequestContext>(pages: pages, logger: logger))
+        router.add(middleware: UIErrors(pages: pages, logger: logger).middleware() as ErrorAnswering<WebRequestContext>)
         router.add(middleware: UIGuardMiddleware(guardian: RequestGuard(host: host), session: session, pages: pages))
         UIEndpoints(
             downloads: downloads, session: session, pages: pages, logger: logger, offline: offline,

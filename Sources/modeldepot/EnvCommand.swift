@@ -31,15 +31,26 @@ struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
             var proxy: String
         }
 
-        var endpoint: String
-        var offline: Bool
-        var routes: [Route]
-        var noProxy: String?
-        /// Where certificates are trusted from: the system's store (as NIOSSL finds it), then what was added.
-        var certificateAuthorities: [String]
-        var insecure: Bool
-        var cache: String
-        var token: String
+        /// Which Hub, and what of it is on this machine.
+        struct Hub: Encodable {
+            var endpoint: String
+            var offline: Bool
+            var cache: String
+            /// Where the token comes from, never its value.
+            var token: String
+        }
+
+        /// How requests leave the machine.
+        struct Network: Encodable {
+            var routes: [Route]
+            var noProxy: String?
+            /// Where certificates are trusted from: the system's store (as NIOSSL finds it), then what was added.
+            var certificateAuthorities: [String]
+            var insecure: Bool
+        }
+
+        var hub: Hub
+        var network: Network
     }
 
     /// Hosts the Hub at huggingface.co sends downloads to (its CDNs), besides the endpoint itself.
@@ -65,21 +76,28 @@ struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
             variables["no_proxy"].flatMap { $0.isEmpty ? nil : "no_proxy=\($0)" }
             ?? variables["NO_PROXY"].flatMap { $0.isEmpty ? nil : "NO_PROXY=\($0)" }
         let report = Report(
-            endpoint: environment.endpoint, offline: environment.isOffline, routes: routes, noProxy: noProxy,
-            certificateAuthorities: ["the system's store (NIOSSL: /etc/ssl/certs and the platform's usual files)"]
-                + network.trust.additional.map { "\($0.path) (\($0.origin))" },
-            insecure: network.trust.insecure, cache: hub.cache.root.path, token: Self.describe(environment))
+            hub: Report.Hub(
+                endpoint: environment.endpoint, offline: environment.isOffline, cache: hub.cache.root.path,
+                token: Self.describe(environment)),
+            network: Report.Network(
+                routes: routes, noProxy: noProxy,
+                certificateAuthorities: ["the system's store (NIOSSL: /etc/ssl/certs and the platform's usual files)"]
+                    + network.trust.additional.map { "\($0.path) (\($0.origin))" },
+                insecure: network.trust.insecure))
         if json {
             printJSON(report)
             return
         }
-        var lines = ["endpoint: \(report.endpoint)\(report.offline ? " (offline mode: the network is not used)" : "")"]
-        for route in report.routes { lines.append("\(route.role): \(route.url) → \(route.proxy)") }
-        lines.append("no_proxy: \(report.noProxy ?? "(not set)")")
-        lines.append("certificate authorities: " + report.certificateAuthorities.joined(separator: "; "))
-        if report.insecure { lines.append("TLS verification: OFF (--insecure)") }
-        lines.append("cache: \(report.cache)")
-        lines.append("token: \(report.token)")
+        let (hubReport, networkReport) = (report.hub, report.network)
+        var lines = [
+            "endpoint: \(hubReport.endpoint)\(hubReport.offline ? " (offline mode: the network is not used)" : "")"
+        ]
+        for route in networkReport.routes { lines.append("\(route.role): \(route.url) → \(route.proxy)") }
+        lines.append("no_proxy: \(networkReport.noProxy ?? "(not set)")")
+        lines.append("certificate authorities: " + networkReport.certificateAuthorities.joined(separator: "; "))
+        if networkReport.insecure { lines.append("TLS verification: OFF (--insecure)") }
+        lines.append("cache: \(hubReport.cache)")
+        lines.append("token: \(hubReport.token)")
         StandardStreams.output(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 

@@ -71,16 +71,8 @@ enum LlamaPeer {
         defer { outputs.remove() }
         FileManager.default.createFile(atPath: outputs.path("err").path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: outputs.path("err"))
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
+        let started = await process.runToEnd()
         let message = String(decoding: (try? Data(contentsOf: outputs.path("err"))) ?? Data(), as: UTF8.self)
-        try #require(process.terminationStatus == 0, "\(executable.lastPathComponent) failed: \(message)")
+        try #require(started && process.terminationStatus == 0, "\(executable.lastPathComponent) failed: \(message)")
     }
 }

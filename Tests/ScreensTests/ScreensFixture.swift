@@ -41,12 +41,7 @@ struct ScreensFixture {
     static func with(limit: Int64? = nil, _ body: (ScreensFixture) async throws -> Void) async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens")
         defer { folder.remove() }
-        for (path, bytes) in layout {
-            let url = folder.path("repos/" + path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).writeUnsynced(to: url)
-        }
+        try folder.write(layout, in: "repos")
         let server = MirrorServer(
             root: folder.path("repos"), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let address = Mutex<URL?>(nil)

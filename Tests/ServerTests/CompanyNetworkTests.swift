@@ -23,12 +23,7 @@ import Testing
     static func withHubAndCDN(_ body: (_ hub: URL, _ cdn: URL) async throws -> Void) async throws {
         let root = try TemporaryDirectory(prefix: "modeldepot-company")
         defer { root.remove() }
-        for (path, bytes) in layout {
-            let url = root.path(path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url)
-        }
+        try root.write(layout)
         try await MirrorFixture.serving(MirrorServer(root: root.url, logger: PullThroughTests.quiet), root: root) {
             cdn in
             let cdnByName = URL(string: "http://localhost:\(cdn.baseURL.port!)")!

@@ -23,12 +23,7 @@ import Testing
     ) async throws {
         let root = try TemporaryDirectory(prefix: "modeldepot-router")
         defer { root.remove() }
-        for (path, text) in layout {
-            let url = root.path(path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url)
-        }
+        try root.write(layout.mapValues { Array($0.utf8) })
         var server = MirrorServer(root: root.url, token: token, logger: PullThroughTests.quiet)
         // A test channel cannot take a file region: bodies go through memory.
         server.sendsFilesWithSendfile = false

@@ -189,15 +189,7 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
         process.arguments = arguments
         process.currentDirectoryURL = folder
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
+        guard await process.runToEnd() else { return -1 }
         return process.terminationStatus
     }
 }

@@ -20,12 +20,7 @@ struct MirrorFixture {
         _ body: (MirrorFixture) async throws -> T
     ) async throws -> T {
         let root = try TemporaryDirectory(prefix: "modeldepot-mirror")
-        for (path, bytes) in layout {
-            let url = root.path(path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).writeUnsynced(to: url)
-        }
+        try root.write(layout)
         let server = MirrorServer(
             root: root.url, token: token, treePageSize: treePageSize, logger: logger)
         defer { root.remove() }

@@ -109,14 +109,10 @@ struct ProxyPeer: Sendable {
         _ kind: Kind, user: String? = nil, password: String? = nil, _ body: (ProxyPeer) async throws -> T
     ) async throws -> T {
         let proxy = try await start(kind, user: user, password: password)
-        do {
-            let result = try await body(proxy)
-            await proxy.stop()
-            return result
-        } catch {
-            await proxy.stop()
-            throw error
-        }
+        let outcome: Result<T, any Error>
+        do { outcome = .success(try await body(proxy)) } catch { outcome = .failure(error) }
+        await proxy.stop()
+        return try outcome.get()
     }
 }
 

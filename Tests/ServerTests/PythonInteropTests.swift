@@ -90,18 +90,11 @@ import Testing
         FileManager.default.createFile(atPath: outputs.path("err").path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: outputs.path("out"))
         process.standardError = try FileHandle(forWritingTo: outputs.path("err"))
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
+        let started = await process.runToEnd()
         let outData = try Data(contentsOf: outputs.path("out"))
         let errData = try Data(contentsOf: outputs.path("err"))
-        try #require(process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
+        try #require(
+            started && process.terminationStatus == 0, "python failed: \(String(decoding: errData, as: UTF8.self))")
         return try #require(try JSONSerialization.jsonObject(with: outData) as? [String: Any])
     }
 }

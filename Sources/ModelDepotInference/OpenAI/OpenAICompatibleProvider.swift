@@ -210,13 +210,8 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     }
 
     func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(body))
-        } catch {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(baseURL.absoluteString) sent \(what) in a form ModelDepot cannot read (\(error)). Check that it is an OpenAI-compatible API.",
-                underlying: error)
-        }
+        try JSONAnswer.decode(
+            type, from: body, sender: baseURL.absoluteString, what: what,
+            hint: "Check that it is an OpenAI-compatible API.")
     }
 }

@@ -30,7 +30,7 @@ extension MirrorServer {
     func makeRouter() -> Router<MirrorRequestContext> {
         let router = Router(context: MirrorRequestContext.self)
         router.add(middleware: MirrorAccessLog(logger: logger, metrics: metrics, clients: clients))
-        router.add(middleware: HubErrorMiddleware(logger: logger))
+        router.add(middleware: HubErrors(logger: logger).middleware)
         router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
         if token == nil { router.add(middleware: HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts))) }
         for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }

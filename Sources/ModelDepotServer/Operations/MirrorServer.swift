@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import ModelDepot
 import ModelDepotCore
+import ModelDepotHTTP
 import ModelDepotHub
 import ModelDepotTransfer
 import NIOCore
@@ -151,8 +152,7 @@ public struct MirrorServer: Sendable {
     /// flight are written to their end, and then it returns. A drain that takes longer than ``drainTimeout``
     /// cancels what is left.
     ///
-    /// Cancellation drains too, rather than tearing connections down: a server stopped by its task's
-    /// cancellation while NIO was handing it a new connection used to trap in NIO's async writer.
+    /// Cancellation drains too, rather than tearing connections down (``DrainingServer``).
     ///
     /// - Parameter onListening: called once with the base URL (the real port when `port` is 0).
     public func run(
@@ -173,23 +173,12 @@ public struct MirrorServer: Sendable {
             },
             logger: logger
         )
-        var configuration = ServiceGroupConfiguration(
-            services: [
+        try await DrainingServer.run(
+            [
                 .init(service: app),
                 .init(
                     service: DrainAnnouncer(logger: logger, onDrain: { [mounts] in mounts.forEach { $0.onDrain() } })),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = drainTimeout
-        let group = ServiceGroup(configuration: configuration)
-        // The group runs in a task of its own: a child task would be cancelled with this one, and cancelled
-        // services stop at once instead of draining.
-        let running = Task { try await group.run() }
-        try await withTaskCancellationHandler {
-            try await running.value
-        } onCancel: {
-            Task { await group.triggerGracefulShutdown() }
-        }
+            ], drainTimeout: drainTimeout, logger: logger)
     }
 
     /// What this mirror has done since it was made (bytes served and pulled, hits, pulls, requests by status).

@@ -3,25 +3,18 @@ import Logging
 import ModelDepotCore
 import ModelDepotHTTP
 
-/// Where every error the web app's routes (and the dashboard's) throw becomes an answer: JSON `{"error": …}` for
+/// How every error the web app's routes (and the dashboard's) throw is answered: JSON `{"error": …}` for
 /// the API, a page for a page. A `ModelDepotError` gets the status `ModelDepotHTTP` gives it (a page that names
 /// nothing that exists is a 404 page), a method a path does not take 405 with `Allow`, a body over its route's limit
 /// 413 with the connection closed, a path no route has 404, and anything else a 500 that says nothing of the
 /// server's insides (the log has it).
-struct UIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+struct UIErrors: Sendable {
     let pages: UIPages
-    /// The 404 page's words.
-    var notFound = (title: "Not found", text: "There is no page here. The Models page lists every model.")
     let logger: Logger
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
-        async throws -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch {
-            return answer(error, to: request)
-        }
+    /// The middleware that answers with ``answer(_:to:)``.
+    func middleware<Context: RequestContext>() -> ErrorAnswering<Context> {
+        ErrorAnswering { error, request in answer(error, to: request) }
     }
 
     func answer(_ error: any Error, to request: Request) -> Response {
@@ -45,7 +38,8 @@ struct UIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as HTTPError where error.status == .notFound:
             return api
                 ? UIResponses.error(404, "No such API route: \(request.uri.path.prefix(200)).")
-                : UIResponses.html(404, pages.notice(notFound.title, notFound.text))
+                : UIResponses.html(
+                    404, pages.notice("Not found", "There is no page here. The Models page lists every model."))
         case let error as HTTPError:
             // Hummingbird's own refusals (a malformed request) keep their status.
             return UIResponses.error(Int(error.status.code), error.body ?? error.status.reasonPhrase)

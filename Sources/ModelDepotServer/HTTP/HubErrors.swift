@@ -3,23 +3,16 @@ import Logging
 import ModelDepotCore
 import ModelDepotHTTP
 
-/// Where every error the mirror's routes throw becomes an answer, in the Hub's format (status, `X-Error-Code`,
+/// How every error the mirror's routes throw is answered, in the Hub's format (status, `X-Error-Code`,
 /// `X-Error-Message`, `{"error": …}`): ``HubServerError``s as they are, `ModelDepotError`s with the status
 /// `ModelDepotHTTP` gives them, a method a path does not take as 405 with `Allow`, a path no route has as the
 /// Hub's 404, and anything else as a 500 that says nothing of the server's insides (the log has it).
-struct HubErrorMiddleware: RouterMiddleware {
-    typealias Context = MirrorRequestContext
-
+struct HubErrors: Sendable {
     let logger: Logger
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
-        async throws -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch {
-            return answer(error, to: request).response
-        }
+    /// The middleware that answers with ``answer(_:to:)``.
+    var middleware: ErrorAnswering<MirrorRequestContext> {
+        ErrorAnswering { error, request in answer(error, to: request).response }
     }
 
     func answer(_ error: any Error, to request: Request) -> HubServerError {
