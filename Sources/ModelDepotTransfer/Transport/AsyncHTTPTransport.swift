@@ -66,22 +66,67 @@
 
         private static let registry = Mutex<[NetworkSettings: AsyncHTTPTransport]>([:])
 
-        /// A transport with its own connection pools, direct or through `network`'s proxies.
+        /// A transport with its own connection pools, direct or through `network`'s proxies, trusting `network`'s
+        /// certificate authorities besides the system's. Certificates that cannot be read make every request fail
+        /// with an error naming the file and its setting.
         public init(configuration: Configuration = Configuration(), network: NetworkSettings = .direct) {
             self.network = network
-            refusal = nil
-            base = Self.clientConfiguration(configuration, trust: network.trust)
+            var added: [NIOSSLCertificate] = []
+            do {
+                added = try Self.certificates(network.trust)
+                refusal = nil
+            } catch {
+                refusal =
+                    error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
+            }
+            base = Self.clientConfiguration(configuration, adding: added, insecure: network.trust.insecure)
         }
 
         private init(refusing error: ModelDepotError) {
             network = .direct
             refusal = error
-            base = Self.clientConfiguration(Configuration(), trust: TrustSettings())
+            base = Self.clientConfiguration(Configuration(), adding: [], insecure: false)
         }
 
-        private static func clientConfiguration(_ configuration: Configuration, trust: TrustSettings)
-            -> HTTPClient.Configuration
-        {
+        /// The certificates `trust` adds, read once: each file's PEM certificates, and for a folder every file in
+        /// it that holds some (NIOSSL reads files only).
+        static func certificates(_ trust: TrustSettings) throws -> [NIOSSLCertificate] {
+            var certificates: [NIOSSLCertificate] = []
+            for source in trust.additional {
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else {
+                    _ = try TrustSettings.checked(source)  // throws: it names nothing
+                    continue
+                }
+                if !isFolder.boolValue {
+                    do {
+                        certificates += try NIOSSLCertificate.fromPEMFile(source.path)
+                    } catch {
+                        throw ModelDepotError(
+                            .invalidArgument,
+                            "\(source.origin) names \(source.path), which holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA's certificate in PEM form.",
+                            underlying: error)
+                    }
+                    continue
+                }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: source.path)) ?? []
+                let found = names.sorted().flatMap { name in
+                    (try? NIOSSLCertificate.fromPEMFile(source.path + "/" + name)) ?? []
+                }
+                guard !found.isEmpty else {
+                    throw ModelDepotError(
+                        .invalidArgument,
+                        "\(source.origin) names the folder \(source.path), which holds no PEM certificate: put the CA's certificate there in PEM form."
+                    )
+                }
+                certificates += found
+            }
+            return certificates
+        }
+
+        private static func clientConfiguration(
+            _ configuration: Configuration, adding certificates: [NIOSSLCertificate], insecure: Bool
+        ) -> HTTPClient.Configuration {
             var config = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 timeout: .init(
@@ -102,11 +147,11 @@
             // connect timeout when nothing listens: a refused mirror would hand over only after it. Waiting for a
             // network is the engine's NetworkPolicy's job, visibly; here a refusal fails at once. (No effect on Linux.)
             config.networkFrameworkWaitForConnectivity = false
-            if !trust.additional.isEmpty || trust.insecure {
+            if !certificates.isEmpty || insecure {
                 var tls = TLSConfiguration.makeClientConfiguration()
                 // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead of it.
-                tls.additionalTrustRoots = trust.additional.map { .file($0.path) }
-                if trust.insecure { tls.certificateVerification = .none }
+                tls.additionalTrustRoots = [.certificates(certificates)]
+                if insecure { tls.certificateVerification = .none }
                 config.tlsConfiguration = tls
             }
             return config
