@@ -61,8 +61,10 @@ extension HubClient {
             return ModelDepotError(.network, "\(url.path) timed out on the server (HTTP \(status)).\(detail)")
         case .rateLimited:
             let wait = retryAfter.map { " Try again in \($0.components.seconds) s." } ?? " Try again later."
+            let limit = response.rateLimit.map { ": \($0)" } ?? ""
             return ModelDepotError(
-                .rateLimited, "The Hub rate-limited \(url.path) (HTTP 429).\(wait)\(detail)", retryAfter: retryAfter)
+                .rateLimited, "The Hub rate-limited \(url.path) (HTTP 429)\(limit).\(wait)\(detail)",
+                retryAfter: retryAfter)
         case .serverError:
             return ModelDepotError(
                 .serverError, "The Hub failed on \(url.path) (HTTP \(status)). Try again later.\(detail)",

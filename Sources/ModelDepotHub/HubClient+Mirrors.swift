@@ -14,6 +14,7 @@ extension HubClient {
                 endpoint: mirror.endpoint, token: mirror.token, offline: isOffline, transport: transport, clock: clock,
                 retryPolicy: Self.mirrorRetryPolicy, random: random)
             client.waitObserver = waitObserver
+            client.waitListener = waitListener
             return client
         } + [withoutMirrors]
     }

@@ -15,7 +15,10 @@ extension HubClient {
         let headers =
             [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + extraHeaders + authorization(for: url)
         do {
-            return try await transport.send(TransportRequest(method: method, url: url, headers: headers))
+            if try await pacer.pace(waiting: { wait in tellWaiting(wait) }) { waitObserver?(nil) }
+            let response = try await transport.send(TransportRequest(method: method, url: url, headers: headers))
+            pacer.observe(response.rateLimit)
+            return response
         } catch let error as ModelDepotError {
             throw error
         } catch is CancellationError {
@@ -50,7 +53,13 @@ extension HubClient {
             recover: { failure, _ in
                 if givesUpWhenRefused && TransportFailure.isRefusedConnection(failure) { throw failure }
                 return false
-            }, waiting: waitObserver, operation)
+            }, waiting: { wait in wait.map(tellWaiting) ?? waitObserver?(nil) }, operation)
+    }
+
+    /// Tells the observer and the listener of a wait.
+    func tellWaiting(_ wait: TransferWait) {
+        waitObserver?(wait)
+        waitListener?(wait)
     }
 
     static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {

@@ -30,6 +30,11 @@ public struct HubClient: Sendable {
     var waitObserver: (@Sendable (TransferWait?) -> Void)?
     /// Set when a refused connection to a local endpoint ends a call at once (see ``givingUpWhenRefused()``).
     var givesUpWhenRefused = false
+    /// Spaces calls out when the Hub's rate limit runs low; shared by this client's copies.
+    let pacer: RateLimitPacer
+    /// Told of every wait of this client and its copies (retries, rate limits), beside ``waitObserver``: a mirror
+    /// counts its upstream's rate-limit waits.
+    public var waitListener: (@Sendable (TransferWait) -> Void)?
 
     /// Responses to API calls larger than this are refused (a tree page of 1000 entries is about 300 KB).
     static let maximumResponseBytes = 64 << 20
@@ -59,6 +64,7 @@ public struct HubClient: Sendable {
         self.clock = clock
         self.retryPolicy = retryPolicy
         self.random = random
+        pacer = RateLimitPacer(clock: clock)
     }
 
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is

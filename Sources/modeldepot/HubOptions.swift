@@ -107,6 +107,13 @@ struct HubOptions: ParsableArguments {
     @Flag(help: "Do not verify TLS certificates at all: anyone on the path can read and change what is sent.")
     var insecure = false
 
+    @Option(
+        help: """
+            The longest a server's rate limit is waited for (a 429's RateLimit or Retry-After), in seconds; a longer \
+            wait fails at once with the time the server asked for (default: 300).
+            """)
+    var maxRateLimitWait: Double?
+
     /// The proxies and certificate authorities: the environment's, with the flags laid over them.
     func network() throws -> NetworkSettings {
         var network = try NetworkSettings.fromEnvironment()
@@ -154,6 +161,16 @@ struct HubOptions: ParsableArguments {
     func networkConfiguration() throws -> ModelManager.Configuration {
         var configuration = self.configuration
         configuration.transport = DefaultTransport.shared(for: try network())
+        if let maxRateLimitWait {
+            guard maxRateLimitWait >= 0, maxRateLimitWait <= 86_400 else {
+                throw ModelDepotError(.invalidArgument, "--max-rate-limit-wait takes seconds from 0 to 86400.")
+            }
+            let longest = Duration.milliseconds(Int64(maxRateLimitWait * 1000))
+            var api = configuration.apiRetryPolicy ?? HubClient.defaultRetryPolicy
+            api.maxRetryAfter = longest
+            configuration.apiRetryPolicy = api
+            configuration.engine.retryPolicy.maxRetryAfter = longest
+        }
         return configuration
     }
 

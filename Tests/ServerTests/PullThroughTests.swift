@@ -307,6 +307,31 @@ import Testing
         }
     }
 
+    /// The upstream's rate limit is the whole fleet's: a 429 with `RateLimit` is waited for as the upstream says (here
+    /// 0 s), the client behind the mirror gets its answer, and `/metrics` counts the wait.
+    @Test func theUpstreamsRateLimitIsWaitedForAndCounted() async throws {
+        let commit = String(repeating: "c", count: 40)
+        let upstream = try await ScriptedHTTPServer.start(replies: [
+            .json(
+                #"{"error": "slow down"}"#, status: 429,
+                headers: [("RateLimit", #""api";r=0;t=0"#), ("RateLimit-Policy", #""fixed window";"api";q=500;w=300"#)]),
+            .json(#"{"id": "acme/tiny", "sha": "\#(commit)", "siblings": []}"#),
+        ])
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ratelimited")
+        defer { folder.remove() }
+        let server = try MirrorServer(
+            upstream: Upstream(
+                endpoint: upstream.baseURL, retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))),
+            cache: folder.url, logger: Self.quiet)
+        let mirror = try await Self.start(server)
+        _ = try await Self.get(mirror.url("/api/models/acme/tiny/revision/main"))
+        let metrics = try await Self.get(mirror.url("/metrics"))
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("modeldepot_upstream_rate_limit_waits_total 1"), "\(text)")
+        #expect(server.counters.upstreamRateLimitWaits == 1)
+        try await mirror.stop()
+    }
+
     /// An upstream whose port takes connections and never answers (a process whose threads are all blocked, or a
     /// black hole on the path) costs a client the mirror's deadline and then a clear 504, not the transport's read
     /// timeouts times the retries (minutes, where clients give up after 10 s).

@@ -40,6 +40,9 @@ extension ModelManager {
         public var bundled: BundledModels?
         /// Every sleep and speed measurement of the engine (tests inject their own).
         public var clock: any Clock<Duration> = ContinuousClock()
+        /// Told of every wait of the Hub's API calls — retries, and the Hub's rate limits (a 429's wait, calls spaced
+        /// out as the limit runs low): a mirror counts its upstream's in `/metrics`.
+        public var hubWaitListener: (@Sendable (TransferWait) -> Void)?
 
         /// The settings `environment` names; the process environment by default.
         public init(environment: HubEnvironment = HubEnvironment()) {
@@ -73,9 +76,10 @@ extension ModelManager {
         /// - Throws: `invalidURL` when the environment's endpoint is unusable, `invalidArgument` for a malformed
         ///   `MODELDEPOT_MIRRORS`.
         public func makePull() throws -> SnapshotDownloader {
-            pull(
-                over: try HubClient(
-                    environment: environment, transport: transport, clock: clock, retryPolicy: apiRetries))
+            var hub = try HubClient(
+                environment: environment, transport: transport, clock: clock, retryPolicy: apiRetries)
+            hub.waitListener = hubWaitListener
+            return pull(over: hub)
         }
 
         /// ``makePull()``, or the same pull with an offline Hub client when the environment's hub settings are

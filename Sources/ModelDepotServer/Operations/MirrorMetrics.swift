@@ -18,6 +18,7 @@ final class MirrorMetrics: Sendable {
         case pullsAbandoned = "modeldepot_upstream_pulls_abandoned_total"
         case evictions = "modeldepot_evictions_total"
         case sendfileResponses = "modeldepot_sendfile_responses_total"
+        case upstreamRateLimitWaits = "modeldepot_upstream_rate_limit_waits_total"
 
         var help: String {
             switch self {
@@ -30,6 +31,8 @@ final class MirrorMetrics: Sendable {
             case .pullsAbandoned: "Pulls cancelled because no client followed them any more (their bytes are kept)."
             case .evictions: "Repositories removed to keep the cache under --max-size."
             case .sendfileResponses: "File responses whose body went out by sendfile, not through the server's memory."
+            case .upstreamRateLimitWaits:
+                "Waits for the upstream's rate limit: a 429's wait, or calls spaced out as the limit ran low."
             }
         }
     }
@@ -129,6 +132,7 @@ public struct MirrorCounters: Sendable, Equatable {
     public internal(set) var pullsAbandoned = 0
     public internal(set) var evictions = 0
     public internal(set) var sendfileResponses = 0
+    public internal(set) var upstreamRateLimitWaits = 0
     public internal(set) var pullsInFlight = 0
     /// Requests answered, by HTTP status code.
     public internal(set) var requestsByStatus: [Int: Int] = [:]
@@ -144,6 +148,7 @@ public struct MirrorCounters: Sendable, Equatable {
         case .pullsAbandoned: pullsAbandoned
         case .evictions: evictions
         case .sendfileResponses: sendfileResponses
+        case .upstreamRateLimitWaits: upstreamRateLimitWaits
         }
     }
 
@@ -158,6 +163,7 @@ public struct MirrorCounters: Sendable, Equatable {
         case .pullsAbandoned: pullsAbandoned += amount
         case .evictions: evictions += amount
         case .sendfileResponses: sendfileResponses += amount
+        case .upstreamRateLimitWaits: upstreamRateLimitWaits += amount
         }
     }
 }

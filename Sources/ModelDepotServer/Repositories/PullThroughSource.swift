@@ -55,6 +55,10 @@ final class PullThroughSource: RepositorySource {
         // A file that changes upstream mid-pull fails the pull instead of starting over: clients following it
         // have bytes of the old version, which must not be completed with the new one.
         configuration.engine.maxSourceChanges = 0
+        // Every client behind the mirror shares its upstream's rate limit: its waits are the fleet's, and counted.
+        configuration.hubWaitListener = { wait in
+            if case .rateLimit = wait { metrics.count(.upstreamRateLimitWaits) }
+        }
         puller = try configuration.makePull()
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)

@@ -61,7 +61,12 @@ public struct RetryPolicy: Sendable, Equatable {
         let raw = min(cap, base * pow(multiplier, exponent))
         let scaled = raw * (1 - jitter * min(max(random, 0), 1))
         let backoff = Duration.milliseconds(Int64((scaled * 1000).rounded()))
-        if let retryAfter, retryAfter > backoff { return retryAfter }
+        if let retryAfter, retryAfter > backoff {
+            // The server's wait, and up to a second more (a tenth of a short wait), so clients it turned away
+            // together do not come back in the same instant.
+            let spread = min(1.0, Double(retryAfter.components.seconds) / 10) * min(max(random, 0), 1)
+            return retryAfter + .milliseconds(Int64((spread * 1000).rounded()))
+        }
         return backoff
     }
 
@@ -166,7 +171,12 @@ extension RetryPolicy {
         _ delay: Duration, before attempt: Int, of failure: ModelDepotError, clock: EngineClock,
         waiting: ((TransferWait?) -> Void)?
     ) async throws {
-        waiting?(.retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: failure.message))
+        // A server that rate-limited and said how long is waited for as it asked, not retried on a schedule.
+        let rateLimited = failure.code == .rateLimited && failure.retryAfter != nil
+        waiting?(
+            rateLimited
+                ? .rateLimit(delay: delay, reason: failure.message)
+                : .retry(attempt: attempt, maxAttempts: maxAttempts, delay: delay, reason: failure.message))
         defer { waiting?(nil) }
         do {
             try await clock.sleep(for: delay)

@@ -94,20 +94,15 @@ public struct TransportResponse: Sendable {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
-    /// How long the server asked clients to wait: `RateLimit: "api";r=0;t=55` (wait `t` seconds when nothing
-    /// remains), else `Retry-After` (seconds or an HTTP date).
+    /// The rate limit the server announced (`RateLimit` with its `RateLimit-Policy`); nil without one.
+    public var rateLimit: RateLimit? {
+        RateLimit(rateLimit: header("RateLimit"), policy: header("RateLimit-Policy"))
+    }
+
+    /// How long the server asked clients to wait: the rate limit's reset when nothing remains, else
+    /// `Retry-After` (seconds or an HTTP date).
     public var retryAfter: Duration? {
-        if let rateLimit = header("RateLimit") {
-            var remaining: Int?
-            var reset: Int?
-            for part in rateLimit.split(separator: ";") {
-                let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pair.count == 2 else { continue }
-                if pair[0] == "r" { remaining = Int(pair[1]) }
-                if pair[0] == "t" { reset = Int(pair[1]) }
-            }
-            if remaining == 0, let reset { return .seconds(reset) }
-        }
+        if let rateLimit, rateLimit.remaining == 0 { return rateLimit.reset }
         return header("Retry-After").flatMap { RetryAfter.parse($0) }
     }
 }
