@@ -197,15 +197,20 @@ public struct HubClient: Sendable {
     public func search(
         _ query: String?, author: String? = nil, type: RepoType = .model, limit: Int? = nil
     ) async throws -> [RepoInfo] {
+        let body = try await searchAnswer(query, author: author, type: type, limit: limit)
+        let found = try decode([RepoInfo].self, from: body, what: "search results")
+        return limit.map { Array(found.prefix($0)) } ?? found
+    }
+
+    /// The search's answer as the Hub sent it (a JSON array): what a mirror passes on with every field intact.
+    package func searchAnswer(_ query: String?, author: String?, type: RepoType, limit: Int?) async throws -> [UInt8] {
         var items: [URLQueryItem] = []
         if let query, !query.isEmpty { items.append(URLQueryItem(name: "search", value: query)) }
         if let author { items.append(URLQueryItem(name: "author", value: author)) }
         if let limit { items.append(URLQueryItem(name: "limit", value: String(limit))) }
         var components = URLComponents(string: endpoint.absoluteString + "/api/\(type.apiSegment)")!
         components.queryItems = items.isEmpty ? nil : items
-        let (body, _) = try await getWithRetries(components.url!)
-        let found = try decode([RepoInfo].self, from: body, what: "search results")
-        return limit.map { Array(found.prefix($0)) } ?? found
+        return try await getWithRetries(components.url!).0
     }
 
     /// The file's commit, ETag, size and content location, from a `HEAD` on its resolve URL.

@@ -45,7 +45,7 @@ struct HubEndpoints: Sendable {
         let snapshot = try await snapshot(type, id, revision)
         let form = try await PathsInfoForm.read(from: request)
         var entries = HubJSON.pathsInfo(snapshot, paths: form.paths)
-        if form.expand, let last = try await snapshot.history().first {
+        if form.expand, let last = await Self.lastCommit(of: snapshot) {
             entries = HubJSON.expanded(entries, lastCommit: last)
         }
         return marked(Self.json(entries), snapshot, revision: revision)
@@ -55,6 +55,13 @@ struct HubEndpoints: Sendable {
     func commits(_ type: RepoType, _ id: RepoID, revision: String) async throws -> Response {
         let snapshot = try await snapshot(type, id, revision)
         return marked(Self.json(HubJSON.commits(try await snapshot.history())), snapshot, revision: revision)
+    }
+
+    /// The newest commit, for an expanded listing's `lastCommit`; nil when the upstream cannot say (a hub without a
+    /// `/commits` route, as some mirrors are): the listing then goes out without `lastCommit` rather than failing
+    /// whole. (`GET …/commits` itself still answers the upstream's error.)
+    static func lastCommit(of snapshot: RepoSnapshot) async -> RepoCommit? {
+        try? await snapshot.history().first
     }
 
     /// `/metrics`: counters in Prometheus' text format.
@@ -116,7 +123,7 @@ struct HubEndpoints: Sendable {
         guard var entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
             throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
         }
-        if expand, let last = try await snapshot.history().first {
+        if expand, let last = await Self.lastCommit(of: snapshot) {
             entries = HubJSON.expanded(entries, lastCommit: last)
         }
         return marked(page(entries, request: request), snapshot, revision: revision)
@@ -213,8 +220,12 @@ struct HubEndpoints: Sendable {
         let text = query["search"].map { String($0).lowercased() }
         let author = query["author"].map(String.init)
         let limit = query["limit"].flatMap { Int($0) } ?? 1000
-        var results: [[String: Any]] = []
+        // A pull-through mirror asks its upstream (what it holds is a part of that); its own repositories that the
+        // upstream does not list (a folder root's) come after.
+        var results = await source.upstreamSearch(type: type, text: text, author: author, limit: limit) ?? []
+        var listed = Set(results.compactMap { $0["id"] as? String })
         for (repoType, id) in try source.repositories() where repoType == type {
+            guard results.count < limit, listed.insert(id.description).inserted else { continue }
             if let text, !id.description.lowercased().contains(text) { continue }
             if let author, id.namespace != author { continue }
             guard let snapshot = try? await source.recordedSnapshot(type: repoType, id: id) else { continue }

@@ -142,4 +142,13 @@ struct CombinedRepositorySource: RepositorySource {
         }
         return nil
     }
+
+    func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]? {
+        for source in sources {
+            if let found = await source.upstreamSearch(type: type, text: text, author: author, limit: limit) {
+                return found
+            }
+        }
+        return nil
+    }
 }

@@ -26,7 +26,9 @@ final class PullThroughSource: RepositorySource {
     private let logger: Logger
     /// Each branch's commit and when it was asked (time since this source was made, on the upstream's clock).
     private let resolved = Mutex<[String: (commit: String, at: Duration)]>([:])
-    private let time: EngineClock
+    let time: EngineClock
+    /// The upstream's recent search answers, by query: kept for the branch TTL (``PullThroughSource+Search``).
+    let searches = Mutex<[String: (answer: [UInt8], at: Duration)]>([:])
     /// Branch resolutions and listings under way: concurrent requests share one upstream call.
     private let resolutions = RequestCoalescer<(String, String?)>()
     private let listings = RequestCoalescer<RecordedTree>()

@@ -113,6 +113,9 @@ protocol RepositorySource: Sendable {
     /// The repository's default branch from what is at hand, never asking an upstream: for routes that look
     /// through every repository (blobs by SHA-256, search), which must not cost an upstream call per repository.
     func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot?
+    /// What the upstream finds for a search, when the source pulls through (nil otherwise, or when the upstream
+    /// cannot be asked): the search then reaches beyond what the mirror holds.
+    func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]?
 }
 
 extension RepositorySource {
@@ -124,4 +127,6 @@ extension RepositorySource {
     func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot? {
         try await snapshot(type: type, id: id, revision: nil)
     }
+
+    func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]? { nil }
 }
