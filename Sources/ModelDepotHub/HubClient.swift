@@ -32,7 +32,7 @@ public struct HubClient: Sendable {
     var givesUpWhenRefused = false
     /// Spaces calls out when the Hub's rate limit runs low; shared by this client's copies.
     let pacer: RateLimitPacer
-    /// Told of every wait of this client and its copies (retries, rate limits), beside ``waitObserver``: a mirror
+    /// Told of every wait of this client and its copies (retries, rate limits), beside the pull's own observer: a mirror
     /// counts its upstream's rate-limit waits.
     public var waitListener: (@Sendable (TransferWait) -> Void)?
 
@@ -64,7 +64,7 @@ public struct HubClient: Sendable {
         self.clock = clock
         self.retryPolicy = retryPolicy
         self.random = random
-        pacer = RateLimitPacer(clock: clock)
+        pacer = RateLimitPacer(clock: clock, longestWait: retryPolicy.maxRetryAfter)
     }
 
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
@@ -82,9 +82,17 @@ public struct HubClient: Sendable {
                 "The Hub endpoint '\(environment.endpoint)' (HF_ENDPOINT) is not a Hub URL; give one like https://huggingface.co or http://mirror:8080.",
                 remedy: .fixEndpoint)
         }
+        var token = environment.token(for: endpoint)
+        // The implicit token goes over plain http only to an endpoint on this machine: through a proxy the request
+        // leaves it (to the proxy, and the proxy's own loopback), so it goes without. `--token` is the user's word.
+        if environment.explicitToken == nil, endpoint.scheme?.lowercased() == "http",
+            transport.proxy(for: endpoint) != nil
+        {
+            token = nil
+        }
         self.init(
-            endpoint: endpoint, token: environment.token(for: endpoint), mirrors: try environment.mirrors(),
-            offline: environment.isOffline, transport: transport, clock: clock, retryPolicy: retryPolicy)
+            endpoint: endpoint, token: token, mirrors: try environment.mirrors(), offline: environment.isOffline,
+            transport: transport, clock: clock, retryPolicy: retryPolicy)
     }
 
     // MARK: - URLs

@@ -36,7 +36,7 @@ struct BenchChatCommand: AsyncParsableCommand {
     /// Replays one recorded reply to the provider from memory (one buffer per event, as servers send them)
     /// and returns its CPU time per token: the client's cost with no network and no server.
     private func parsingCost(url: URL, body: [UInt8], messages: [ChatMessage]) async throws -> Double {
-        let response = try await OpenAICompatibleProvider.sharedTransport.send(
+        let response = try await OpenAICompatibleProvider.localTransport.send(
             TransportRequest(
                 method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body))
         var recorded: [UInt8] = []
@@ -156,7 +156,7 @@ struct BenchChatCommand: AsyncParsableCommand {
     private func measureRaw(url: URL, body: [UInt8]) async throws -> Sample {
         let marker = Array(#""content":"#.utf8)
         let start = ContinuousClock.now
-        let response = try await OpenAICompatibleProvider.sharedTransport.send(
+        let response = try await OpenAICompatibleProvider.localTransport.send(
             TransportRequest(
                 method: "POST", url: url,
                 // The headers the provider sends, so the server treats both requests alike.

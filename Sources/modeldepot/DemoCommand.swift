@@ -83,6 +83,8 @@ struct DemoCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
                 log("its CDN address, localhost:\(port), will answer one range with 503 and drop one connection")
             }
             var configuration = ModelManager.Configuration(endpoint: endpoint, cache: cache)
+            // The embedded Hub is this process's own, on loopback: never through a proxy.
+            configuration.transport = DefaultTransport.shared(for: .direct)
             // Small segments so even a small sample exercises parallel ranges (and meets the injected faults).
             configuration.engine.segmentSize = max(256 << 10, Int64(sizeMib << 20) / 16)
             let models = try ModelManager(configuration: configuration)

@@ -64,7 +64,8 @@ struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
         var routes: [Report.Route] = []
         func route(_ role: String, _ url: String) {
             let proxy = URL(string: url).flatMap(network.proxies.proxy(for:))
-            routes.append(Report.Route(role: role, url: url, proxy: proxy?.description ?? "direct"))
+            let shown = URL(string: url).map(URLRedaction.redacted) ?? url
+            routes.append(Report.Route(role: role, url: shown, proxy: proxy?.description ?? "direct"))
         }
         route("endpoint", environment.endpoint)
         if URL(string: environment.endpoint)?.host == "huggingface.co" {
@@ -77,7 +78,8 @@ struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
             ?? variables["NO_PROXY"].flatMap { $0.isEmpty ? nil : "NO_PROXY=\($0)" }
         let report = Report(
             hub: Report.Hub(
-                endpoint: environment.endpoint, offline: environment.isOffline, cache: hub.cache.root.path,
+                endpoint: URL(string: environment.endpoint).map(URLRedaction.redacted) ?? environment.endpoint,
+                offline: environment.isOffline, cache: hub.cache.root.path,
                 token: Self.describe(environment)),
             network: Report.Network(
                 routes: routes, noProxy: noProxy,

@@ -116,10 +116,17 @@ struct HubOptions: ParsableArguments {
 
     /// The proxies and certificate authorities: the environment's, with the flags laid over them.
     func network() throws -> NetworkSettings {
-        var network = try NetworkSettings.fromEnvironment()
+        var network: NetworkSettings
         if let proxy {
-            network.proxies = ProxySettings(
-                proxy: try ProxyServer(parsing: proxy, setting: "--proxy"), noProxy: network.proxies.noProxy)
+            // The flag replaces the proxy variables, so one of them that cannot be used does not matter.
+            let variables = ProcessInfo.processInfo.environment
+            network = NetworkSettings(
+                proxies: ProxySettings(
+                    proxy: try ProxyServer(parsing: proxy, setting: "--proxy"),
+                    noProxy: NoProxy(variables["no_proxy"] ?? variables["NO_PROXY"] ?? "")),
+                trust: try TrustSettings.fromEnvironment(variables))
+        } else {
+            network = try NetworkSettings.fromEnvironment()
         }
         for path in caCerts {
             network.trust.additional.append(try TrustSettings.checked(.init(path: path, origin: "--ca-cert")))

@@ -166,7 +166,14 @@ struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
 
     /// The engine flags laid over the library's configuration (the one place the engine is built).
     func tune(_ configuration: inout ModelManager.Configuration) throws {
-        if let transport { configuration.transport = transport.transport(try hub.network()) }
+        if let transport {
+            if transport == .urlsession, hub.proxy != nil || !hub.caCerts.isEmpty || hub.insecure {
+                throw ValidationError(
+                    "--transport urlsession follows the system's proxy and certificate settings: --proxy, --ca-cert and --insecure apply to the default transport only."
+                )
+            }
+            configuration.transport = transport.transport(try hub.network())
+        }
         configuration.engine.maxConnections = connections
         configuration.engine.initialConnections = min(
             initialConnections ?? configuration.engine.initialConnections, connections)

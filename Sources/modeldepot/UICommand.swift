@@ -139,7 +139,10 @@ struct UICommand: AsyncParsableCommand {
                 hub.cacheOptions.cacheDir == nil ? HubCache(root: workspace.appendingPathComponent("cache")) : hub.cache
             let started = try await UIDemo.start(workspace: workspace, cache: cache)
             demoHub = started
-            configuration = ModelManager.Configuration(endpoint: started.endpoint, cache: cache)
+            var demoConfiguration = ModelManager.Configuration(endpoint: started.endpoint, cache: cache)
+            // The embedded Hub is this process's own, on loopback: never through a proxy.
+            demoConfiguration.transport = DefaultTransport.shared(for: .direct)
+            configuration = demoConfiguration
             catalog = started.catalog
             StandardStreams.error(
                 Data(

@@ -62,7 +62,10 @@ struct UIDemo {
             throw ModelDepotError(.network, "The demo's embedded Hub did not start.")
         }
         // One model here, one damaged: pulled, then its weights cut in half.
-        let manager = try ModelManager(configuration: ModelManager.Configuration(endpoint: endpoint, cache: cache))
+        var configuration = ModelManager.Configuration(endpoint: endpoint, cache: cache)
+        // The embedded Hub is this process's own, on loopback: never through a proxy.
+        configuration.transport = DefaultTransport.shared(for: .direct)
+        let manager = try ModelManager(configuration: configuration)
         for name in ["demo-embed", "demo-damaged"] {
             guard let entry = catalog.entry(named: name) else { continue }
             let snapshot = try await manager.download(entry).result()

@@ -39,6 +39,37 @@ import Testing
         }
     }
 
+    /// A server cannot make a client sleep past the longest wait it allows (`--max-rate-limit-wait`), nor announce
+    /// a reset beyond a day.
+    @Test func pacingIsBoundedByTheLongestWait() async throws {
+        #expect(RateLimit(rateLimit: #""api";r=0;t=9223372036854775807"#, policy: nil) == nil)
+        let server = try await ScriptedHTTPServer.start(replies: [
+            .json(Self.page, headers: [("RateLimit", #""api";r=0;t=86000"#)]), .json(Self.page),
+        ])
+        let clock = TestClock()
+        let client = HubClient(
+            endpoint: server.baseURL, clock: clock,
+            retryPolicy: RetryPolicy(maxAttempts: 2, maxRetryAfter: .seconds(60)))
+        let repo = try RepoID("acme/tiny")
+        _ = try await client.listFiles(repo, revision: "main")
+        let second = Task { try await client.listFiles(repo, revision: "main") }
+        #expect(await waitUntil { clock.sleeperCount == 1 })
+        clock.advance(by: .seconds(60))
+        _ = try await second.value
+    }
+
+    /// The implicit token goes over plain http only to this machine: through a proxy it would not stay here.
+    @Test func theImplicitTokenDoesNotCrossAProxyOverPlainHTTP() throws {
+        let proxied = AsyncHTTPTransport(
+            network: NetworkSettings(
+                proxies: ProxySettings(proxy: ProxyServer(kind: .http, host: "proxy.example", port: 3128))))
+        let variables = ["HF_ENDPOINT": "http://127.0.0.1:8080", "HF_TOKEN": "hf_implicit"]
+        #expect(try HubClient(environment: HubEnvironment(variables: variables), transport: proxied).token == nil)
+        #expect(try HubClient(environment: HubEnvironment(variables: variables)).token == "hf_implicit")
+        let explicit = HubEnvironment(variables: variables, explicitToken: "hf_explicit")
+        #expect(try HubClient(environment: explicit, transport: proxied).token == "hf_explicit")
+    }
+
     @Test func a429IsWaitedForExactlyAsLongAsTheHubSays() async throws {
         let server = try await ScriptedHTTPServer.start(replies: [
             .json(

@@ -21,6 +21,9 @@ import Testing
             let byAuthor = try #require(
                 try await PullThroughTests.get(mirror.url("/api/models?author=zeta")).json as? [[String: Any]])
             #expect(byAuthor.compactMap { $0["id"] as? String } == ["zeta/far"])
+            // A client's limit is clamped (a negative one crashed the mirror when the upstream answered).
+            let negative = try await PullThroughTests.get(mirror.url("/api/models?search=acme&limit=-1"))
+            #expect(negative.status == 200 && (negative.json as? [Any])?.count == 1)
             let asked = "modeldepot_requests_total{code=\"200\"}"
             let before = try await PullThroughTests.metric(asked, of: upstream)
             _ = try await PullThroughTests.get(mirror.url("/api/models?search=acme"))

@@ -170,7 +170,7 @@
                     )
                 }
                 // Any answer means it listens (a server started with an API key answers 401 to a bare probe).
-                if let response = try? await OpenAICompatibleProvider.sharedTransport.send(probe) {
+                if let response = try? await OpenAICompatibleProvider.localTransport.send(probe) {
                     for try await _ in response.body {}
                     return
                 }

@@ -26,11 +26,7 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     /// A transport with a long read timeout (a model on a CPU can think for minutes before its first token on a
     /// long prompt), through the environment's proxies and with its certificate authorities, as every outbound
     /// request: for servers someone gave by URL.
-    public static let sharedTransport: AsyncHTTPTransport = {
-        // A setting that cannot be used fails every pull loudly; here it is the direct connection instead.
-        AsyncHTTPTransport(
-            configuration: longReads, network: (try? NetworkSettings.fromEnvironment()) ?? .direct)
-    }()
+    public static let sharedTransport = AsyncHTTPTransport.fromEnvironment(configuration: longReads)
 
     /// The same, always direct: for a runtime this process started on loopback, which nothing stands between.
     public static let localTransport = AsyncHTTPTransport(configuration: longReads)

@@ -219,7 +219,8 @@ struct HubEndpoints: Sendable {
     private func search(type: RepoType, query: FlatDictionary<Substring, Substring>) async throws -> Response {
         let text = query["search"].map { String($0).lowercased() }
         let author = query["author"].map(String.init)
-        let limit = query["limit"].flatMap { Int($0) } ?? 1000
+        // 1…1000, as the Hub pages: a client's number is never trusted as a count.
+        let limit = min(1000, max(1, query["limit"].flatMap { Int($0) } ?? 1000))
         // A pull-through mirror asks its upstream (what it holds is a part of that); its own repositories that the
         // upstream does not list (a folder root's) come after.
         var results = await source.upstreamSearch(type: type, text: text, author: author, limit: limit) ?? []

@@ -12,13 +12,16 @@ extension PullThroughSource {
             kept[key].flatMap { now - $0.at < upstream.branchTTL ? $0.answer : nil }
         }
         if answer == nil {
-            let asked = try? await Self.answer(within: upstream.staleAfter, clock: upstream.clock) {
-                try await self.puller.hub.searchAnswer(text, author: author, type: type, limit: limit)
+            let asked = try? await searching.value(for: key) {
+                try await Self.answer(within: self.upstream.staleAfter, clock: self.upstream.clock) {
+                    try await self.puller.hub.searchAnswer(text, author: author, type: type, limit: limit)
+                }
             }
-            guard let fresh = asked else { return nil }
+            guard let fresh = asked ?? nil else { return nil }
             answer = fresh
             searches.withLock { kept in
-                // A bounded memory: searches are many and each is cheap to ask again.
+                // A bounded memory: searches are many and each is cheap to ask again; a large answer is not kept.
+                guard fresh.count <= 1 << 20 else { return }
                 if kept.count >= 256 { kept.removeAll() }
                 kept[key] = (fresh, now)
             }

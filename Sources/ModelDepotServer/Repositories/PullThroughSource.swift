@@ -29,6 +29,8 @@ final class PullThroughSource: RepositorySource {
     let time: EngineClock
     /// The upstream's recent search answers, by query: kept for the branch TTL (``PullThroughSource+Search``).
     let searches = Mutex<[String: (answer: [UInt8], at: Duration)]>([:])
+    /// One upstream search per query at a time, however many clients type it.
+    let searching = RequestCoalescer<[UInt8]?>()
     /// Branch resolutions and listings under way: concurrent requests share one upstream call.
     private let resolutions = RequestCoalescer<(String, String?)>()
     private let listings = RequestCoalescer<RecordedTree>()

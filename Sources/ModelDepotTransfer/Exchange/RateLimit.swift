@@ -26,8 +26,10 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     /// The limit a response announces (the tightest when it names several), with its policy; nil without one.
     public init?(rateLimit: String?, policy: String?) {
         let limits = Self.items(rateLimit ?? "").compactMap { item -> RateLimit? in
+            // A reset past a day is not a rate limit a client waits for: taken as no announcement (a 429 with it
+            // still fails, by its Retry-After or at once).
             guard let remaining = item.parameters["r"].flatMap(Int.init), remaining >= 0,
-                let reset = item.parameters["t"].flatMap(Int.init), reset >= 0
+                let reset = item.parameters["t"].flatMap(Int.init), (0...86_400).contains(reset)
             else { return nil }
             return RateLimit(name: item.names.first, remaining: remaining, reset: .seconds(reset))
         }

@@ -7,10 +7,14 @@ import Synchronization
 /// left, the next call waits for the window to reset. One per client, shared by its copies.
 package final class RateLimitPacer: Sendable {
     private let clock: EngineClock
+    /// The longest single wait (the retry policy's `maxRetryAfter`, `--max-rate-limit-wait`): a server cannot make
+    /// a client sleep longer between two calls.
+    private let longestWait: Duration
     private let state = Mutex<(limit: RateLimit, seenAt: Duration)?>(nil)
 
-    package init(clock: any Clock<Duration>) {
+    package init(clock: any Clock<Duration>, longestWait: Duration) {
         self.clock = EngineClock(clock)
+        self.longestWait = longestWait
     }
 
     /// Remembers what a response announced.
@@ -40,7 +44,7 @@ package final class RateLimitPacer: Sendable {
             guard limit.remaining <= low else { return nil }
             var shown = limit
             shown.reset = left
-            return (left / (limit.remaining + 1), shown)
+            return (min(longestWait, left / (limit.remaining + 1)), shown)
         }
     }
 

@@ -1,9 +1,11 @@
 import Foundation
 
 /// The hosts a request reaches without a proxy (`NO_PROXY`), with curl's meaning and Python's additions: a comma
-/// (or space) separated list in which `*` alone matches every host; a name matches itself and every name below it,
+/// (or space) separated list; `*` as the whole value matches every host; a name matches itself and every name below it,
 /// with or without a leading dot (`example.com` and `.example.com` both match `example.com` and
-/// `cdn.example.com`); an IP address matches itself, a CIDR range (`10.0.0.0/8`, `fd00::/8`) every address in it;
+/// `cdn.example.com`; a name with a wildcard, `*.example.com`, matches nothing, as in curl and Python); an IP
+/// address matches itself (dotted decimal without leading zeros), a CIDR range (`10.0.0.0/8`, `fd00::/8`; a prefix
+/// of 1 or more) every address in it;
 /// and an entry with a port (`example.com:8443`, `[::1]:8080`) matches only requests to that port. Names compare
 /// without case and without a trailing dot. Loopback is not special: a mirror on 127.0.0.1 needs an entry, as with
 /// curl.
@@ -27,7 +29,7 @@ public struct NoProxy: Sendable, Hashable {
 
     public init(_ list: String) {
         let items = list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
-        matchesEverything = items.contains("*")
+        matchesEverything = list.trimmingCharacters(in: .whitespaces) == "*"
         entries = items.compactMap(Self.entry)
     }
 
@@ -55,11 +57,16 @@ public struct NoProxy: Sendable, Hashable {
         var text = item
         var port: Int?
         if text.hasPrefix("[") {
-            // [v6] or [v6]:port
+            // [v6], [v6]:port or [v6]/prefix
             guard let close = text.firstIndex(of: "]") else { return nil }
             let rest = text[text.index(after: close)...]
-            if rest.hasPrefix(":") { port = Int(rest.dropFirst()) }
-            text = String(text[text.index(after: text.startIndex)..<close])
+            if rest.hasPrefix(":") {
+                guard let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            } else if !rest.isEmpty && !rest.hasPrefix("/") {
+                return nil
+            }
+            text = String(text[text.index(after: text.startIndex)..<close]) + (rest.hasPrefix("/") ? rest : "")
         } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
             // name:port or v4:port (an IPv6 address has more than one colon)
             port = Int(text[text.index(after: colon)...])
@@ -69,15 +76,14 @@ public struct NoProxy: Sendable, Hashable {
         if let slash = text.firstIndex(of: "/") {
             guard let prefix = Int(text[text.index(after: slash)...]),
                 let network = IPAddress.parse(String(text[..<slash])),
-                prefix >= 0, prefix <= network.count * 8
+                prefix >= 1, prefix <= network.count * 8
             else { return nil }
             return Entry(host: .range(network, prefix: prefix), port: port)
         }
         if let address = IPAddress.parse(text) { return Entry(host: .address(address), port: port) }
         var name = normalized(text)
         while name.hasPrefix(".") { name.removeFirst() }
-        // `*.example.com`: curl takes it as the domain.
-        if name.hasPrefix("*.") { name.removeFirst(2) }
+        // A wildcard inside a name matches no host (no host name holds a `*`): kept, and never matching.
         return name.isEmpty ? nil : Entry(host: .name(name), port: port)
     }
 
@@ -102,8 +108,9 @@ enum IPAddress {
         guard parts.count == 4 else { return nil }
         var bytes: [UInt8] = []
         for part in parts {
+            // No leading zeros: `010` is octal to the C library (8), and a different host than it looks.
             guard !part.isEmpty, part.count <= 3, part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                let value = UInt8(part)
+                part == "0" || !part.hasPrefix("0"), let value = UInt8(part)
             else { return nil }
             bytes.append(value)
         }
@@ -125,12 +132,15 @@ enum IPAddress {
                     bytes += v4
                     continue
                 }
-                guard !piece.isEmpty, piece.count <= 4, let value = UInt16(piece, radix: 16) else { return nil }
+                guard !piece.isEmpty, piece.count <= 4, piece.allSatisfy(\.isHexDigit),
+                    let value = UInt16(piece, radix: 16)
+                else { return nil }
                 bytes += [UInt8(value >> 8), UInt8(value & 0xff)]
             }
             return bytes
         }
-        guard let head = groups(halves[0]) else { return nil }
+        // An IPv4 tail belongs at the very end: not before `::`.
+        guard let head = groups(halves[0]), halves.count == 1 || !halves[0].contains(".") else { return nil }
         if halves.count == 1 { return head.count == 16 ? head : nil }
         guard let tail = groups(halves[1]), head.count + tail.count <= 14 else { return nil }
         return head + [UInt8](repeating: 0, count: 16 - head.count - tail.count) + tail

@@ -33,11 +33,12 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
         // No scheme: an HTTP proxy, as curl and Python's requests take it.
         let spelled = trimmed.contains("://") ? trimmed : "http://" + trimmed
         guard let components = URLComponents(string: spelled), let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty
+            let host = components.host, !host.isEmpty, components.fragment == nil, components.query == nil,
+            components.port.map({ (1...65535).contains($0) }) ?? true
         else {
             throw ModelDepotError(
                 .invalidArgument,
-                "\(setting) is not a proxy URL: '\(Self.redacted(trimmed))'. Give one such as http://proxy.example:3128."
+                "\(setting) is not a proxy URL: '\(Self.redacted(trimmed))'. Give one such as http://proxy.example:3128 (percent-encode '#', '?', '@' and '/' in a user or password)."
             )
         }
         let username = components.percentEncodedUser.map { $0.removingPercentEncoding ?? $0 }
@@ -79,7 +80,13 @@ public struct ProxyServer: Sendable, Hashable, CustomStringConvertible {
 
     /// A proxy URL with its password (anything between `:` and `@`) replaced, for messages.
     static func redacted(_ text: String) -> String {
+        // A password holding '#' or '?' ends the URL early: then nothing after the scheme is shown.
+        if text.contains("#") || text.contains("?") {
+            let start = text.range(of: "://")?.upperBound ?? text.startIndex
+            return String(text[..<start]) + "***"
+        }
         guard let at = text.lastIndex(of: "@") else { return text }
+        // Everything before the last `@` may be credentials, however the rest was meant.
         let start = text.range(of: "://")?.upperBound ?? text.startIndex
         return String(text[..<start]) + "***" + String(text[at...])
     }

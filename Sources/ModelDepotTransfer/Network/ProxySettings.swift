@@ -6,8 +6,8 @@ import ModelDepotCore
 ///
 /// Variables: `https_proxy` for https URLs, `http_proxy` for http URLs, `all_proxy` for either when the first is
 /// not set, and `no_proxy` for the hosts that go around (``NoProxy``). Each is read in lower case first, then in
-/// upper case (`HTTPS_PROXY`…): the lower-case one wins when both are set. Unlike curl, `HTTP_PROXY` in upper case
-/// is read too, as Python does. An empty variable is unset.
+/// upper case (`HTTPS_PROXY`…): the lower-case one wins when it is set, also set empty (which unsets it). Unlike
+/// curl, `HTTP_PROXY` in upper case is read too, as Python does.
 public struct ProxySettings: Sendable, Hashable {
     /// For `https://` URLs.
     public var https: ProxyServer?
@@ -38,11 +38,11 @@ public struct ProxySettings: Sendable, Hashable {
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws -> ProxySettings
     {
+        // As Python: the lower-case variable wins when it is set at all — set empty, it unsets the upper-case one.
         func value(_ name: String) -> (name: String, value: String)? {
             for spelled in [name.lowercased(), name.uppercased()] {
-                if let value = environment[spelled]?.trimmingCharacters(in: .whitespaces), !value.isEmpty {
-                    return (spelled, value)
-                }
+                guard let value = environment[spelled]?.trimmingCharacters(in: .whitespaces) else { continue }
+                return value.isEmpty ? nil : (spelled, value)
             }
             return nil
         }

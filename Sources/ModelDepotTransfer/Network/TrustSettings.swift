@@ -39,10 +39,12 @@ public struct TrustSettings: Sendable, Hashable {
     {
         var sources: [Source] = []
         for variable in variables {
-            guard let path = environment[variable]?.trimmingCharacters(in: .whitespaces), !path.isEmpty else {
+            guard let value = environment[variable]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
                 continue
             }
-            try sources.append(checked(Source(path: path, origin: variable)))
+            // SSL_CERT_DIR is a list of folders, separated by colons (as OpenSSL reads it).
+            let paths = variable == "SSL_CERT_DIR" ? value.split(separator: ":").map(String.init) : [value]
+            for path in paths where !path.isEmpty { try sources.append(checked(Source(path: path, origin: variable))) }
         }
         return TrustSettings(additional: sources)
     }

@@ -44,15 +44,20 @@
 
         /// A transport for the life of the process, used when none is given: its proxies and extra certificate
         /// authorities come from the environment (``NetworkSettings/fromEnvironment(_:)``).
-        public static let shared: AsyncHTTPTransport = {
+        public static let shared = fromEnvironment()
+
+        /// A transport with `configuration` through the environment's proxies and with its certificate
+        /// authorities; when a variable cannot be followed, every request fails with the reason, never going
+        /// around the proxy.
+        public static func fromEnvironment(configuration: Configuration = Configuration()) -> AsyncHTTPTransport {
             do {
-                return AsyncHTTPTransport(network: try NetworkSettings.fromEnvironment())
+                return AsyncHTTPTransport(configuration: configuration, network: try NetworkSettings.fromEnvironment())
             } catch let error as ModelDepotError {
                 return AsyncHTTPTransport(refusing: error)
             } catch {
                 return AsyncHTTPTransport(refusing: ModelDepotError(.invalidArgument, "\(error)"))
             }
-        }()
+        }
 
         /// The process-wide transport for `network`: one per distinct settings, so their connections are shared.
         public static func shared(for network: NetworkSettings) -> AsyncHTTPTransport {
@@ -202,6 +207,8 @@
                 _ = pair.unwatched.shutdown()
             }
         }
+
+        public func proxy(for url: URL) -> String? { network.proxies.proxy(for: url)?.description }
 
         /// Sends `request` and returns once the status and headers are in; the body streams after.
         public func send(_ request: TransportRequest) async throws -> TransportResponse {

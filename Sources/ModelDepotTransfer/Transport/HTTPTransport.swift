@@ -14,6 +14,14 @@ public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
     /// Dropping the body before its end closes the connection.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// The proxy a request to `url` goes through (its description, without credentials); nil when it goes
+    /// directly, or when the transport cannot tell (the system decides, as URLSession does).
+    func proxy(for url: URL) -> String?
+}
+
+extension HTTPTransport {
+    public func proxy(for url: URL) -> String? { nil }
 }
 
 /// The transport used when none is given: URLSession on Apple platforms (the system's networking, no socket
