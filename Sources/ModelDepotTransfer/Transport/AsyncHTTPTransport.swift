@@ -4,6 +4,7 @@
     import ModelDepotCore
     import NIOCore
     import NIOHTTP1
+    import NIOPosix
     import NIOSSL
     import Synchronization
 
@@ -36,6 +37,7 @@
         }
 
         private let base: HTTPClient.Configuration
+        private let group: HTTPClient.EventLoopGroupProvider
         private let network: NetworkSettings
         /// Why the settings could not be used (a proxy variable this client cannot follow): every request fails
         /// with it, rather than going around the proxy.
@@ -85,12 +87,21 @@
                     error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
             }
             base = Self.clientConfiguration(configuration, adding: added, insecure: network.trust.insecure)
+            #if canImport(Darwin)
+                // On Apple platforms async-http-client runs on Network.framework by default, whose TLS reads only
+                // `trustRoots`: added authorities (NIOSSL's `additionalTrustRoots`) would be ignored there. A
+                // transport that adds some runs on SwiftNIO's sockets and BoringSSL instead, as on Linux.
+                group = added.isEmpty ? .singleton : .shared(MultiThreadedEventLoopGroup.singleton)
+            #else
+                group = .singleton
+            #endif
         }
 
         private init(refusing error: ModelDepotError) {
             network = .direct
             refusal = error
             base = Self.clientConfiguration(Configuration(), adding: [], insecure: false)
+            group = .singleton
         }
 
         /// The certificates `trust` adds, read once: each file's PEM certificates, and for a folder every file in
@@ -168,10 +179,10 @@
                 if let existing = made[proxy] { return existing }
                 var config = base
                 config.proxy = proxy.map(Self.proxy)
-                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+                let client = HTTPClient(eventLoopGroupProvider: group, configuration: config)
                 config.timeout.read = nil
                 let pair = Clients(
-                    client: client, unwatched: HTTPClient(eventLoopGroupProvider: .singleton, configuration: config))
+                    client: client, unwatched: HTTPClient(eventLoopGroupProvider: group, configuration: config))
                 made[proxy] = pair
                 return pair
             }
