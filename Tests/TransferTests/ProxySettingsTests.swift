@@ -85,6 +85,23 @@ import Testing
             !NoProxy("10.0.0.0/99, bad/8, :x").bypasses(host: "10.0.0.1", port: 80), "malformed entries match nothing")
     }
 
+    /// What URLSession gets on Apple platforms when the variables are set: CFNetwork's keys, no credentials.
+    @Test func urlSessionGetsCFNetworksDictionary() throws {
+        #expect(ProxySettings.none.connectionProxyDictionary == nil, "unset: the system's settings")
+        let settings = try ProxySettings.fromEnvironment([
+            "https_proxy": "http://alice:pw@proxy.corp:3128", "http_proxy": "socks5h://socks.corp:1080",
+            "no_proxy": "internal.example,10.0.0.0/8,::1",
+        ])
+        let dictionary = try #require(settings.connectionProxyDictionary)
+        #expect(dictionary["HTTPSEnable"] as? Int == 1 && dictionary["HTTPSProxy"] as? String == "proxy.corp")
+        #expect(dictionary["HTTPSPort"] as? Int == 3128)
+        #expect(dictionary["SOCKSProxy"] as? String == "socks.corp" && dictionary["HTTPEnable"] == nil)
+        #expect(
+            dictionary["ExceptionsList"] as? [String]
+                == ["internal.example", "*.internal.example", "10.0.0.0/8", "0:0:0:0:0:0:0:1"])
+        #expect(!"\(dictionary)".contains("pw"), "credentials go in the challenge's answer, not the dictionary")
+    }
+
     @Test func addressesParseWithoutTheCLibrary() {
         #expect(IPAddress.parse("127.0.0.1") == [127, 0, 0, 1])
         #expect(IPAddress.parse("::1") == [UInt8](repeating: 0, count: 15) + [1])

@@ -52,12 +52,14 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         #endif
     }
 
-    /// A transport for the life of the process.
+    /// A transport for the life of the process. On Apple platforms it follows the system's proxy settings, or the
+    /// proxy variables when they are set (``ProxySettings/connectionProxyDictionary``).
     public static let shared = URLSessionTransport()
 
     /// A transport with its own session (and connection pool).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        var proxyCredentials: URLCredential?
         let settings = URLSessionConfiguration.ephemeral
         settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -73,8 +75,18 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             // (cellular and hotspots; Low Data Mode), enforced by the system as well.
             settings.allowsExpensiveNetworkAccess = configuration.networkPolicy.allowsExpensive
             settings.allowsConstrainedNetworkAccess = configuration.networkPolicy.allowsConstrained
+            // URLSessionConfiguration.connectionProxyDictionary: the proxy variables when set (https_proxy…, as
+            // read everywhere else); unset, nil keeps the system's settings. (On Linux, Foundation's URLSession runs
+            // on libcurl, which reads the same variables itself.)
+            let proxies = try? ProxySettings.fromEnvironment()
+            settings.connectionProxyDictionary = proxies?.connectionProxyDictionary
+            proxyCredentials = (proxies?.https ?? proxies?.all).flatMap { server in
+                server.username.map {
+                    URLCredential(user: $0, password: server.password ?? "", persistence: .forSession)
+                }
+            }
         #endif
-        router = TaskRouter(bufferLimit: configuration.bufferLimit)
+        router = TaskRouter(bufferLimit: configuration.bufferLimit, proxyCredentials: proxyCredentials)
         // The delegate queue runs callbacks one at a time, in order per task.
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -124,9 +136,28 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     let bufferLimit: Int
     let locked = TaskRouterState()
 
-    init(bufferLimit: Int) {
+    /// Given to a proxy that asks (407) for them: the proxy URL's user and password.
+    let proxyCredentials: URLCredential?
+
+    init(bufferLimit: Int, proxyCredentials: URLCredential?) {
         self.bufferLimit = bufferLimit
+        self.proxyCredentials = proxyCredentials
     }
+
+    #if canImport(Darwin)
+        /// URLSessionTaskDelegate's challenge: a proxy asking for credentials gets the proxy URL's, once
+        /// (`URLProtectionSpace.isProxy()`); every other challenge is the system's to decide.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            if challenge.protectionSpace.isProxy(), let proxyCredentials, challenge.previousFailureCount == 0 {
+                completionHandler(.useCredential, proxyCredentials)
+            } else {
+                completionHandler(.performDefaultHandling, nil)
+            }
+        }
+    #endif
 
     func register(_ task: URLSessionDataTask, url: URL) -> TaskStream {
         let stream = TaskStream(task: task, url: url, router: self)
