@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Certificate chains of model signatures (X.509 parsing and RFC 5280 path validation; no hand-written ASN.1).
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        // The issuer of a certificate the transport refused, read with a DER parser (no hand-written ASN.1).
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -75,6 +77,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: serverStack)),
                 // The transport's TLS: certificate authorities added to the system's (SSL_CERT_FILE, --ca-cert).
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: serverStack)),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(platforms: serverStack)),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(platforms: serverStack)),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // Decodes API answers a proxy compressed although they were asked for as they are — where

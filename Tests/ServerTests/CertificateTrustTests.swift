@@ -46,7 +46,8 @@ import Testing
     }
 
     static func expectRefused(
-        _ hub: URL, _ network: NetworkSettings, cache: URL, sourceLocation: SourceLocation = #_sourceLocation
+        _ hub: URL, _ network: NetworkSettings, cache: URL, issuer: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         let error = await #expect(throws: ModelDepotError.self, sourceLocation: sourceLocation) {
             try await pull(hub, network, into: cache)
@@ -57,13 +58,16 @@ import Testing
             sourceLocation: sourceLocation)
         #expect(error?.recoverySuggestion?.contains("--ca-cert") == true, sourceLocation: sourceLocation)
         #expect(
+            error?.message.contains("issued by \(issuer)") == true, "\(error?.message ?? "")",
+            sourceLocation: sourceLocation)
+        #expect(
             !FileManager.default.fileExists(atPath: cache.appendingPathComponent("models--acme--tiny").path),
             "a refused pull wrote into the cache", sourceLocation: sourceLocation)
     }
 
     @Test func aServerWithItsOwnCAIsRefusedUntilTheCAIsAdded() async throws {
         try await Self.withHTTPSHub { hub, certificates, folder in
-            await Self.expectRefused(hub, .direct, cache: folder.path("refused"))
+            await Self.expectRefused(hub, .direct, cache: folder.path("refused"), issuer: "CN=ModelDepot Test CA")
 
             let flag = try await Self.pull(hub, Self.trusting(certificates.authority), into: folder.path("flag"))
             let weights = try Data(contentsOf: flag.folder.appendingPathComponent("model.safetensors"))
@@ -106,7 +110,7 @@ import Testing
                 // The Hub's own CA is not enough: the proxy presents certificates of its own CA.
                 var hubCA = Self.trusting(certificates.authority)
                 hubCA.proxies = proxy
-                await Self.expectRefused(hub, hubCA, cache: folder.path("refused"))
+                await Self.expectRefused(hub, hubCA, cache: folder.path("refused"), issuer: "CN=mitmproxy, O=mitmproxy")
                 var companyCA = Self.trusting(mitm.mitmAuthority, origin: "SSL_CERT_FILE")
                 companyCA.proxies = proxy
                 let snapshot = try await Self.pull(hub, companyCA, into: folder.path("inspected"))

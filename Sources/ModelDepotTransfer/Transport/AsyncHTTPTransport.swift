@@ -235,7 +235,18 @@
                 response = try await (request.callerDetectsStalls ? pair.unwatched : pair.client)
                     .execute(outgoing, timeout: .hours(24))
             } catch {
-                throw TransportFailure.error(from: error, url: request.url, proxy: proxy)
+                let failure = TransportFailure.error(from: error, url: request.url, proxy: proxy)
+                // A refused certificate is named by its issuer (a company's inspecting proxy says who it is).
+                if let refused = failure as? ModelDepotError, refused.code == .untrustedCertificate,
+                    let host = request.url.host,
+                    let issuer = await PresentedCertificate.issuer(
+                        host: host, port: request.url.port ?? 443, proxy: proxy)
+                {
+                    throw refused.withMessage(
+                        refused.message.replacingOccurrences(
+                            of: " presented is not signed", with: " presented (issued by \(issuer)) is not signed"))
+                }
+                throw failure
             }
             let headers = response.headers.map { (name: $0.name, value: $0.value) }
             let url = request.url
