@@ -64,9 +64,10 @@ import ModelDepotPlatform
         /// Sends `number` (SIGTERM, SIGINT…) without waiting for anything.
         public func send(_ number: Int32) { child.signal(number) }
 
-        /// Stops the peer and reaps it.
+        /// Stops the peer, and every process it started (its group: nginx's workers, squid's helpers), and reaps
+        /// it. Killing the peer alone left nginx's workers running with no parent.
         public func stop() async {
-            child.signal(SIGKILL)
+            child.signalGroup(SIGKILL)
             await child.waitForExit()
         }
 
