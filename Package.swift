@@ -228,6 +228,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // serve --tls-cert/--tls-key: TLS over swift-nio-ssl, the certificate read again on SIGHUP.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(

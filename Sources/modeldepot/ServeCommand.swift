@@ -105,6 +105,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: """
+            A PEM file with the mirror's TLS certificate (then its intermediates): the mirror speaks https. Read \
+            again on SIGHUP (after a renewal). Needs --tls-key.
+            """)
+    var tlsCert: String?
+
+    @Option(help: "The PEM file with --tls-cert's private key.")
+    var tlsKey: String?
+
+    @Option(
+        help: """
             Misbehave on purpose, to test download UIs: reset=P, status503=P, stall=P (P a probability or Nx for \
             the first N ranged requests) and rate=4MB, comma-separated. Off by default.
             """)
@@ -236,6 +246,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let warning = server.faults.map { " (injecting faults on purpose: \($0))" } ?? ""
         server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?): server.tls = try MirrorTLS(certificate: certificate, key: key)
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain http.")
+        }
         if ui {
             let adminToken = try adminTokenFile.map(Self.readToken)
             if let adminToken, adminToken == token {

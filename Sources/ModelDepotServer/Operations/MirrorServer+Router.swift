@@ -47,7 +47,7 @@ extension MirrorServer {
         HubEndpoints(
             source: source, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
             faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
-            sendsFilesWithSendfile: sendsFilesWithSendfile,
+            sendsFilesWithSendfile: sendsFilesWithSendfile && tls == nil,
             smallFiles: smallFiles)
     }
 }

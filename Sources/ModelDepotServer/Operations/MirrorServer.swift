@@ -53,6 +53,9 @@ public struct MirrorServer: Sendable {
     public let dashboard: MirrorDashboard
     /// Route groups other modules answer on the mirror's port (``mount(_:onDrain:routes:)``).
     var mounts: [Mount] = []
+    /// When set, the mirror speaks HTTPS with this certificate (read again on SIGHUP); files then go through memory,
+    /// not `sendfile` (TLS encrypts every byte in the process).
+    public var tls: MirrorTLS?
     /// Names besides localhost, IP addresses and this machine's own names that a mirror without a token answers
     /// to (`serve --allowed-host`): a reverse proxy's public name, a LAN alias. Any other `Host` gets 421, so a
     /// web page cannot reach the mirror through DNS rebinding.
@@ -162,19 +165,22 @@ public struct MirrorServer: Sendable {
     {
         let responder = makeRouter().buildResponder()
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
+        let http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))
         let app = Application(
             responder: responder,
-            server: .fileServingHTTP1(configuration: .init(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))),
+            server: tls.map { .tlsHTTP1(configuration: http1, tls: $0) } ?? .fileServingHTTP1(configuration: http1),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modeldepot", availableConnectionsDelegate: cap),
             onServerRunning: { channel in
                 let boundPort = channel.localAddress?.port ?? port
-                await onListening(URL(string: "http://\(host):\(boundPort)")!)
+                await onListening(URL(string: "\(tls == nil ? "http" : "https")://\(host):\(boundPort)")!)
             },
             logger: logger
         )
+        var reloads: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let tls { reloads.append(.init(service: CertificateReloader(tls: tls, logger: logger))) }
         try await DrainingServer.run(
-            [
+            reloads + [
                 .init(service: app),
                 .init(
                     service: DrainAnnouncer(logger: logger, onDrain: { [mounts] in mounts.forEach { $0.onDrain() } })),

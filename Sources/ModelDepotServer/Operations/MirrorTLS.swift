@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import ModelDepotCore
+import NIOSSL
+import Synchronization
+
+/// The mirror's TLS certificate and key (`serve --tls-cert FILE --tls-key FILE`), read from PEM files, and read again
+/// by ``reload()`` (SIGHUP): connections made after a reload get the new certificate, those open keep theirs.
+/// Hummingbird builds its TLS context once, so the mirror holds the context itself and hands each new connection
+/// the current one.
+public final class MirrorTLS: Sendable {
+    public let certificatePath: String
+    public let keyPath: String
+    private let current: Mutex<NIOSSLContext>
+
+    /// - Throws: `invalidArgument` naming the file when a certificate or key cannot be read.
+    public init(certificate: String, key: String) throws {
+        certificatePath = certificate
+        keyPath = key
+        current = Mutex(try Self.context(certificate: certificate, key: key))
+    }
+
+    /// The context new connections get.
+    var context: NIOSSLContext { current.withLock { $0 } }
+
+    /// Reads the files again; on failure the certificate in use stays, and the error says why.
+    public func reload() throws {
+        let fresh = try Self.context(certificate: certificatePath, key: keyPath)
+        current.withLock { $0 = fresh }
+    }
+
+    private static func context(certificate: String, key: String) throws -> NIOSSLContext {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificate)
+        } catch {
+            throw ModelDepotError(
+                .invalidArgument,
+                "--tls-cert \(certificate) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the server's certificate, then its intermediates.",
+                underlying: error)
+        }
+        guard !chain.isEmpty else {
+            throw ModelDepotError(.invalidArgument, "--tls-cert \(certificate) holds no certificate.")
+        }
+        let privateKey: NIOSSLPrivateKey
+        do {
+            privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+        } catch {
+            throw ModelDepotError(
+                .invalidArgument, "--tls-key \(key) holds no PEM private key matching the certificate.",
+                underlying: error)
+        }
+        let configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw ModelDepotError(
+                .invalidArgument,
+                "--tls-cert \(certificate) and --tls-key \(key) do not make a TLS server (does the key belong to the certificate?).",
+                underlying: error)
+        }
+    }
+}
