@@ -74,8 +74,7 @@ struct EnvCommand: ParsableCommand, ReportsFailuresAsJSON {
         for mirror in try environment.mirrors() { route("mirror", mirror.endpoint.absoluteString) }
         let variables = ProcessInfo.processInfo.environment
         let noProxy =
-            variables["no_proxy"].flatMap { $0.isEmpty ? nil : "no_proxy=\($0)" }
-            ?? variables["NO_PROXY"].flatMap { $0.isEmpty ? nil : "NO_PROXY=\($0)" }
+            ProxySettings.variable("no_proxy", in: variables).map { "\($0.name)=\($0.value)" }
         let report = Report(
             hub: Report.Hub(
                 endpoint: URL(string: environment.endpoint).map(URLRedaction.redacted) ?? environment.endpoint,

@@ -123,7 +123,7 @@ struct HubOptions: ParsableArguments {
             network = NetworkSettings(
                 proxies: ProxySettings(
                     proxy: try ProxyServer(parsing: proxy, setting: "--proxy"),
-                    noProxy: NoProxy(variables["no_proxy"] ?? variables["NO_PROXY"] ?? "")),
+                    noProxy: NoProxy(ProxySettings.variable("no_proxy", in: variables)?.value ?? "")),
                 trust: try TrustSettings.fromEnvironment(variables))
         } else {
             network = try NetworkSettings.fromEnvironment()

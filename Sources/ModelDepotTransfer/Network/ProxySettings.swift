@@ -38,14 +38,7 @@ public struct ProxySettings: Sendable, Hashable {
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
         throws -> ProxySettings
     {
-        // As Python: the lower-case variable wins when it is set at all — set empty, it unsets the upper-case one.
-        func value(_ name: String) -> (name: String, value: String)? {
-            for spelled in [name.lowercased(), name.uppercased()] {
-                guard let value = environment[spelled]?.trimmingCharacters(in: .whitespaces) else { continue }
-                return value.isEmpty ? nil : (spelled, value)
-            }
-            return nil
-        }
+        func value(_ name: String) -> (name: String, value: String)? { variable(name, in: environment) }
         func proxy(_ name: String) throws -> ProxyServer? {
             guard let (spelled, text) = value(name) else { return nil }
             return try ProxyServer(parsing: text, setting: spelled)
@@ -53,6 +46,17 @@ public struct ProxySettings: Sendable, Hashable {
         return ProxySettings(
             https: try proxy("https_proxy"), http: try proxy("http_proxy"), all: try proxy("all_proxy"),
             noProxy: NoProxy(value("no_proxy")?.value ?? ""))
+    }
+
+    /// The variable `name` (`no_proxy`) as read here and by Python: the lower-case spelling wins when it is set at
+    /// all — set empty, it unsets the upper-case one; nil when neither is set to something. Returns the spelling
+    /// found, for messages.
+    public static func variable(_ name: String, in environment: [String: String]) -> (name: String, value: String)? {
+        for spelled in [name.lowercased(), name.uppercased()] {
+            guard let value = environment[spelled]?.trimmingCharacters(in: .whitespaces) else { continue }
+            return value.isEmpty ? nil : (spelled, value)
+        }
+        return nil
     }
 
     /// The proxy for a request to `url`; nil to connect directly.
