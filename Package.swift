@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // TLS settings of the transport (extra certificate authorities); already under async-http-client.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // HTTP/2 by ALPN on the servers' TLS connections; already under hummingbird and async-http-client.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Certificate chains of model signatures (X.509 parsing and RFC 5280 path validation; no hand-written ASN.1).
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -186,10 +189,17 @@ let package = Package(
             dependencies: [
                 "ModelDepotCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // --tls-cert/--tls-key: TLS over swift-nio-ssl with HTTP/2 by ALPN, read again on SIGHUP.
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -228,9 +238,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // serve --tls-cert/--tls-key: TLS over swift-nio-ssl, the certificate read again on SIGHUP.
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -240,6 +247,7 @@ let package = Package(
                 "ModelDepotCore",
                 "ModelDepotCertificates",
                 "ModelDepotEmbeddings",
+                "ModelDepotHTTP",
                 "ModelDepotServer",
                 "ModelDepotInference",
                 "ModelDepotPlatform",
@@ -313,8 +321,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotPlatform", "ModelDepotServer", "ModelDepotTesting",
-                "ModelDepotTransfer",
+                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotHTTP", "ModelDepotPlatform", "ModelDepotServer",
+                "ModelDepotTesting", "ModelDepotTransfer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

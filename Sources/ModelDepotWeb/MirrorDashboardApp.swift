@@ -27,6 +27,9 @@ public struct MirrorDashboardApp: Sendable {
     public var clock: any Clock<Duration> = ContinuousClock()
     /// Where a request that failed inside the dashboard is logged.
     public var logger = Logger(label: "modeldepot.dashboard")
+    /// Whether the mirror serves this dashboard over TLS (`serve --tls-cert`): its cookie is then `Secure`, and a
+    /// change must come from the `https` page.
+    public var servedOverTLS = false
 
     /// - Parameters:
     ///   - readToken: the mirror's client token, when it has one: reading needs it.
@@ -69,7 +72,8 @@ public struct MirrorDashboardApp: Sendable {
             guard role != .none else { return UIResponses.error(401, Self.signInFirst) }
             return events(admin: role == .admin)
         }
-        let changes = group.group().add(middleware: SameSiteChangesMiddleware<Context>())
+        let changes = group.group().add(
+            middleware: SameSiteChangesMiddleware<Context>(scheme: servedOverTLS ? "https" : "http"))
         changes.endpoint("/api/session", [.post], bodyLimit: Self.bodyLimit) { request, _, body in
             guard
                 let token = (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["token"]
@@ -83,7 +87,7 @@ public struct MirrorDashboardApp: Sendable {
             }
             var response = try UIResponses.json(["role": signedIn.rawValue])
             response.headers[.setCookie] =
-                "\(DashboardAccess.cookieName(port: Self.port(of: request)))=\(cookie); Path=/ui; HttpOnly; SameSite=Strict"
+                "\(DashboardAccess.cookieName(port: Self.port(of: request)))=\(cookie); Path=/ui; HttpOnly; SameSite=Strict\(servedOverTLS ? "; Secure" : "")"
             return response
         }
         changes.endpoint("/api/repositories/:action", [.post], bodyLimit: Self.bodyLimit) { request, context, body in

@@ -20,8 +20,12 @@ struct RequestGuard: Sendable {
     /// The names (without port) that are this app: the host it listens on, and for loopback every loopback
     /// spelling; lowercased.
     let names: Set<String>
+    /// `https` when the app serves TLS (`--tls-cert`): what a same-site `Origin` starts with, and which default
+    /// port a `Host` without one names.
+    let scheme: String
 
-    init(host: String) {
+    init(host: String, scheme: String = "http") {
+        self.scheme = scheme
         var names = [host]
         if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) { names += ["127.0.0.1", "localhost", "[::1]"] }
         if host.contains(":"), !host.hasPrefix("[") { names.append("[\(host)]") }
@@ -29,10 +33,11 @@ struct RequestGuard: Sendable {
     }
 
     /// Whether `host` (a `Host` header) names this app on `port`, the port the request arrived on; a `Host`
-    /// without a port names HTTP's default, 80.
+    /// without a port names the scheme's default, 80 or 443.
     func admits(host: String, port: Int) -> Bool {
         let host = host.lowercased()
-        return names.contains { host == "\($0):\(port)" || (port == 80 && host == $0) }
+        let defaultPort = scheme == "https" ? 443 : 80
+        return names.contains { host == "\($0):\(port)" || (port == defaultPort && host == $0) }
     }
 
     /// Checks a request that arrived on `port`; `sessionOpen` says whether its cookie is the session's. Nil when it
@@ -43,7 +48,7 @@ struct RequestGuard: Sendable {
     ) -> Refusal? {
         guard let host, admits(host: host, port: port) else { return .foreignHost(host ?? "") }
         let mutating = Self.isMutating(method)
-        if mutating, let refusal = Self.crossSite(host: host, origin: origin, fetchSite: fetchSite) {
+        if mutating, let refusal = Self.crossSite(host: host, origin: origin, fetchSite: fetchSite, scheme: scheme) {
             return refusal
         }
         // The session link itself is the one page that opens without the cookie.
@@ -55,10 +60,10 @@ struct RequestGuard: Sendable {
     static func isMutating(_ method: String) -> Bool { !["GET", "HEAD", "OPTIONS"].contains(method.uppercased()) }
 
     /// A change asked for by a page of another site: fetch metadata that is not same-origin, or an `Origin` that
-    /// names someone other than `host`.
-    static func crossSite(host: String, origin: String?, fetchSite: String?) -> Refusal? {
+    /// names someone other than `host` on `scheme` (a page served over http is another origin than the app on https).
+    static func crossSite(host: String, origin: String?, fetchSite: String?, scheme: String) -> Refusal? {
         if let fetchSite, fetchSite != "same-origin" { return .crossSite("Sec-Fetch-Site: \(fetchSite)") }
-        if let origin, origin.lowercased() != "http://\(host.lowercased())" {
+        if let origin, origin.lowercased() != "\(scheme)://\(host.lowercased())" {
             return .crossSite("Origin: \(origin.prefix(100))")
         }
         return nil

@@ -5,6 +5,9 @@ import Hummingbird
 /// metadata of another site or an `Origin` that names another host (403), or a body that is not JSON (415; a
 /// cross-site form cannot send JSON). The answer closes the connection rather than read the body.
 struct SameSiteChangesMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// `https` when the page is served over TLS.
+    let scheme: String
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
@@ -12,7 +15,7 @@ struct SameSiteChangesMiddleware<Context: RequestContext>: RouterMiddleware {
             let refusal =
                 RequestGuard.crossSite(
                     host: request.head.authority ?? "", origin: request.headers[.origin],
-                    fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!])
+                    fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!], scheme: scheme)
                 ?? (RequestGuard.isJSON(request.headers[.contentType]) ? nil : .notJSON)
             if let refusal { return refusal.response(path: request.uri.path, pages: nil) }
         }

@@ -25,6 +25,8 @@ struct UIEndpoints: Sendable {
     let transcribe: TranscribePlayground?
     /// The open event streams, which end with their clients or the app.
     var streams = EventStreams()
+    /// Whether the app serves TLS: the session cookie is then `Secure`.
+    var servedOverTLS = false
 
     /// The most a change may carry: a small JSON object.
     static let bodyLimit = 64 << 10
@@ -185,7 +187,7 @@ struct UIEndpoints: Sendable {
         }
         var response = UIResponses.redirect("/models")
         response.headers[.setCookie] =
-            "\(UISession.cookieName(port: port))=\(cookie); Path=/; HttpOnly; SameSite=Strict"
+            "\(UISession.cookieName(port: port))=\(cookie); Path=/; HttpOnly; SameSite=Strict\(servedOverTLS ? "; Secure" : "")"
         return response
     }
 

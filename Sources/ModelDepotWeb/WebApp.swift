@@ -34,6 +34,9 @@ public struct WebApp: Sendable {
     /// How long a stop (SIGTERM, SIGINT, or the running task's cancellation) waits for responses in flight before
     /// it cancels them. Event streams are told to end at once.
     public var drainTimeout: Duration = .seconds(10)
+    /// The certificate and key when the app speaks https (`ui --tls-cert FILE --tls-key FILE`), HTTP/2 offered by
+    /// ALPN; read again on SIGHUP. Nil: plain http.
+    public var tls: ServerTLS?
 
     public init(
         downloads: ModelDownloads, session: UISession = UISession(), offline: Bool = false,
@@ -57,15 +60,24 @@ public struct WebApp: Sendable {
         let responder = makeRouter(host: host, pages: try await UIPages.load()).buildResponder()
         let app = Application(
             responder: responder,
+            server: tls.map { .tls($0, idleTimeout: nil) } ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? port
                 let shown = host.contains(":") ? "[\(host)]" : host
-                await onListening(URL(string: "http://\(shown):\(port)/session?token=\(session.launchToken)")!)
+                await onListening(
+                    URL(
+                        string:
+                            "\(tls == nil ? "http" : "https")://\(shown):\(port)/session?token=\(session.launchToken)")!
+                )
             },
             logger: logger)
+        let reloads =
+            tls.map {
+                [ServiceGroupConfiguration.ServiceConfiguration(service: CertificateReloader(tls: $0, logger: logger))]
+            } ?? []
         try await DrainingServer.run(
-            [
+            reloads + [
                 .init(service: app),
                 .init(
                     service: StreamCloser(streams: streams, downloads: downloads, logger: logger),
@@ -83,10 +95,14 @@ extension WebApp {
         router.add(middleware: UIAccessLog(logger: logger))
         router.add(middleware: SecurityHeadersMiddleware<WebRequestContext>())
         router.add(middleware: UIErrors(pages: pages, logger: logger).middleware() as ErrorAnswering<WebRequestContext>)
-        router.add(middleware: UIGuardMiddleware(guardian: RequestGuard(host: host), session: session, pages: pages))
+        router.add(
+            middleware: UIGuardMiddleware(
+                guardian: RequestGuard(host: host, scheme: tls == nil ? "http" : "https"), session: session,
+                pages: pages))
         UIEndpoints(
             downloads: downloads, session: session, pages: pages, logger: logger, offline: offline,
-            tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings, transcribe: transcribe, streams: streams
+            tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings, transcribe: transcribe, streams: streams,
+            servedOverTLS: tls != nil
         ).addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotHTTP
 import ModelDepotServer
 import ModelDepotWeb
 
@@ -103,15 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A file holding a token clients must send as 'Authorization: Bearer <token>' (HF_TOKEN).")
     var tokenFile: String?
 
-    @Option(
-        help: """
-            A PEM file with the mirror's TLS certificate (then its intermediates): the mirror speaks https. Read \
-            again on SIGHUP (after a renewal). Needs --tls-key.
-            """)
-    var tlsCert: String?
-
-    @Option(help: "The PEM file with --tls-cert's private key.")
-    var tlsKey: String?
+    @OptionGroup var tlsOptions: TLSOptions
 
     @Option(
         help: """
@@ -246,18 +239,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let warning = server.faults.map { " (injecting faults on purpose: \($0))" } ?? ""
         server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
-        switch (tlsCert, tlsKey) {
-        case (let certificate?, let key?): server.tls = try MirrorTLS(certificate: certificate, key: key)
-        case (nil, nil): break
-        default: throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for plain http.")
-        }
+        server.tls = try tlsOptions.serverTLS()
         if ui {
             let adminToken = try adminTokenFile.map(Self.readToken)
             if let adminToken, adminToken == token {
                 throw ValidationError("The admin token must differ from the clients' token (--token-file).")
             }
-            let dashboard = try await MirrorDashboardApp(
-                source: server.dashboard, readToken: token, adminToken: adminToken)
+            var app = try await MirrorDashboardApp(source: server.dashboard, readToken: token, adminToken: adminToken)
+            app.servedOverTLS = server.tls != nil
+            let dashboard = app
             server.mount("/ui", onDrain: dashboard.closeStreams) { dashboard.addRoutes(to: $0) }
         }
         let ui = self.ui

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelDepot
 import ModelDepotEmbeddings
+import ModelDepotHTTP
 import ModelDepotInference
 import ModelDepotPlatform
 import ModelDepotScreens
@@ -75,6 +76,8 @@ struct UICommand: AsyncParsableCommand {
 
     @OptionGroup var catalogOptions: CatalogOptions
 
+    @OptionGroup var tlsOptions: TLSOptions
+
     static let loopbackHosts: Set<String> = ["127.0.0.1", "localhost", "::1"]
 
     func validate() throws {
@@ -128,6 +131,7 @@ struct UICommand: AsyncParsableCommand {
             return handler
         }
         let token = try tokenFile.map(ServeCommand.readToken)
+        let tls = try tlsOptions.serverTLS()
         let configuration: ModelManager.Configuration
         let cache: HubCache
         let catalog: ModelCatalog
@@ -159,6 +163,7 @@ struct UICommand: AsyncParsableCommand {
         var app = WebApp(
             downloads: downloads, session: UISession(fixedToken: token), offline: manager.pull.hub.isOffline,
             tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
+        app.tls = tls
         if let embedLocal {
             guard let entry = catalog.entry(named: embedLocal) else {
                 throw ValidationError(

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotHTTP
 import ModelDepotTesting
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
         try folder.write(Self.layout, in: "repos")
         let certificates = try await TestCertificates.make(in: folder.url)
         var server = MirrorServer(root: folder.path("repos"), logger: PullThroughTests.quiet)
-        server.tls = try MirrorTLS(certificate: certificates.certificate, key: certificates.key)
+        server.tls = try ServerTLS(certificate: certificates.certificate, key: certificates.key)
         try await MirrorFixture.serving(server, root: folder) { mirror in
             #expect(mirror.baseURL.scheme == "https")
             let snapshot = try await Self.pull(mirror.baseURL, trusting: certificates.authority, into: folder.path("c"))
@@ -38,21 +39,67 @@ import Testing
             #expect(weights == Data(Self.weights))
             #expect(server.counters.sendfileResponses == 0, "a file went by sendfile through TLS")
 
-            // curl, as a person checks a mirror.
-            let out = folder.path("curl.out")
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = [
-                "-sS", "--fail", "--cacert", certificates.authority, "-o", out.path,
-                mirror.baseURL.absoluteString + "/acme/secure/resolve/main/model.safetensors",
-            ]
-            #expect(await curl.runToEnd() && curl.terminationStatus == 0)
-            #expect(try Data(contentsOf: out) == Data(Self.weights))
+            // curl, as a person checks a mirror: HTTP/2 when offered by ALPN, HTTP/1.1 when asked for, whole files
+            // and ranges byte-exact either way.
+            let file = mirror.baseURL.absoluteString + "/acme/secure/resolve/main/model.safetensors"
+            for (flag, expected) in [("--http2", "2"), ("--http1.1", "1.1")] {
+                let whole = try await Self.curl(file, flag, trusting: certificates.authority, in: folder)
+                #expect(whole.version == expected, "curl \(flag) spoke HTTP/\(whole.version)")
+                #expect(whole.body == Data(Self.weights), "curl \(flag): the file differs")
+                let part = try await Self.curl(
+                    file, flag, "-r", "1000000-2999999", trusting: certificates.authority, in: folder)
+                #expect(part.version == expected)
+                #expect(part.body == Data(Self.weights[1_000_000..<3_000_000]), "curl \(flag): the range differs")
+            }
+            #expect(server.counters.sendfileResponses == 0, "a file went by sendfile through TLS")
 
             // Plain http to the https port is refused, not answered.
             let plain = try? await AsyncHTTPTransport.patient.send(
                 TransportRequest(url: URL(string: "http://127.0.0.1:\(mirror.baseURL.port!)/healthz")!))
             #expect(plain == nil || plain?.status != 200)
+        }
+    }
+
+    /// Runs curl with `--cacert authority` and returns the HTTP version it spoke and the body it wrote.
+    static func curl(_ url: String, _ arguments: String..., trusting authority: String, in folder: TemporaryDirectory)
+        async throws -> (version: String, body: Data)
+    {
+        let out = folder.path("curl-\(UUID().uuidString).out")
+        let version = folder.path("curl-\(UUID().uuidString).version")
+        FileManager.default.createFile(atPath: version.path, contents: nil)
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments =
+            ["-sS", "--fail", "--cacert", authority, "-o", out.path, "-w", "%{http_version}"] + arguments + [url]
+        curl.standardOutput = try FileHandle(forWritingTo: version)
+        let ran = await curl.runToEnd()
+        try #require(ran && curl.terminationStatus == 0, "curl \(arguments) failed (\(curl.terminationStatus))")
+        return (try String(contentsOf: version, encoding: .utf8), try Data(contentsOf: out))
+    }
+
+    /// Python's huggingface_hub trusting the test CA by `SSL_CERT_FILE` (httpcore reads it), with the tree in
+    /// pages of two so it follows `Link` headers, which must name `https`.
+    @Test func huggingFaceHubPullsOverHTTPS() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-mirror-tls-python")
+        defer { folder.remove() }
+        let weights = SampleData.bytes(count: 3 << 20, seed: 62)
+        try folder.write(
+            [
+                "acme/tiny/model.gguf": weights, "acme/tiny/config.json": Array(#"{"model_type": "demo"}"#.utf8),
+                "acme/tiny/tokenizer/vocab.txt": Array("a b\n".utf8),
+            ], in: "repos")
+        let certificates = try await TestCertificates.make(in: folder.url)
+        var server = MirrorServer(root: folder.path("repos"), treePageSize: 2, logger: PullThroughTests.quiet)
+        server.tls = try ServerTLS(certificate: certificates.certificate, key: certificates.key)
+        try await MirrorFixture.serving(server, root: folder) { mirror in
+            let cache = folder.path("hub")
+            let result = try await PythonInteropTests.runPython(
+                script: "hub_client.py", [cache.path], endpoint: mirror.baseURL, home: folder.url,
+                environment: ["SSL_CERT_FILE": certificates.authority])
+            #expect(result["files"] as? [String] == ["config.json", "model.gguf", "tokenizer/vocab.txt"])
+            #expect(result["tree"] as? [String] == ["config.json", "model.gguf", "tokenizer", "tokenizer/vocab.txt"])
+            let blob = cache.appendingPathComponent("models--acme--tiny/blobs/\(SampleData.sha256(weights))")
+            #expect(try Data(contentsOf: blob) == Data(weights))
         }
     }
 
@@ -73,7 +120,7 @@ import Testing
             try FileManager.default.copyItem(
                 at: first.appendingPathComponent(name), to: live.appendingPathComponent(name))
         }
-        let tls = try MirrorTLS(
+        let tls = try ServerTLS(
             certificate: live.appendingPathComponent("server.pem").path,
             key: live.appendingPathComponent("server.key").path)
         var server = MirrorServer(root: folder.path("repos"), logger: PullThroughTests.quiet)

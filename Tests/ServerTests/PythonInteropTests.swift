@@ -67,9 +67,9 @@ import Testing
     }
 
     /// Runs a script of `Tests/PythonPeers` with the venv's Python and returns the JSON object it printed.
-    static func runPython(script: String, _ arguments: [String], endpoint: URL?, home: URL) async throws
-        -> [String: Any]
-    {
+    static func runPython(
+        script: String, _ arguments: [String], endpoint: URL?, home: URL, environment: [String: String] = [:]
+    ) async throws -> [String: Any] {
         try #require(
             FileManager.default.isExecutableFile(atPath: python.path),
             "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (scripts/test does this)"
@@ -81,7 +81,7 @@ import Testing
             "HF_ENDPOINT": endpoint?.absoluteString ?? "http://127.0.0.1:9", "HF_HOME": home.path,
             "HF_HUB_DISABLE_TELEMETRY": "1",
             "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PATH": "/usr/bin:/bin",
-        ]
+        ].merging(environment) { _, given in given }
         // Output goes to files and the exit is awaited through the termination handler: blocking reads or
         // waits on the cooperative pool could starve the in-process mirror the script is talking to.
         let outputs = try TemporaryDirectory(prefix: "modeldepot-python-output")

@@ -3,45 +3,6 @@ import ModelDepotPlatform
 import ModelDepotTesting
 import Testing
 
-/// A certificate authority and a server certificate for 127.0.0.1 and localhost, made by `openssl` for one test.
-struct TestCertificates: Sendable {
-    let folder: URL
-    var authority: String { folder.appendingPathComponent("ca.pem").path }
-    var certificate: String { folder.appendingPathComponent("server.pem").path }
-    var key: String { folder.appendingPathComponent("server.key").path }
-
-    static func make(in folder: URL) async throws -> TestCertificates {
-        let openssl = URL(fileURLWithPath: "/usr/bin/openssl")
-        try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n".write(
-            to: folder.appendingPathComponent("server.ext"), atomically: true, encoding: .utf8)
-        let steps: [[String]] = [
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=ModelDepot Test CA",
-            ],
-            [
-                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key",
-                "-out", "server.csr", "-subj", "/CN=127.0.0.1",
-            ],
-            [
-                "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
-                "server.pem", "-days", "2", "-extfile", "server.ext",
-            ],
-        ]
-        for arguments in steps {
-            let process = Process()
-            process.executableURL = openssl
-            process.arguments = arguments
-            process.currentDirectoryURL = folder
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let ran = await process.runToEnd()
-            try #require(ran && process.terminationStatus == 0, "openssl \(arguments[0]) failed")
-        }
-        return TestCertificates(folder: folder)
-    }
-}
-
 /// A program a TLS test runs beside itself, stopped afterwards: nginx terminating TLS in front of a plain-HTTP
 /// server (an https Hub), or mitmproxy's `mitmdump` (a TLS-inspecting proxy with a CA of its own).
 struct TLSPeer: Sendable {

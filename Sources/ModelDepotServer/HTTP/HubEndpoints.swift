@@ -30,6 +30,8 @@ struct HubEndpoints: Sendable {
     var sendsFilesWithSendfile = true
     /// Small files answered from memory while unchanged.
     var smallFiles: SmallFileCache? = nil
+    /// The scheme clients reach this server by (`https` with `--tls-cert`), for the absolute URLs of `Link` headers.
+    var scheme = "http"
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 
@@ -248,7 +250,7 @@ struct HubEndpoints: Sendable {
             }
             query.append("cursor=\(end)")
             response.headers[HTTPField.Name("Link")!] =
-                "<http://\(host)\(request.uri.path)?\(query.joined(separator: "&"))>; rel=\"next\""
+                "<\(scheme)://\(host)\(request.uri.path)?\(query.joined(separator: "&"))>; rel=\"next\""
         }
         response.headers[HTTPField.Name("X-Total-Count")!] = "\(entries.count)"
         return response

@@ -48,6 +48,6 @@ extension MirrorServer {
             source: source, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
             faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
             sendsFilesWithSendfile: sendsFilesWithSendfile && tls == nil,
-            smallFiles: smallFiles)
+            smallFiles: smallFiles, scheme: tls == nil ? "http" : "https")
     }
 }

@@ -1,14 +1,15 @@
 import Foundation
 import Logging
 import ModelDepotCore
+import NIOHTTP2
 import NIOSSL
 import Synchronization
 
-/// The mirror's TLS certificate and key (`serve --tls-cert FILE --tls-key FILE`), read from PEM files, and read again
-/// by ``reload()`` (SIGHUP): connections made after a reload get the new certificate, those open keep theirs.
-/// Hummingbird builds its TLS context once, so the mirror holds the context itself and hands each new connection
-/// the current one.
-public final class MirrorTLS: Sendable {
+/// A server's TLS certificate and key (`serve` and `ui` take `--tls-cert FILE --tls-key FILE`), read from PEM files,
+/// and read again by ``reload()`` (SIGHUP): connections made after a reload get the new certificate, those open keep
+/// theirs. Hummingbird builds its TLS context once, so the server holds the context itself and hands each new
+/// connection the current one (``TLSServingChannel``). ALPN offers HTTP/2 and HTTP/1.1.
+public final class ServerTLS: Sendable {
     public let certificatePath: String
     public let keyPath: String
     private let current: Mutex<NIOSSLContext>
@@ -50,8 +51,9 @@ public final class MirrorTLS: Sendable {
                 .invalidArgument, "--tls-key \(key) holds no PEM private key matching the certificate.",
                 underlying: error)
         }
-        let configuration = TLSConfiguration.makeServerConfiguration(
+        var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        configuration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {

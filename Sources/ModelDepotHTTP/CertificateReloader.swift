@@ -2,13 +2,18 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// Reads the mirror's TLS certificate again on SIGHUP (after a renewal), for the connections made from then on;
+/// Reads a server's TLS certificate again on SIGHUP (after a renewal), for the connections made from then on;
 /// a certificate that cannot be read is logged and the one in use stays.
-struct CertificateReloader: Service {
-    let tls: MirrorTLS
+public struct CertificateReloader: Service {
+    let tls: ServerTLS
     let logger: Logger
 
-    func run() async throws {
+    public init(tls: ServerTLS, logger: Logger) {
+        self.tls = tls
+        self.logger = logger
+    }
+
+    public func run() async throws {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         for await _ in hangups.cancelOnGracefulShutdown() {
             do {
