@@ -6,6 +6,20 @@ import Testing
 /// A stand-in for iOS's background URLSession: it takes the requests the app hands it, fetches them over real HTTP
 /// into files of its own (as the system does), and keeps each finished task's answer until the app is there to hear
 /// it — through the same calls the URLSession delegate makes (`didFinishDownloadingTo`, `didCompleteWithError`).
+///
+/// It behaves as Apple documents a background session, not as the code under test expects:
+/// 1. Redirects are always followed, and the delegate sees only the last response (NSURLSession.h, on
+///    `URLSession:task:willPerformHTTPRedirection:newRequest:completionHandler:`: "For tasks in background sessions,
+///    redirections will always be followed and this method will not be called."; `URLSessionTask.response` is the
+///    final one).
+/// 2. The headers the app set travel with every redirect, to whichever host: NSURLSession.h promises nothing else,
+///    so the simulation assumes the worst.
+/// 3. An HTTP error status is no error: its body is delivered to `didFinishDownloadingTo` like any other, and
+///    `didCompleteWithError` gets nil (`urlSession(_:task:didCompleteWithError:)`'s documentation: "Server errors
+///    are not reported through the error parameter. The only errors your delegate receives through the error
+///    parameter are client-side errors").
+/// 4. Task identifiers are unique within the session (NSURLSession.h, `taskIdentifier`: "an identifier for this
+///    task, assigned by and unique to the owning session"), and survive a relaunch of the app.
 final class SimulatedBackgroundService: @unchecked Sendable {
     struct Finished {
         var task: Int
@@ -28,12 +42,22 @@ final class SimulatedBackgroundService: @unchecked Sendable {
         return nextTask
     }
 
-    /// Runs task `task` to its end while the app may be gone: the body lands in a file of the service's.
+    /// Runs task `task` to its end while the app may be gone: the body lands in a file of the service's, whatever
+    /// the status, after every redirect (rules 1–3).
     func run(_ task: Int) async throws -> Finished {
         let taken = requests.removeValue(forKey: task)
         let request = try #require(taken, "task \(task) was never started")
-        let response = try await AsyncHTTPTransport.patient.send(
-            TransportRequest(url: request.url, headers: request.headers.map { ($0.key, $0.value) }))
+        var url = request.url
+        var response = try await AsyncHTTPTransport.patient.send(
+            TransportRequest(url: url, headers: request.headers.map { ($0.key, $0.value) }))
+        var redirects = 0
+        while (300..<400).contains(response.status), let location = response.header("Location"), redirects < 16 {
+            for try await _ in response.body {}
+            url = try #require(URL(string: location, relativeTo: url)?.absoluteURL)
+            response = try await AsyncHTTPTransport.patient.send(
+                TransportRequest(url: url, headers: request.headers.map { ($0.key, $0.value) }))
+            redirects += 1
+        }
         let body = try await response.body.collect(limit: 64 << 20, from: request.url)
         let location = folder.appendingPathComponent("CFNetworkDownload_\(task).tmp")
         try Data(body).write(to: location)
@@ -113,6 +137,32 @@ final class SimulatedBackgroundService: @unchecked Sendable {
         #expect(try Data(contentsOf: placed) == Data(setup.fixture.bytes))
         #expect(!FileManager.default.fileExists(atPath: transfer.recordFile.path))
         #expect(!FileManager.default.fileExists(atPath: transfer.partialFile.path))
+    }
+
+    /// The Hub answers a file's resolve URL with a redirect to its CDN, whose ETag is its own (quoted, and not the
+    /// Hub metadata's): every piece must still be spliced, each range fetched once.
+    @Test func piecesRedirectedToACDNWithItsOwnETagAreSpliced() async throws {
+        let setup = try await Self.setUp()
+        defer { Task { await setup.fixture.cleanUp() } }
+        let hub = try await FaultServer.start(files: [:])
+        defer { Task { try? await hub.shutdown() } }
+        hub.inject(.redirect(to: setup.fixture.url.absoluteString), times: 100)
+        var transfer = BackgroundTransfer(
+            url: hub.url("/acme/tiny/resolve/main/model.bin"), destination: setup.fixture.destination,
+            size: Int64(setup.fixture.bytes.count), sha256: setup.fixture.sha256, etag: setup.fixture.sha256,
+            pieceSize: 256 << 10)
+        setup.service.startAll(&transfer)
+        for task in transfer.tasksOut {
+            let finished = try await setup.service.run(task)
+            let outcome = try transfer.finished(
+                task: task, status: finished.status, headers: finished.headers, location: finished.location)
+            guard case .spliced = outcome else {
+                Issue.record("task \(task): \(outcome)")
+                return
+            }
+        }
+        #expect(try Data(contentsOf: try transfer.finish()) == Data(setup.fixture.bytes))
+        #expect(setup.fixture.server.requests.count == 4, "each range once from the CDN")
     }
 
     @Test func aWholeFileWhereAPieceWasAskedIsRefused() async throws {
