@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepot
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 /// A stand-in for iOS's background URLSession: it takes the requests the app hands it, fetches them over real HTTP
@@ -20,7 +21,15 @@ import Testing
 ///    parameter are client-side errors").
 /// 4. Task identifiers are unique within the session (NSURLSession.h, `taskIdentifier`: "an identifier for this
 ///    task, assigned by and unique to the owning session"), and survive a relaunch of the app.
-final class SimulatedBackgroundService: @unchecked Sendable {
+/// 5. A task does not start before its `earliestBeginDate` (NSURLSession.h: "Start the network load for this task
+///    no earlier than the specified date. [...] Only applies to tasks created from background NSURLSession
+///    instances.").
+/// 6. A cancelled task still ends with `didCompleteWithError`, its error NSURLErrorCancelled (NSURLSession.h,
+///    `-cancel`: "The task will signal -URLSession:task:didCompleteWithError: with an error value of
+///    { NSURLErrorDomain, NSURLErrorCancelled }"), later, on the delegate queue.
+/// 7. A created task does nothing until it is resumed (NSURLSession.h: "Newly-initialized tasks begin in a
+///    suspended state, so you need to call this method to start the task").
+final class SimulatedBackgroundService: BackgroundTaskSystem, @unchecked Sendable {
     struct Finished {
         var task: Int
         var status: Int
@@ -29,24 +38,103 @@ final class SimulatedBackgroundService: @unchecked Sendable {
     }
 
     let folder: URL
+    private let lock = NSLock()
     private var nextTask = 1
     private var requests: [Int: BackgroundTransfer.PieceRequest] = [:]
-    private(set) var delivered: [Finished] = []
+    private var resumed: Set<Int> = []
+    /// Cancelled tasks whose `didCompleteWithError` (NSURLErrorCancelled) is not delivered yet.
+    private(set) var cancelledPending: [Int] = []
+    private(set) var cancelled: [Int] = []
+    /// The simulated time, for `earliestBeginDate`.
+    let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
 
     init(folder: URL) { self.folder = folder }
 
+    var now: Date { clock.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { clock.withLock { $0 += seconds } }
+
     /// Takes a request and returns its task identifier.
     func start(_ request: BackgroundTransfer.PieceRequest) -> Int {
-        defer { nextTask += 1 }
-        requests[nextTask] = request
-        return nextTask
+        lock.withLock {
+            defer { nextTask += 1 }
+            requests[nextTask] = request
+            resumed.insert(nextTask)
+            return nextTask
+        }
+    }
+
+    func makeTask(_ request: BackgroundTransfer.PieceRequest) -> Int {
+        lock.withLock {
+            defer { nextTask += 1 }
+            requests[nextTask] = request
+            return nextTask
+        }
+    }
+
+    func resume(_ task: Int) { lock.withLock { _ = resumed.insert(task) } }
+
+    func cancel(_ task: Int) {
+        lock.withLock {
+            guard requests.removeValue(forKey: task) != nil else { return }
+            cancelled.append(task)
+            cancelledPending.append(task)
+        }
+    }
+
+    /// The tasks the session has (`getAllTasks`): made, neither finished nor cancelled.
+    var tasks: [Int] { lock.withLock { requests.keys.sorted() } }
+    /// The request of a task not yet run.
+    func request(of task: Int) -> BackgroundTransfer.PieceRequest? { lock.withLock { requests[task] } }
+    /// Loses a task, as when the person force-quits the app.
+    func lose(_ task: Int) { lock.withLock { _ = requests.removeValue(forKey: task) } }
+    /// Adds a task the app's records never heard of.
+    func stray() -> Int {
+        start(.init(piece: 0, url: folder, headers: [:], expectedBytes: 0))
+    }
+
+    /// Runs task `task` and delivers what the delegate hears to `state`: `didFinishDownloadingTo`, then
+    /// `didCompleteWithError(nil)` (rule 3).
+    func deliver(_ task: Int, to state: BackgroundSessionState) async throws {
+        let finished = try await run(task)
+        state.didFinishDownloading(
+            task: task, status: finished.status, headers: finished.headers, location: finished.location)
+        try? FileManager.default.removeItem(at: finished.location)
+        state.didComplete(task: task, error: nil)
+    }
+
+    /// Fails task `task` on the client side (a lost connection), offering `resumeData`.
+    func fail(_ task: Int, resumeData: Data?, to state: BackgroundSessionState) {
+        lock.withLock { _ = requests.removeValue(forKey: task) }
+        state.didComplete(task: task, error: (reason: "The network connection was lost.", resumeData: resumeData))
+    }
+
+    /// Delivers the cancelled tasks' `didCompleteWithError(NSURLErrorCancelled)` (rule 6).
+    func deliverCancellations(to state: BackgroundSessionState) {
+        let pending = lock.withLock {
+            defer { cancelledPending.removeAll() }
+            return cancelledPending
+        }
+        for task in pending { state.didComplete(task: task, error: (reason: "cancelled", resumeData: nil)) }
+    }
+
+    /// Runs every task that may run now (resumed, past its `earliestBeginDate`) to `state`, until none is left.
+    func deliverAll(to state: BackgroundSessionState) async throws {
+        while let task = lock.withLock({
+            requests.keys.sorted().first { resumed.contains($0) && (requests[$0]?.notBefore ?? .distantPast) <= now }
+        }) {
+            try await deliver(task, to: state)
+            deliverCancellations(to: state)
+        }
     }
 
     /// Runs task `task` to its end while the app may be gone: the body lands in a file of the service's, whatever
     /// the status, after every redirect (rules 1–3).
     func run(_ task: Int) async throws -> Finished {
-        let taken = requests.removeValue(forKey: task)
-        let request = try #require(taken, "task \(task) was never started")
+        let (taken, running) = lock.withLock { (requests.removeValue(forKey: task), resumed.contains(task)) }
+        let request = try #require(taken, "task \(task) was never started, or was cancelled")
+        try #require(running, "task \(task) was never resumed (rule 7)")
+        try #require(
+            (request.notBefore ?? .distantPast) <= now, "task \(task) ran before its earliestBeginDate (rule 5)")
         var url = request.url
         var response = try await AsyncHTTPTransport.patient.send(
             TransportRequest(url: url, headers: request.headers.map { ($0.key, $0.value) }))
@@ -78,22 +166,19 @@ final class SimulatedBackgroundService: @unchecked Sendable {
     struct Setup {
         let fixture: DownloadFixture
         let service: SimulatedBackgroundService
-        let etag: String
 
         func plan(pieceSize: Int64 = 256 << 10) -> BackgroundTransfer {
             BackgroundTransfer(
                 url: fixture.url, destination: fixture.destination, size: Int64(fixture.bytes.count),
-                sha256: fixture.sha256, etag: etag, pieceSize: pieceSize)
+                sha256: fixture.sha256, pieceSize: pieceSize)
         }
     }
 
     static func setUp(size: Int = 1 << 20) async throws -> Setup {
         let fixture = try await DownloadFixture.make(size: size, seed: 21)
-        let head = try await AsyncHTTPTransport.patient.send(TransportRequest(method: "HEAD", url: fixture.url))
-        let etag = try #require(head.header("ETag"))
         let serviceFolder = fixture.folder.path("service")
         try FileManager.default.createDirectory(at: serviceFolder, withIntermediateDirectories: true)
-        return Setup(fixture: fixture, service: SimulatedBackgroundService(folder: serviceFolder), etag: etag)
+        return Setup(fixture: fixture, service: SimulatedBackgroundService(folder: serviceFolder))
     }
 
     @Test func piecesFinishedWhileTheAppWasGoneAreSplicedAfterARelaunch() async throws {
@@ -122,7 +207,8 @@ final class SimulatedBackgroundService: @unchecked Sendable {
         #expect(
             try transfer.finished(task: 4, status: four.status, headers: four.headers, location: four.location)
                 == .duplicate)
-        transfer.failed(task: 2)
+        #expect(transfer.failed(task: 2, reason: "lost", now: setup.service.now) == .refused("lost"))
+        setup.service.advance(by: 30)
         #expect(transfer.bytesDone == 3 * (256 << 10) && !transfer.isComplete)
         try transfer.save()
 
@@ -149,8 +235,7 @@ final class SimulatedBackgroundService: @unchecked Sendable {
         hub.inject(.redirect(to: setup.fixture.url.absoluteString), times: 100)
         var transfer = BackgroundTransfer(
             url: hub.url("/acme/tiny/resolve/main/model.bin"), destination: setup.fixture.destination,
-            size: Int64(setup.fixture.bytes.count), sha256: setup.fixture.sha256, etag: setup.fixture.sha256,
-            pieceSize: 256 << 10)
+            size: Int64(setup.fixture.bytes.count), sha256: setup.fixture.sha256, pieceSize: 256 << 10)
         setup.service.startAll(&transfer)
         for task in transfer.tasksOut {
             let finished = try await setup.service.run(task)

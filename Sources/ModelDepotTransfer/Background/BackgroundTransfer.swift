@@ -2,16 +2,24 @@ import Foundation
 import ModelDepotCore
 
 /// The bookkeeping of one file downloaded by the system while the app may be suspended or gone (an iOS background
-/// `URLSession`): which ranges are asked for by which task, which are in the partial file, and whether the pieces
-/// the system hands back may be spliced in. Portable and persisted, so a relaunched app picks up exactly where the
-/// last one stopped; the URLSession glue only forwards the delegate's calls here.
+/// `URLSession`): which ranges are asked for by which task, which are in the partial file, how often each failed,
+/// and whether the pieces the system hands back may be spliced in. Portable and persisted, so a relaunched app picks
+/// up exactly where the last one stopped; ``BackgroundSessionState`` drives it and the URLSession glue only forwards
+/// the delegate's calls.
+///
+/// Background sessions follow redirects themselves (NSURLSession.h: "For tasks in background sessions,
+/// redirections will always be followed"), so a piece's answer comes from wherever the Hub sent it — a CDN with
+/// validators of its own. The validator is therefore taken from the first `206` (a strong `ETag`, else
+/// `Last-Modified`, as the foreground engine does), not from the Hub's metadata; later pieces send it in `If-Range`,
+/// and a piece whose validator contradicts it means the file changed: every piece is asked for again and every task
+/// out is cancelled.
 ///
 /// Each completed piece is checked before a byte of it is written: a `206` whose `Content-Range` is the range asked
-/// for, of the file's total size, with the validator (`ETag`) the transfer started with, and exactly as many bytes
-/// as the range. A piece that fails goes back to be asked for again (a `200` where a range was asked, a wrong length
-/// or range); a different `ETag` means the file changed upstream, and the transfer restarts from nothing. The
-/// finished file is hashed against the expected SHA-256 before it is moved into place; if that fails, nothing is
-/// placed and every piece is asked for again.
+/// for, of the file's total size, and exactly as many bytes as the range. A piece that fails is asked for again
+/// after a backoff (`earliestBeginDate`), up to ``RetryRule/maxAttempts`` times (fewer for answers that will not
+/// change: 401, 403, 404, 410); then the transfer fails with the reason, keeping the pieces it has. The finished file
+/// is hashed against the expected SHA-256 before it is moved into place; a mismatch fetches it once more, a second
+/// one fails the transfer.
 public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// One range of the file and the task that fetches it.
     public struct Piece: Codable, Sendable, Equatable {
@@ -20,8 +28,52 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         /// The system's task for it (`URLSessionTask.taskIdentifier`), while one is out.
         public var task: Int?
         public var done: Bool
+        /// Answers for this piece that were refused or failed since it was last asked for with success.
+        public var attempts = 0
+        /// Not to be asked for before this (`URLSessionTask.earliestBeginDate`): the backoff after a failure.
+        public var notBefore: Date?
+        /// What the system handed back when a task failed part-way (`NSURLSessionDownloadTaskResumeData`), to
+        /// continue rather than start the piece again.
+        public var resumeData: Data?
 
         public var range: Range<Int64> { start..<end }
+
+        init(start: Int64, end: Int64) {
+            self.start = start
+            self.end = end
+            task = nil
+            done = false
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            start = try container.decode(Int64.self, forKey: .start)
+            end = try container.decode(Int64.self, forKey: .end)
+            task = try container.decodeIfPresent(Int.self, forKey: .task)
+            done = try container.decode(Bool.self, forKey: .done)
+            attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
+            notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
+            resumeData = try container.decodeIfPresent(Data.self, forKey: .resumeData)
+        }
+    }
+
+    /// How often a piece is asked for again, and how long to wait between.
+    public struct RetryRule: Codable, Sendable, Equatable {
+        /// Failed answers for one piece before the transfer fails.
+        public var maxAttempts = 5
+        /// Failed answers that will not change by waiting (401, 403, 404, 410) before the transfer fails.
+        public var maxAttemptsForLastingErrors = 2
+        /// The first wait; each further failure doubles it, up to ``maxDelay``.
+        public var firstDelay: TimeInterval = 30
+        public var maxDelay: TimeInterval = 30 * 60
+
+        public init() {}
+
+        /// The wait before asking again after the `attempts`-th failure; a server's `Retry-After` wins when longer.
+        func delay(afterAttempt attempts: Int, retryAfter: TimeInterval? = nil) -> TimeInterval {
+            let doubled = firstDelay * pow(2, Double(max(0, attempts - 1)))
+            return max(min(doubled, maxDelay), min(retryAfter ?? 0, maxDelay))
+        }
     }
 
     /// What became of a piece the system handed back.
@@ -30,10 +82,13 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         case spliced(Range<Int64>)
         /// A task this transfer does not know, or a piece already written: ignored.
         case duplicate
-        /// Not written; the piece will be asked for again. The reason says why.
+        /// Not written; the piece will be asked for again after a wait. The reason says why.
         case refused(String)
-        /// The file changed upstream: every piece will be asked for again.
-        case restarted(String)
+        /// The file changed upstream: every piece will be asked for again, and these tasks still out must be
+        /// cancelled (their answers are of the old file).
+        case restarted(String, cancel: [Int])
+        /// Refused too often: the transfer stops here with the pieces it has (``failure`` says why).
+        case failed(String)
     }
 
     /// A request to hand to the system for one piece.
@@ -43,27 +98,69 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         public var headers: [String: String]
         /// What the task will receive (`countOfBytesClientExpectsToReceive`).
         public var expectedBytes: Int64
+        /// Not before (`earliestBeginDate`); nil: at once.
+        public var notBefore: Date?
+        /// Continue the failed task this came from (`downloadTask(withResumeData:)`) rather than start afresh.
+        public var resumeData: Data?
+
+        public init(
+            piece: Int, url: URL, headers: [String: String], expectedBytes: Int64, notBefore: Date? = nil,
+            resumeData: Data? = nil
+        ) {
+            self.piece = piece
+            self.url = url
+            self.headers = headers
+            self.expectedBytes = expectedBytes
+            self.notBefore = notBefore
+            self.resumeData = resumeData
+        }
     }
 
-    public let url: URL
+    /// Where the pieces come from; a fresh URL (a new signed link) may replace it (``retry(from:)``).
+    public private(set) var url: URL
     public let destination: URL
     public let size: Int64
     public let sha256: String
-    /// The validator of the file being fetched (its `ETag`); a piece with another is a different file.
-    public private(set) var etag: String
+    public let retryRule: RetryRule
+    /// The validators of the file being fetched, from the first `206`; nil until one arrives.
+    private(set) var validators: ResourceValidators?
     public private(set) var pieces: [Piece]
+    /// Why the transfer stopped (refused too often, or the bytes twice not the expected file); nil while it goes on.
+    public private(set) var failure: String?
+    /// Finished files whose hash was not the expected one.
+    private(set) var verificationFailures = 0
 
-    /// A transfer of `size` bytes from `url` in pieces of `pieceSize`, for the file the validator `etag` names.
-    public init(url: URL, destination: URL, size: Int64, sha256: String, etag: String, pieceSize: Int64 = 64 << 20) {
+    /// A transfer of `size` bytes from `url` in pieces of `pieceSize`. `url` must be one the system may fetch
+    /// without credentials: background tasks follow redirects on their own, and a token sent to the Hub would follow
+    /// them to wherever the Hub points; for a gated file, resolve the Hub's redirect in the foreground (with the
+    /// token) and hand over the signed link.
+    public init(
+        url: URL, destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20,
+        retryRule: RetryRule = RetryRule()
+    ) {
         self.url = url
         self.destination = destination
         self.size = size
         self.sha256 = sha256.lowercased()
-        self.etag = etag
+        self.retryRule = retryRule
         let step = max(pieceSize, 1)
         pieces = stride(from: Int64(0), to: size, by: Int(step)).map {
-            Piece(start: $0, end: min($0 + step, size), task: nil, done: false)
+            Piece(start: $0, end: min($0 + step, size))
         }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(URL.self, forKey: .url)
+        destination = try container.decode(URL.self, forKey: .destination)
+        size = try container.decode(Int64.self, forKey: .size)
+        sha256 = try container.decode(String.self, forKey: .sha256)
+        retryRule = try container.decodeIfPresent(RetryRule.self, forKey: .retryRule) ?? RetryRule()
+        // Records of earlier versions hold the Hub's ETag, which is not the CDN's validator: the next 206 sets it.
+        validators = try container.decodeIfPresent(ResourceValidators.self, forKey: .validators)
+        pieces = try container.decode([Piece].self, forKey: .pieces)
+        failure = try container.decodeIfPresent(String.self, forKey: .failure)
+        verificationFailures = try container.decodeIfPresent(Int.self, forKey: .verificationFailures) ?? 0
     }
 
     /// Where the bytes gather until the file is complete and verified.
@@ -71,39 +168,50 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// Where this record is kept, beside the partial file.
     public var recordFile: URL { destination.appendingPathExtension("background.json") }
 
-    /// Whether every piece is in the partial file.
+    /// Whether every piece is in the partial file (at once for an empty file).
     public var isComplete: Bool { pieces.allSatisfy(\.done) }
 
     /// Bytes in the partial file.
     public var bytesDone: Int64 { pieces.filter(\.done).reduce(0) { $0 + $1.end - $1.start } }
 
-    /// Requests for the pieces no task is fetching; record each task's identifier with ``assign(task:to:)``.
+    /// Requests for the pieces no task is fetching (none once the transfer failed); record each task's identifier
+    /// with ``assign(task:to:)``.
     public func requestsToStart() -> [PieceRequest] {
-        pieces.indices.filter { !pieces[$0].done && pieces[$0].task == nil }.map { index in
+        guard failure == nil else { return [] }
+        return pieces.indices.filter { !pieces[$0].done && pieces[$0].task == nil }.map { index in
             let piece = pieces[index]
+            var headers = ["Range": "bytes=\(piece.start)-\(piece.end - 1)", "Accept-Encoding": "identity"]
+            if let ifRange = validators?.ifRangeValue { headers["If-Range"] = ifRange }
             return PieceRequest(
-                piece: index, url: url,
-                headers: [
-                    "Range": "bytes=\(piece.start)-\(piece.end - 1)", "If-Range": etag, "Accept-Encoding": "identity",
-                ],
-                expectedBytes: piece.end - piece.start)
+                piece: index, url: url, headers: headers, expectedBytes: piece.end - piece.start,
+                notBefore: piece.notBefore, resumeData: piece.resumeData)
         }
     }
 
     /// Records that the system's task `task` fetches piece `piece` (persist the record afterwards).
     public mutating func assign(task: Int, to piece: Int) {
         pieces[piece].task = task
+        pieces[piece].resumeData = nil
     }
 
     /// The tasks out, for a relaunched app to match against the session's `getAllTasks`.
     public var tasksOut: [Int] { pieces.compactMap(\.task) }
 
+    /// Forgets the tasks the system no longer has (a relaunch after the person force-quit the app, which cancels
+    /// them): their pieces are asked for again.
+    public mutating func forget(tasksNotIn running: Set<Int>) {
+        for index in pieces.indices where pieces[index].task.map({ !running.contains($0) }) ?? false {
+            pieces[index].task = nil
+        }
+    }
+
     /// The system finished task `task` with this response and the body in the file at `location` (the delegate's
-    /// `didFinishDownloadingTo`): checks the piece and splices it into the partial file, or says why not.
+    /// `didFinishDownloadingTo`, which is also called for an error status: a background session reports only
+    /// client-side failures as errors): checks the piece and splices it into the partial file, or says why not.
     ///
     /// - Throws: file system errors writing the partial file.
     public mutating func finished(
-        task: Int, status: Int, headers: [String: String], location: URL
+        task: Int, status: Int, headers: [String: String], location: URL, now: Date = Date()
     ) throws -> Outcome {
         guard let index = pieces.firstIndex(where: { $0.task == task }) else { return .duplicate }
         pieces[index].task = nil
@@ -112,52 +220,78 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
-        if let served = header("ETag"), served != etag {
-            let old = etag
+        let served = ResourceValidators(etag: header("ETag"), lastModified: header("Last-Modified"))
+        if status == 200 || status == 206, let validators, validators.conflicts(with: served) {
+            let cancel = tasksOut
             try restart()
-            // The new file is fetched from now on; whether it is the expected one, the final hash decides.
-            etag = served
-            return .restarted("the file changed upstream (ETag \(served), the transfer started with \(old))")
+            return .restarted(
+                "the file changed upstream (\(served.ifRangeValue ?? "new validators"), the transfer had \(validators.ifRangeValue ?? "others"))",
+                cancel: cancel)
         }
         guard status == 206 else {
-            return .refused("the server answered \(status) where bytes \(piece.start)-\(piece.end - 1) were asked for")
+            let reason = "the server answered \(status) where bytes \(piece.start)-\(piece.end - 1) were asked for"
+            return refuse(
+                index, reason, lasting: [401, 403, 404, 410].contains(status),
+                retryAfter: header("Retry-After").flatMap { RetryAfter.parse($0, now: now) }, now: now)
         }
-        let expected = "bytes \(piece.start)-\(piece.end - 1)/\(size)"
-        guard header("Content-Range") == expected else {
-            return .refused("the server sent \(header("Content-Range") ?? "no Content-Range"), not \(expected)")
+        let contentRange = header("Content-Range").flatMap(ContentRange.init(header:))
+        guard contentRange == ContentRange(range: piece.range, total: size) else {
+            let expected = "bytes \(piece.start)-\(piece.end - 1)/\(size)"
+            return refuse(
+                index, "the server sent \(header("Content-Range") ?? "no Content-Range"), not \(expected)", now: now)
         }
         let received = (try? FileManager.default.attributesOfItem(atPath: location.path)[.size] as? NSNumber)?
             .int64Value
         guard received == piece.end - piece.start else {
-            return .refused("the piece holds \(received ?? 0) bytes, not the \(piece.end - piece.start) asked for")
+            return refuse(
+                index, "the piece holds \(received ?? 0) bytes, not the \(piece.end - piece.start) asked for", now: now)
         }
         try splice(location, at: piece.start)
+        if validators == nil { validators = served }
         pieces[index].done = true
+        pieces[index].attempts = 0
+        pieces[index].notBefore = nil
         return .spliced(piece.range)
     }
 
-    /// The system gave up on task `task` (the delegate's `didCompleteWithError`): its piece will be asked for again.
-    public mutating func failed(task: Int) {
-        guard let index = pieces.firstIndex(where: { $0.task == task }) else { return }
+    /// The system gave up on task `task` (the delegate's `didCompleteWithError` with an error): its piece will be
+    /// asked for again after a wait, continuing from `resumeData` when the system gave some.
+    public mutating func failed(task: Int, reason: String, resumeData: Data? = nil, now: Date = Date()) -> Outcome {
+        guard let index = pieces.firstIndex(where: { $0.task == task }) else { return .duplicate }
         pieces[index].task = nil
+        let outcome = refuse(index, reason, now: now)
+        pieces[index].resumeData = resumeData
+        return outcome
     }
 
     /// Once every piece is in: hashes the partial file and moves it to the destination.
     ///
-    /// - Throws: `checksumMismatch` when the bytes are not the expected file (the partial file is deleted and every
-    ///   piece will be asked for again: nothing unverified is ever placed); file system errors.
+    /// - Throws: `checksumMismatch` when the bytes are not the expected file (the partial file is deleted, nothing
+    ///   unverified is ever placed; the first time every piece is asked for again, the second time the transfer
+    ///   fails); file system errors.
     public mutating func finish() throws -> URL {
         guard isComplete else {
             throw ModelDepotError(
                 .incompleteSnapshot, "\(destination.lastPathComponent) is missing \(size - bytesDone) bytes.")
         }
+        if size == 0, !FileManager.default.fileExists(atPath: partialFile.path) {
+            guard FileManager.default.createFile(atPath: partialFile.path, contents: nil) else {
+                throw ModelDepotError(.fileSystem, "Cannot create \(partialFile.path).")
+            }
+        }
         let digest = try FileDigests.sha256(ofFileAt: partialFile.path)
         guard digest == sha256 else {
             try restart()
-            throw ModelDepotError(
-                .checksumMismatch,
-                "\(destination.lastPathComponent) downloaded in the background has SHA-256 \(digest), not \(sha256); nothing was placed and it will be downloaded again."
-            )
+            verificationFailures += 1
+            var message =
+                "\(destination.lastPathComponent) downloaded in the background has SHA-256 \(digest), not \(sha256); nothing was placed"
+            if verificationFailures >= 2 {
+                failure = "twice the bytes were not the expected file (SHA-256 \(digest))"
+                message += ", and after twice the download stops: the source does not hold the file the Hub described."
+            } else {
+                message += " and it will be downloaded again."
+            }
+            throw ModelDepotError(.checksumMismatch, message)
         }
         if FileManager.default.fileExists(atPath: destination.path) {
             try FileManager.default.removeItem(at: destination)
@@ -165,6 +299,18 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         try FileManager.default.moveItem(at: partialFile, to: destination)
         try? FileManager.default.removeItem(at: recordFile)
         return destination
+    }
+
+    /// Goes on after a failure, when the person asks again: every count starts over, the pieces already in stay,
+    /// and `url` (a fresh signed link, say) replaces the old one.
+    public mutating func retry(from url: URL) {
+        self.url = url
+        failure = nil
+        verificationFailures = 0
+        for index in pieces.indices {
+            pieces[index].attempts = 0
+            pieces[index].notBefore = nil
+        }
     }
 
     /// Writes the record next to the partial file, atomically.
@@ -185,12 +331,31 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         }
     }
 
-    /// Forgets every piece and every task out (their answers are then ignored as unknown: cancel them).
+    /// Counts a failed answer for piece `index`: a wait before it is asked for again, or the end of the transfer
+    /// when it failed too often.
+    private mutating func refuse(
+        _ index: Int, _ reason: String, lasting: Bool = false, retryAfter: Duration? = nil, now: Date
+    ) -> Outcome {
+        pieces[index].attempts += 1
+        let limit = lasting ? retryRule.maxAttemptsForLastingErrors : retryRule.maxAttempts
+        guard pieces[index].attempts < limit else {
+            pieces[index].notBefore = nil
+            failure = "\(reason) (\(pieces[index].attempts) times)"
+            return .failed(failure!)
+        }
+        let wait = retryRule.delay(
+            afterAttempt: pieces[index].attempts,
+            retryAfter: retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 })
+        pieces[index].notBefore = now.addingTimeInterval(wait)
+        return .refused(reason)
+    }
+
+    /// Forgets every piece and every task out (their answers are then ignored as unknown) and the validators.
     private mutating func restart() throws {
         for index in pieces.indices {
-            pieces[index].done = false
-            pieces[index].task = nil
+            pieces[index] = Piece(start: pieces[index].start, end: pieces[index].end)
         }
+        validators = nil
         try? FileManager.default.removeItem(at: partialFile)
     }
 

@@ -1,0 +1,251 @@
+import Foundation
+import ModelDepotCore
+import Synchronization
+
+/// What the background session's glue asks of the system: on Apple platforms a background `URLSession`, in tests a
+/// simulation that behaves as Apple documents it.
+public protocol BackgroundTaskSystem: Sendable {
+    /// Creates a download task for `request`, not yet resumed, and returns its `taskIdentifier`
+    /// (`URLSession.downloadTask(with:)`, or `downloadTask(withResumeData:)` when the request carries resume data;
+    /// `earliestBeginDate` and `countOfBytesClientExpectsToReceive` set from it).
+    func makeTask(_ request: BackgroundTransfer.PieceRequest) -> Int
+    /// Lets task `task` run (`URLSessionTask.resume()`).
+    func resume(_ task: Int)
+    /// Stops task `task` (`URLSessionTask.cancel()`); its `didCompleteWithError` still arrives, with
+    /// `NSURLErrorCancelled`, and is ignored.
+    func cancel(_ task: Int)
+}
+
+/// Every background download of the app and what the system reported about them, in one place behind one lock:
+/// the glue (``BackgroundDownloads``) forwards each delegate call and each of the app's requests here, and performs
+/// what comes back. Portable, and tested on Linux through the same calls.
+///
+/// A record is saved before the tasks it names are resumed, so a relaunch never meets a task it does not know of
+/// its own making; tasks the system still runs but no record names are cancelled, and pieces whose task the system
+/// no longer has are asked for again (``reconcile(runningTasks:)``).
+public final class BackgroundSessionState: Sendable {
+    /// A file that ended: placed and verified, or failed with the reason.
+    public typealias Finished = @Sendable (URL, Result<URL, any Error>) -> Void
+
+    struct State {
+        var transfers: [String: BackgroundTransfer] = [:]
+        /// Which transfer (by destination path) each task out belongs to.
+        var owners: [Int: String] = [:]
+        /// The system's completion handler for this launch's events, until they are all delivered.
+        var systemCompletion: (@Sendable () -> Void)?
+        /// Whether the session said every event is delivered before the app handed over the system's handler.
+        var eventsDelivered = false
+
+        /// Forgets every task out of transfer `key` (their answers are then ignored) and returns them to cancel.
+        mutating func dropTasks(of key: String) -> [Int] {
+            guard var transfer = transfers[key] else { return [] }
+            let tasks = transfer.tasksOut
+            transfer.forget(tasksNotIn: [])
+            transfers[key] = transfer
+            for task in tasks { owners[task] = nil }
+            return tasks
+        }
+    }
+
+    private let state = Mutex(State())
+    private let system: any BackgroundTaskSystem
+    private let onFinished: Finished
+    private let now: @Sendable () -> Date
+
+    /// Reads back the records of `destinations` (downloads earlier launches started).
+    public init(
+        system: any BackgroundTaskSystem, resuming destinations: [URL] = [],
+        now: @escaping @Sendable () -> Date = Date.init,
+        onFinished: @escaping Finished
+    ) {
+        self.system = system
+        self.onFinished = onFinished
+        self.now = now
+        state.withLock { state in
+            for destination in destinations {
+                guard let transfer = try? BackgroundTransfer.load(for: destination) else { continue }
+                state.transfers[destination.path] = transfer
+                for task in transfer.tasksOut { state.owners[task] = destination.path }
+            }
+        }
+    }
+
+    /// The transfer of `destination`, as it stands.
+    public func transfer(of destination: URL) -> BackgroundTransfer? {
+        state.withLock { $0.transfers[destination.path] }
+    }
+
+    /// Starts (or goes on with) downloading `url` to `destination`: `size` bytes whose SHA-256 is `sha256`. A
+    /// transfer that failed starts over its counts (the person asked again), keeping its pieces; an empty file is
+    /// placed at once.
+    ///
+    /// - Throws: when the record cannot be written.
+    public func download(url: URL, to destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20)
+        throws
+    {
+        let (cancel, resume, ended) = try state.withLock { state -> ([Int], [Int], (URL, Result<URL, any Error>)?) in
+            let key = destination.path
+            var cancel: [Int] = []
+            var transfer: BackgroundTransfer
+            if let known = state.transfers[key], known.size == size, known.sha256 == sha256.lowercased() {
+                transfer = known
+                if transfer.failure != nil || transfer.url != url { transfer.retry(from: url) }
+            } else {
+                // Another file at this destination (a new revision): what was fetched of the old one goes.
+                cancel = state.dropTasks(of: key)
+                if let old = state.transfers[key] { try? FileManager.default.removeItem(at: old.partialFile) }
+                transfer = BackgroundTransfer(
+                    url: url, destination: destination, size: size, sha256: sha256, pieceSize: pieceSize)
+            }
+            state.transfers[key] = transfer
+            if transfer.isComplete { return (cancel, [], Self.finish(key, in: &state)) }
+            return (cancel, try start(key, in: &state), nil)
+        }
+        cancel.forEach(system.cancel)
+        resume.forEach(system.resume)
+        if let (destination, result) = ended { onFinished(destination, result) }
+    }
+
+    /// The delegate's `urlSession(_:downloadTask:didFinishDownloadingTo:)`: `location` is deleted when it returns,
+    /// so the piece is checked and spliced now.
+    public func didFinishDownloading(task: Int, status: Int, headers: [String: String], location: URL) {
+        let cancel = state.withLock { state -> [Int] in
+            guard let key = state.owners[task], var transfer = state.transfers[key] else { return [] }
+            let outcome =
+                (try? transfer.finished(task: task, status: status, headers: headers, location: location, now: now()))
+                ?? transfer.failed(task: task, reason: "the piece could not be written", now: now())
+            state.transfers[key] = transfer
+            var cancel: [Int] = []
+            switch outcome {
+            case .restarted(_, let tasks):
+                cancel = tasks
+                for task in tasks { state.owners[task] = nil }
+            case .failed:
+                // The others would fail alike or be wasted: stopped; the failure is told with this task's end.
+                cancel = state.dropTasks(of: key).filter { $0 != task }
+            default: break
+            }
+            try? state.transfers[key]?.save()
+            return cancel
+        }
+        cancel.forEach(system.cancel)
+    }
+
+    /// The delegate's `urlSession(_:task:didCompleteWithError:)`. `error` is a client-side failure (HTTP statuses
+    /// are not errors there), with the resume data the system offered; nil when the task ended normally. A file whose
+    /// pieces are all in is verified and placed; pieces refused or failed are asked for again after their wait.
+    public func didComplete(task: Int, error: (reason: String, resumeData: Data?)?) {
+        let (cancel, resume, ended) = state.withLock { state -> ([Int], [Int], [(URL, Result<URL, any Error>)]) in
+            guard let key = state.owners.removeValue(forKey: task), var transfer = state.transfers[key] else {
+                return ([], [], [])
+            }
+            var cancel: [Int] = []
+            if let error,
+                case .failed = transfer.failed(
+                    task: task, reason: error.reason, resumeData: error.resumeData, now: now())
+            {
+                state.transfers[key] = transfer
+                cancel = state.dropTasks(of: key)
+                transfer = state.transfers[key]!
+            }
+            state.transfers[key] = transfer
+            var ended: [(URL, Result<URL, any Error>)] = []
+            if let failure = transfer.failure, transfer.tasksOut.isEmpty {
+                try? transfer.save()
+                ended.append(
+                    (
+                        transfer.destination,
+                        .failure(
+                            ModelDepotError(
+                                .network,
+                                "\(transfer.destination.lastPathComponent) stopped downloading in the background: \(failure). Its \(transfer.bytesDone) bytes are kept; download it again to go on."
+                            ))
+                    ))
+                return (cancel, [], ended)
+            }
+            if transfer.isComplete, let finished = Self.finish(key, in: &state) { ended.append(finished) }
+            var resume: [Int] = []
+            for key in state.transfers.keys.sorted() {
+                resume += (try? start(key, in: &state)) ?? []
+            }
+            return (cancel, resume, ended)
+        }
+        cancel.forEach(system.cancel)
+        resume.forEach(system.resume)
+        for (destination, result) in ended { onFinished(destination, result) }
+    }
+
+    /// After a relaunch, with the tasks the session still has (`URLSession.getAllTasks`): those no record names are
+    /// cancelled, pieces whose task is gone are asked for again.
+    public func reconcile(runningTasks: [Int]) {
+        let running = Set(runningTasks)
+        let (cancel, resume) = state.withLock { state -> ([Int], [Int]) in
+            let cancel = running.filter { state.owners[$0] == nil }.sorted()
+            for key in state.transfers.keys.sorted() {
+                state.transfers[key]!.forget(tasksNotIn: running)
+            }
+            state.owners = state.owners.filter { running.contains($0.key) }
+            var resume: [Int] = []
+            for key in state.transfers.keys.sorted() { resume += (try? start(key, in: &state)) ?? [] }
+            return (cancel, resume)
+        }
+        cancel.forEach(system.cancel)
+        resume.forEach(system.resume)
+    }
+
+    /// The app delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the handler runs
+    /// once every event is delivered — at once if the session already said so.
+    public func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
+        let delivered = state.withLock { state -> Bool in
+            guard state.eventsDelivered else {
+                state.systemCompletion = completionHandler
+                return false
+            }
+            state.eventsDelivered = false
+            return true
+        }
+        if delivered { completionHandler() }
+    }
+
+    /// The delegate's `urlSessionDidFinishEvents(forBackgroundURLSession:)`: returns the system's handler to call
+    /// (on the main queue), or nil when the app has not handed it over yet (it is then called when it does).
+    public func eventsDelivered() -> (@Sendable () -> Void)? {
+        state.withLock { state in
+            guard let completion = state.systemCompletion else {
+                state.eventsDelivered = true
+                return nil
+            }
+            state.systemCompletion = nil
+            return completion
+        }
+    }
+
+    /// Creates the tasks for the pieces of transfer `key` no task fetches and saves the record naming them; returns
+    /// them to resume once the lock is released (a record is on disk before any task it names runs).
+    private func start(_ key: String, in state: inout State) throws -> [Int] {
+        guard var transfer = state.transfers[key] else { return [] }
+        var made: [Int] = []
+        for request in transfer.requestsToStart() {
+            let task = system.makeTask(request)
+            transfer.assign(task: task, to: request.piece)
+            state.owners[task] = key
+            made.append(task)
+        }
+        state.transfers[key] = transfer
+        if !made.isEmpty || !FileManager.default.fileExists(atPath: transfer.recordFile.path) { try transfer.save() }
+        return made
+    }
+
+    /// Verifies and places a complete transfer: what to report.
+    private static func finish(_ key: String, in state: inout State) -> (URL, Result<URL, any Error>)? {
+        guard var transfer = state.transfers[key] else { return nil }
+        let result = Result { try transfer.finish() }
+        if case .success = result {
+            state.transfers[key] = nil
+        } else {
+            state.transfers[key] = transfer
+            try? transfer.save()
+        }
+        return (transfer.destination, result)
+    }
+}
