@@ -48,12 +48,15 @@ public final class ServerTLS: Sendable {
             privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
         } catch {
             throw ModelDepotError(
-                .invalidArgument, "--tls-key \(key) holds no PEM private key matching the certificate.",
+                .invalidArgument,
+                "--tls-key \(key) holds no unencrypted PEM private key (an encrypted one needs `openssl pkey -in \(key) -out plain.key` first).",
                 underlying: error)
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
         configuration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
+        // TLS 1.0 and 1.1 are deprecated (RFC 8996), and HTTP/2 must not run over them (RFC 9113 §9.2).
+        configuration.minimumTLSVersion = .tlsv12
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {

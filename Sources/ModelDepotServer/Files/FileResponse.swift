@@ -90,7 +90,12 @@ enum FileResponse {
         let body = try await FileIO().loadFile(
             path: file.diskPath, range: range.lowerBound...(range.upperBound - 1), context: context,
             chunkLength: 1 << 20)
-        return Response(status: status, headers: headers, body: body)
+        // The file opens when the body is written, with one of the budget's files (HTTP/2 streams are many).
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(contentLength: range.count) { writer in
+                try await OpenFileBudget.shared.withFile { try await body.write(writer) }
+            })
     }
 
     /// The Hub's answer for content kept elsewhere: a 302 whose headers carry what a client needs to name and

@@ -56,6 +56,8 @@ public struct MirrorServer: Sendable {
     /// When set, the mirror speaks HTTPS with this certificate (read again on SIGHUP); files then go through memory,
     /// not `sendfile` (TLS encrypts every byte in the process).
     public var tls: ServerTLS?
+    /// With ``tls``: how long a client has to finish the TLS handshake before it is disconnected.
+    public var tlsHandshakeTimeout: Duration = .seconds(10)
     /// Names besides localhost, IP addresses and this machine's own names that a mirror without a token answers
     /// to (`serve --allowed-host`): a reverse proxy's public name, a LAN alias. Any other `Host` gets 421, so a
     /// web page cannot reach the mirror through DNS rebinding.
@@ -168,7 +170,8 @@ public struct MirrorServer: Sendable {
         let http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))
         let app = Application(
             responder: responder,
-            server: tls.map { .tls($0, idleTimeout: idleTimeout) } ?? .fileServingHTTP1(configuration: http1),
+            server: tls.map { .tls($0, idleTimeout: idleTimeout, handshakeTimeout: tlsHandshakeTimeout) }
+                ?? .fileServingHTTP1(configuration: http1),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modeldepot", availableConnectionsDelegate: cap),
             onServerRunning: { channel in
