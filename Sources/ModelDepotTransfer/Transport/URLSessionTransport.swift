@@ -195,28 +195,21 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     }
 }
 
-/// One task's response: its head for `send`, then its body as a queue of buffers a reader drains.
+/// One task's response: its head for `send`, then its body (``BackpressuredBody``) for a reader to drain.
 private final class TaskStream: Sendable {
     private struct State {
         var responseWaiter: CheckedContinuation<TransportResponse, any Error>?
         var responded = false
-        var chunks: [BodyChunk] = []
-        var chunkIndex = 0
-        var buffered = 0
-        var suspended = false
-        var finished = false
-        var failure: (any Error)?
-        var reader: CheckedContinuation<BodyChunk?, any Error>?
     }
 
     private let state = Mutex(State())
-    // URLSessionTask is thread-safe for suspend/resume/cancel.
-    let task: URLSessionDataTask
+    let body: BackpressuredBody
     let url: URL
     unowned let router: TaskRouter
 
     init(task: URLSessionDataTask, url: URL, router: TaskRouter) {
-        self.task = task
+        self.body = BackpressuredBody(
+            task: task, limit: router.bufferLimit, pauses: URLSessionTransport.suspendsForBackpressure)
         self.url = url
         self.router = router
     }
@@ -252,82 +245,27 @@ private final class TaskStream: Sendable {
     }
 
     func received(_ data: Data) {
-        let chunk = BodyChunk(data)
-        let (reader, suspend, buffered) = state.withLock { state in
-            if let reader = state.reader {
-                state.reader = nil
-                return (Optional(reader), false, state.buffered)
-            }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
-            let suspend =
-                URLSessionTransport.suspendsForBackpressure && !state.suspended
-                && state.buffered > router.bufferLimit
-            if suspend { state.suspended = true }
-            return (nil, suspend, state.buffered)
-        }
+        let buffered = body.received(BodyChunk(data))
         router.locked.largestBuffer.withLock { $0 = max($0, buffered) }
-        if let reader {
-            reader.resume(returning: chunk)
-        } else if suspend {
-            task.suspend()
-        }
     }
 
     func completed(_ error: (any Error)?) {
         let failure = error.map { URLSessionFailure.error(from: $0, url: url) }
-        let (waiter, reader) = state.withLock { state in
-            state.finished = true
-            state.failure = failure
-            defer {
-                state.responseWaiter = nil
-                state.reader = nil
-            }
-            return (state.responded ? nil : state.responseWaiter, state.reader)
+        let waiter = state.withLock { state in
+            defer { state.responseWaiter = nil }
+            return state.responded ? nil : state.responseWaiter
         }
         if let waiter {
             waiter.resume(throwing: failure ?? ModelDepotError(.protocolViolation, "\(url) sent no HTTP answer."))
         }
-        if let reader {
-            if let failure { reader.resume(throwing: failure) } else { reader.resume(returning: nil) }
-        }
+        body.completed(failure)
     }
 
     /// The next buffer, waiting for one; nil at the end of the body.
-    func next() async throws -> BodyChunk? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let (ready, resume) = state.withLock { state -> (Result<BodyChunk?, any Error>?, Bool) in
-                    if state.chunkIndex < state.chunks.count {
-                        let chunk = state.chunks[state.chunkIndex]
-                        state.chunkIndex += 1
-                        state.buffered -= chunk.count
-                        if state.chunkIndex > 64 {
-                            state.chunks.removeFirst(state.chunkIndex)
-                            state.chunkIndex = 0
-                        }
-                        let resume = state.suspended && state.buffered <= router.bufferLimit / 2
-                        if resume { state.suspended = false }
-                        return (.success(chunk), resume)
-                    }
-                    if state.finished {
-                        return (state.failure.map { .failure($0) } ?? .success(nil), false)
-                    }
-                    state.reader = continuation
-                    return (nil, false)
-                }
-                if resume { task.resume() }
-                if let ready { continuation.resume(with: ready) }
-            }
-        } onCancel: {
-            task.cancel()
-        }
-    }
+    func next() async throws -> BodyChunk? { try await body.next() }
 
     /// The reader is gone: a body left unread stops downloading.
-    func abandon() {
-        if !state.withLock({ $0.finished }) { task.cancel() }
-    }
+    func abandon() { body.abandon() }
 }
 
 /// Lives as long as the response's body can still be read; dropping it unread cancels the task, as dropping an
@@ -338,6 +276,9 @@ private final class BodyHandle: Sendable {
     func next() async throws -> BodyChunk? { try await stream.next() }
     deinit { stream.abandon() }
 }
+
+// URLSessionTask.suspend(), resume() and cancel() are safe from any thread (Apple's documentation of NSURLSessionTask).
+extension URLSessionDataTask: PausableTask {}
 
 /// What URLSession reports, as errors a person can act on (the same wording as the async-http-client transport's).
 enum URLSessionFailure {

@@ -1,0 +1,114 @@
+import Foundation
+import Synchronization
+
+/// A transfer whose reading of the socket can be paused: a URLSession task (`suspend()`, `resume()`, `cancel()`
+/// are documented thread-safe), or a scripted one in tests.
+protocol PausableTask: Sendable {
+    func suspend()
+    func resume()
+    func cancel()
+}
+
+/// A response body arriving from a delegate's thread and read by one async reader, with backpressure: past `limit`
+/// unread bytes the task is paused, and resumed once the reader has taken it down to half.
+///
+/// The pause and the resume happen under the same lock as the count they follow. Done after releasing it, a reader
+/// that caught up could resume the task just before the delegate's thread paused it, leaving it paused for good with
+/// the count saying otherwise (and a paused task has no timeout).
+final class BackpressuredBody: Sendable {
+    private struct State {
+        var chunks: [BodyChunk] = []
+        var chunkIndex = 0
+        var buffered = 0
+        var paused = false
+        var finished = false
+        var failure: (any Error)?
+        var reader: CheckedContinuation<BodyChunk?, any Error>?
+    }
+
+    private let state = Mutex(State())
+    let task: any PausableTask
+    /// Unread bytes past which the task is paused.
+    let limit: Int
+    /// Whether to pause at all (not with swift-corelibs-foundation, whose suspended data task starts over).
+    let pauses: Bool
+
+    init(task: any PausableTask, limit: Int, pauses: Bool) {
+        self.task = task
+        self.limit = limit
+        self.pauses = pauses
+    }
+
+    /// Whether the task is paused now.
+    var isPaused: Bool { state.withLock { $0.paused } }
+
+    /// Bytes of `chunk` arrived; returns the unread bytes now buffered.
+    @discardableResult
+    func received(_ chunk: BodyChunk) -> Int {
+        let (reader, buffered) = state.withLock { state -> (CheckedContinuation<BodyChunk?, any Error>?, Int) in
+            if let reader = state.reader {
+                state.reader = nil
+                return (reader, state.buffered)
+            }
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
+            if pauses, !state.paused, state.buffered > limit {
+                state.paused = true
+                task.suspend()
+            }
+            return (nil, state.buffered)
+        }
+        reader?.resume(returning: chunk)
+        return buffered
+    }
+
+    /// The body ended, with `failure` or complete.
+    func completed(_ failure: (any Error)?) {
+        let reader = state.withLock { state in
+            state.finished = true
+            state.failure = failure
+            defer { state.reader = nil }
+            return state.reader
+        }
+        if let reader {
+            if let failure { reader.resume(throwing: failure) } else { reader.resume(returning: nil) }
+        }
+    }
+
+    /// The next buffer, waiting for one; nil at the end of the body.
+    func next() async throws -> BodyChunk? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<BodyChunk?, any Error>? in
+                    if state.chunkIndex < state.chunks.count {
+                        let chunk = state.chunks[state.chunkIndex]
+                        state.chunkIndex += 1
+                        state.buffered -= chunk.count
+                        if state.chunkIndex > 64 {
+                            state.chunks.removeFirst(state.chunkIndex)
+                            state.chunkIndex = 0
+                        }
+                        if state.paused, state.buffered <= limit / 2 {
+                            state.paused = false
+                            task.resume()
+                        }
+                        return .success(chunk)
+                    }
+                    if state.finished {
+                        return state.failure.map { .failure($0) } ?? .success(nil)
+                    }
+                    state.reader = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// The reader is gone: a body left unread stops downloading.
+    func abandon() {
+        if !state.withLock({ $0.finished }) { task.cancel() }
+    }
+}

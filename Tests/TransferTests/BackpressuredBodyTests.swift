@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ModelDepotTransfer
+
+/// The URLSession transport's backpressure, with a scripted task standing in for `URLSessionDataTask`: the delegate's
+/// thread delivers bytes only while the task is not suspended (as a suspended task stops reading its socket), and a
+/// reader drains them. Whatever the interleaving, every byte arrives in order and the task is never left suspended.
+@Suite struct BackpressuredBodyTests {
+    /// Suspended or running, as the system's task would be after the calls it got.
+    final class ScriptedTask: PausableTask {
+        let suspended = Mutex(false)
+        let suspensions = Mutex(0)
+        func suspend() {
+            suspended.withLock { $0 = true }
+            suspensions.withLock { $0 += 1 }
+        }
+        func resume() { suspended.withLock { $0 = false } }
+        func cancel() {}
+    }
+
+    @Test func aReaderThatCatchesUpNeverLeavesTheTaskSuspended() async throws {
+        var pausedRounds = 0
+        for round in 0..<200 {
+            let task = ScriptedTask()
+            let body = BackpressuredBody(task: task, limit: 64, pauses: true)
+            let chunks = 200
+            // The delegate's thread: a 16-byte chunk whenever the task runs; after a second of being suspended with
+            // nothing left unread, the task is stuck for good.
+            let stuck = Mutex(false)
+            let delivered = Thread {
+                var sent = 0
+                var waitingSince: Date?
+                while sent < chunks {
+                    if task.suspended.withLock({ $0 }) {
+                        if waitingSince == nil { waitingSince = Date() }
+                        if !body.isPaused, Date().timeIntervalSince(waitingSince!) > 1 {
+                            stuck.withLock { $0 = true }
+                            body.completed(nil)
+                            return
+                        }
+                        continue
+                    }
+                    waitingSince = nil
+                    body.received(BodyChunk(Data(repeating: UInt8(sent % 251), count: 16)))
+                    sent += 1
+                }
+                body.completed(nil)
+            }
+            delivered.start()
+            var received: [UInt8] = []
+            while let chunk = try await body.next() { received += chunk.bytes }
+            #expect(!stuck.withLock { $0 }, "round \(round): the task was left suspended with nothing to read")
+            #expect(received.count == chunks * 16, "round \(round)")
+            #expect(!task.suspended.withLock { $0 })
+            if task.suspensions.withLock({ $0 }) > 0 { pausedRounds += 1 }
+        }
+        #expect(pausedRounds > 0, "the reader was never outrun: nothing was tested")
+        print("backpressure: the task was suspended in \(pausedRounds) of 200 rounds")
+    }
+}
