@@ -92,6 +92,45 @@ import Testing
         }
     }
 
+    /// The mirror's dashboard over https: its sign-in cookie is `Secure`, and a change from the http origin is
+    /// another site's.
+    @Test(.timeLimit(.minutes(2))) func theDashboardOverHTTPSSetsASecureCookieAndRefusesTheHTTPOrigin() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-dashboard-tls")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.path("repos"), withIntermediateDirectories: true)
+        try Data("reader-token\n".utf8).write(to: folder.path("token"))
+        let certificates = try await TestCertificates.make(in: folder.url)
+        try await PeerProcess.with(
+            CLIRunner.executable,
+            [
+                "serve", "--root", folder.path("repos").path, "--port", "0", "--ui", "--token-file",
+                folder.path("token").path, "--tls-cert", certificates.certificate, "--tls-key", certificates.key,
+            ], in: folder.url, log: folder.path("serve.log")
+        ) { serve in
+            let listening = await waitUntil(timeout: .seconds(30)) { serve.output.contains("listening on https://") }
+            try #require(listening, "\(serve.output)")
+            let line = try #require(serve.output.split(separator: "\n").first { $0.hasPrefix("listening on https://") })
+            let base = try #require(line.split(separator: " ").first { $0.hasPrefix("https://") }.map(String.init))
+            let port = try #require(URL(string: base)?.port)
+            func signIn(origin: String) async throws -> Answer {
+                try #require(
+                    try await Self.curl(
+                        base + "/ui/api/session",
+                        [
+                            "-X", "POST", "-H", "Origin: \(origin)", "-H", "Content-Type: application/json", "--data",
+                            #"{"token": "reader-token"}"#,
+                        ], trusting: certificates.authority, in: folder))
+            }
+            let refused = try await signIn(origin: "http://127.0.0.1:\(port)")
+            #expect(refused.status == 403, "\(refused.status)")
+            let signedIn = try await signIn(origin: "https://127.0.0.1:\(port)")
+            #expect(signedIn.status == 200, "\(signedIn.status)")
+            let cookie = signedIn.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }
+            #expect(cookie?.contains("; Secure") == true, "\(cookie ?? "no cookie")")
+            #expect(await serve.terminate(), "\(serve.output)")
+        }
+    }
+
     @Test func serveRefusesHalfATLSPairAndAFileThatIsNoCertificate() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-serve-tls-bad")
         defer { folder.remove() }
