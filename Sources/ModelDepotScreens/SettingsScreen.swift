@@ -68,7 +68,10 @@ public struct SettingsScreen: Sendable, Equatable, Encodable {
                 Fact(
                     label: strings.connectionsLabel,
                     value: strings.connections(configuration.initialConnections, configuration.maxConnections)),
-                Fact(label: strings.networksLabel, value: strings.policy(policy)),
+                Fact(
+                    label: strings.networksLabel,
+                    value: configuration.networkConditions == nil && policy != .any
+                        ? strings.policyNotEnforced(strings.policy(policy)) : strings.policy(policy)),
                 Fact(label: strings.offlineLabel, value: hub.isOffline ? strings.yes : strings.no),
                 Fact(label: strings.cacheLabel, value: downloads.manager.cache.root.path),
             ],
@@ -110,6 +113,10 @@ public struct SettingsScreenStrings: Sendable {
         if !policy.allowsConstrained { parts.append("not in Low Data Mode") }
         parts.append(policy.waitsForConnectivity ? "waits for a network" : "fails without one")
         return parts.joined(separator: ", ")
+    }
+    /// A policy that cannot hold: nothing tells this platform what the network is.
+    public var policyNotEnforced: @Sendable (String) -> String = {
+        "\($0) — not enforced: this system does not say whether the network is cellular or metered"
     }
     public var offlineLabel = "Offline mode"
     public var cacheLabel = "Cache folder"

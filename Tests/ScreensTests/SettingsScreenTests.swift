@@ -61,6 +61,32 @@ import Testing
         }
     }
 
+    /// A Wi-Fi-only policy is shown as not enforced where nothing reports the network (Linux); with a path source
+    /// (Apple's `NWPathMonitor`, a scripted one here) it is shown as it is.
+    @Test func aPolicyNothingCanEnforceSaysSo() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-settings-policy")
+        defer { folder.remove() }
+        func networks(conditions: (any NetworkConditions)?) async throws -> String? {
+            var configuration = ModelManager.Configuration(
+                endpoint: URL(string: "http://127.0.0.1:9")!, offline: true, cache: HubCache(root: folder.path("c")))
+            configuration.engine.networkPolicy = .unmeteredOnly
+            configuration.engine.networkConditions = conditions
+            let downloads = ModelDownloads(
+                manager: try ModelManager(configuration: configuration), catalog: try ModelCatalog(models: []))
+            return await SettingsScreen.load(downloads, tokenOrigin: .none).network.first { $0.label == "Networks" }?
+                .value
+        }
+        let unknown = try #require(try await networks(conditions: nil))
+        #expect(unknown.contains("Wi-Fi and wired only") && unknown.contains("not enforced"), "\(unknown)")
+        let known = try #require(try await networks(conditions: FixedNetwork()))
+        #expect(known.contains("Wi-Fi and wired only") && !known.contains("not enforced"), "\(known)")
+    }
+
+    struct FixedNetwork: NetworkConditions {
+        func current() async -> NetworkPathStatus { .unmetered }
+        func changes() -> AsyncStream<NetworkPathStatus> { AsyncStream { _ in } }
+    }
+
     /// Where the environment's token comes from, in Python's order.
     @Test func tokenOriginFollowsPythonsOrder() throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-token-origin")

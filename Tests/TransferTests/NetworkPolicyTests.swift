@@ -81,6 +81,46 @@ final class SwitchableNetwork: NetworkConditions {
         #expect(try fixture.destinationBytes() == fixture.bytes)
     }
 
+    /// Wi-Fi lost in the middle of a file: the file stops where it is and says it waits for Wi-Fi, nothing is placed;
+    /// back on Wi-Fi it goes on from its resume record rather than from zero.
+    @Test func wiFiLostMidFileStopsTheFileAndItResumesOnWiFi() async throws {
+        let size = 2 << 20
+        let fixture = try await DownloadFixture.make(size: size)
+        defer { Task { await fixture.cleanUp() } }
+        fixture.server.inject(.throttle(bytesPerSecond: 128 << 10), times: 1000)
+        let network = SwitchableNetwork(.unmetered)
+        var configuration = DownloadFixture.configuration()
+        configuration.networkPolicy = .unmeteredOnly
+        configuration.networkConditions = network
+        let waits = Mutex<[String]>([])
+        let download = Task {
+            try await fixture.downloader(configuration).download(fixture.request(sha256: fixture.sha256)) { progress in
+                if let wait = progress.waiting { waits.withLock { $0.append(wait.description) } }
+            }
+        }
+        #expect(await waitUntil { fixture.server.bodyBytesSent >= 256 << 10 })
+        network.switchTo(Self.cellular)
+        #expect(await waitUntil { waits.withLock { $0 }.contains { $0.contains("waiting for Wi-Fi") } })
+        #expect(!FileManager.default.fileExists(atPath: fixture.destination.path))
+        let sentWhilePaused = fixture.server.bodyBytesSent
+        network.switchTo(.unmetered)
+        let result = try await download.value
+        #expect(result.sha256 == fixture.sha256)
+        #expect(try fixture.destinationBytes() == fixture.bytes)
+        // Resumed: what was sent after the pause is the rest of the file, not all of it again.
+        let sentAfter = fixture.server.bodyBytesSent - sentWhilePaused
+        #expect(sentAfter < Int64(size) - (128 << 10), "sent \(sentAfter) bytes after the pause for \(size)")
+    }
+
+    /// The URLSession transport carries the policy in its session (Apple: `allowsExpensiveNetworkAccess`,
+    /// `allowsConstrainedNetworkAccess`), one transport per policy; the default policy gets the shared one.
+    @Test func theTransportIsBuiltFromThePolicy() {
+        let wifiOnly = URLSessionTransport.shared(for: .unmeteredOnly)
+        #expect(wifiOnly === URLSessionTransport.shared(for: .unmeteredOnly))
+        #expect(wifiOnly.networkPolicy == .unmeteredOnly)
+        #expect(URLSessionTransport.shared(for: .any) === URLSessionTransport.shared)
+    }
+
     @Test func noNetworkFailsAtOnceWhenThePolicyDoesNotWait() async throws {
         let fixture = try await DownloadFixture.make(size: 64 << 10)
         defer { Task { await fixture.cleanUp() } }

@@ -28,8 +28,15 @@ extension ModelManager {
         /// The cap on bytes per second every download of the manager shares; change its `bytesPerSecond` while they
         /// run (`nil` is no cap).
         public var bandwidth = BandwidthLimit(bytesPerSecond: nil)
-        /// The HTTP stack: async-http-client on Linux and the macOS command line, URLSession in apps.
-        public var transport: any HTTPTransport = DefaultTransport.shared
+        /// The HTTP stack; nil: the platform's, for ``engine``'s network policy (URLSession in apps, with
+        /// `allowsExpensiveNetworkAccess` and `allowsConstrainedNetworkAccess` from the policy; async-http-client on
+        /// Linux and the macOS command line).
+        public var transport: (any HTTPTransport)?
+
+        /// The transport the engine uses: ``transport``, or the platform's for the policy.
+        public var resolvedTransport: any HTTPTransport {
+            transport ?? DefaultTransport.shared(for: engine.networkPolicy)
+        }
         /// Files of one pull in flight at once while any of them is large.
         public var maxConcurrentFiles = SnapshotDownloader.defaultMaxConcurrentFiles
         /// Files of one pull in flight at once while all of them are small (configs, tokenizers).
@@ -77,7 +84,7 @@ extension ModelManager {
         ///   `MODELDEPOT_MIRRORS`.
         public func makePull() throws -> SnapshotDownloader {
             var hub = try HubClient(
-                environment: environment, transport: transport, clock: clock, retryPolicy: apiRetries)
+                environment: environment, transport: resolvedTransport, clock: clock, retryPolicy: apiRetries)
             hub.waitListener = hubWaitListener
             return pull(over: hub)
         }
@@ -88,7 +95,7 @@ extension ModelManager {
             (try? makePull())
                 ?? pull(
                     over: HubClient(
-                        endpoint: URL(string: "https://huggingface.co")!, offline: true, transport: transport,
+                        endpoint: URL(string: "https://huggingface.co")!, offline: true, transport: resolvedTransport,
                         clock: clock, retryPolicy: apiRetries))
         }
 
@@ -99,7 +106,7 @@ extension ModelManager {
             engine.bandwidthLimit = engine.bandwidthLimit ?? bandwidth
             return SnapshotDownloader(
                 hub: hub, cache: resolvedCache,
-                downloader: Downloader(transport: transport, clock: clock, configuration: engine),
+                downloader: Downloader(transport: resolvedTransport, clock: clock, configuration: engine),
                 maxConcurrentFiles: maxConcurrentFiles, maxConcurrentSmallFiles: maxConcurrentSmallFiles, clock: clock)
         }
     }

@@ -120,10 +120,22 @@ public struct DownloadConfiguration: Sendable {
     public var syncBeforeRename: Bool = false
     /// How often the engine restarts from zero when the file changes on the server mid-download.
     public var maxSourceChanges: Int = 2
-    /// Which networks downloads may use; enforced before each file when ``networkConditions`` is set.
+    /// Which networks downloads may use: checked before each file and watched during it (a file stops where it is
+    /// when the path turns to one the policy refuses, and goes on when it allows again), wherever
+    /// ``networkConditions`` is known.
     public var networkPolicy: NetworkPolicy = .any
-    /// What the network is like; nil counts it as usable and unmetered (all Linux can tell).
-    public var networkConditions: (any NetworkConditions)?
+    /// What the network is like: on Apple platforms the system's path (``NetworkPathConditions/shared``, over
+    /// `NWPathMonitor`); elsewhere nil, which counts the network as usable and unmetered (all Linux can tell).
+    public var networkConditions: (any NetworkConditions)? = DownloadConfiguration.systemNetworkConditions
+
+    /// The system's network path where the platform reports one.
+    public static var systemNetworkConditions: (any NetworkConditions)? {
+        #if canImport(Network)
+            NetworkPathConditions.shared
+        #else
+            nil
+        #endif
+    }
     /// Shared with other downloads running at the same time: connections beyond a download's first one each
     /// need a permit from it. Nil: only ``maxConnections`` limits this download.
     package var connectionBudget: ConnectionBudget?

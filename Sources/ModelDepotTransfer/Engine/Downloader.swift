@@ -117,7 +117,18 @@ public struct Downloader: Sendable {
             let run = DownloadRun(
                 request: request, downloader: self, clock: engineClock, progress: progress, onDisk: onDisk)
             do {
-                return try await run.execute()
+                // A path that turns expensive or constrained mid-file (Wi-Fi lost, Low Data Mode on) stops the
+                // file where it is; it goes on, from its resume record, when the network allows again.
+                return try await configuration.networkPolicy.whileAllowed(by: configuration.networkConditions) {
+                    try await run.execute()
+                }
+            } catch let interruption as NetworkPolicy.Interrupted {
+                logger.notice(
+                    "download paused by the network policy",
+                    metadata: ["url": "\(request.url)", "reason": "\(interruption.reason)"])
+                try await configuration.networkPolicy.waitUntilAllowed(by: configuration.networkConditions) { wait in
+                    progress(DownloadProgress(phase: .resolving, waiting: wait))
+                }
             } catch let error as ModelDepotError where error.code == .sourceChanged {
                 Self.discardPartial(of: request)
                 guard restarts < configuration.maxSourceChanges else { throw error }

@@ -35,6 +35,17 @@ public enum DefaultTransport {
         #endif
     }
 
+    /// The transport for downloads under `policy`: on Apple platforms a URLSession whose configuration carries it
+    /// (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`), one per distinct policy, so the system
+    /// enforces it too; elsewhere ``shared`` (the engine enforces the policy from ``NetworkConditions``).
+    public static func shared(for policy: NetworkPolicy) -> any HTTPTransport {
+        #if canImport(Darwin) || !canImport(AsyncHTTPClient)
+            URLSessionTransport.shared(for: policy)
+        #else
+            AsyncHTTPTransport.shared
+        #endif
+    }
+
     /// The transport for requests through `network`'s proxies and with its certificate authorities (the command
     /// line's `--proxy`, `--ca-cert`, `--insecure`): async-http-client's, one per distinct settings, wherever it
     /// exists. In apps on Apple's mobile platforms URLSession follows the system's proxy settings and trust store

@@ -31,7 +31,7 @@ public protocol NetworkConditions: Sendable {
 /// Which networks downloads may use: a portable value the engine enforces before each file, and that Apple code
 /// also hands to URLSession (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`,
 /// `waitsForConnectivity`, which Linux's URLSession does not have).
-public struct NetworkPolicy: Sendable, Equatable {
+public struct NetworkPolicy: Sendable, Hashable {
     /// Cellular data and personal hotspots may be used.
     public var allowsExpensive: Bool
     /// Networks in Low Data Mode may be used.
@@ -70,6 +70,38 @@ public struct NetworkPolicy: Sendable, Equatable {
         }
         if path.isConstrained && !allowsConstrained { return .wait("Low Data Mode is on; waiting for another network") }
         return .proceed
+    }
+
+    /// The network stopped being one the policy allows while a file was downloading: the file stops where it is
+    /// (its bytes and resume record kept) and goes on once ``waitUntilAllowed(by:waiting:)`` returns.
+    package struct Interrupted: Error, Equatable {
+        package let reason: String
+    }
+
+    /// Runs `operation` while `conditions` allow downloads: the first change of the path to one the policy does not
+    /// allow cancels it and throws ``Interrupted``. Without `conditions`, just runs it.
+    package func whileAllowed<T: Sendable>(
+        by conditions: (any NetworkConditions)?, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let conditions else { return try await operation() }
+        let changes = conditions.changes()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                for await path in changes {
+                    switch decision(for: path) {
+                    case .proceed: continue
+                    case .wait(let reason), .fail(let reason): throw Interrupted(reason: reason)
+                    }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let finished = try await group.next() {
+                if let value = finished { return value }
+            }
+            throw ModelDepotError.cancelled()
+        }
     }
 
     /// Returns once `conditions` allow a download, telling `waiting` why it waits (and nil when the wait ends).

@@ -56,6 +56,24 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// proxy variables when they are set (``ProxySettings/connectionProxyDictionary``).
     public static let shared = URLSessionTransport()
 
+    private static let byPolicy = Mutex<[NetworkPolicy: URLSessionTransport]>([:])
+
+    /// A transport for the life of the process whose session carries `policy` (``shared`` for the default one).
+    public static func shared(for policy: NetworkPolicy) -> URLSessionTransport {
+        if policy == Configuration().networkPolicy { return shared }
+        return byPolicy.withLock { made in
+            if let transport = made[policy] { return transport }
+            var configuration = Configuration()
+            configuration.networkPolicy = policy
+            let transport = URLSessionTransport(configuration: configuration)
+            made[policy] = transport
+            return transport
+        }
+    }
+
+    /// The network policy its session carries.
+    public var networkPolicy: NetworkPolicy { configuration.networkPolicy }
+
     /// A transport with its own session (and connection pool).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
