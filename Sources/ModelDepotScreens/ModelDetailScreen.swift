@@ -96,6 +96,26 @@ public struct ModelDetailScreen: Sendable, Encodable {
             location: report?.folder?.path, planText: planText, fits: fits)
     }
 
+    /// This page after a change of the downloads: only the status is decided again (from the cache and the download
+    /// here), unless the model's readiness changed — then the whole page is loaded again, plan included (Hub calls).
+    /// For a view that follows progress without asking the Hub at every tick.
+    public func updated(downloads: ModelDownloads, strings: ModelDetailStrings = .english) async throws
+        -> ModelDetailScreen
+    {
+        let entry = try downloads.catalogEntry(name)
+        let report = try? downloads.manager.readiness(of: entry)
+        let status = ModelStatus.decide(
+            readiness: report?.readiness ?? .notDownloaded, download: await downloads.entry(entry.name),
+            strings: strings.status)
+        let settled: Set<ReadinessBadge.Kind> = [.ready, .unverified, .notDownloaded, .partial, .corrupt]
+        if status.badge.kind != self.status.badge.kind, settled.contains(status.badge.kind) {
+            return try await Self.load(name, downloads: downloads, strings: strings)
+        }
+        var page = self
+        page.status = status
+        return page
+    }
+
     /// A header's facts in one line, or why it cannot be read; nil for files that are not model files.
     static func headerFacts(_ path: String) -> String? {
         do {

@@ -142,6 +142,42 @@ public actor ModelDownloads {
     ///
     /// - Throws: `invalidArgument` for ``ModelAction/use`` (using a model is the app's business) and for a name
     ///   the catalog lacks; what starting the download throws.
+    /// ``perform(_:on:)`` for every action but ``ModelAction/use``, which goes to `onUse`: opening a model is the
+    /// app's (its chat screen, its embedder). What a button of any screen calls.
+    public func run(
+        _ action: ModelAction, on name: String, onUse: @Sendable (String) async throws -> Void
+    ) async throws {
+        if action == .use {
+            try await onUse(name)
+        } else {
+            try await perform(action, on: name)
+        }
+    }
+
+    /// A screen, then a new one after each change of the downloads: subscribed before the first load, so a change
+    /// while it loads is never missed (a burst of changes gives one load). Ends when the caller stops reading.
+    public nonisolated func screens<Screen: Sendable>(
+        _ load: @escaping @Sendable () async throws -> Screen
+    ) -> AsyncThrowingStream<Screen, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                let changes = await self.changes()
+                do {
+                    continuation.yield(try await load())
+                    for await _ in changes {
+                        guard !Task.isCancelled else { break }
+                        continuation.yield(try await load())
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Runs a download action; ``ModelAction/use`` is the app's (``run(_:on:onUse:)`` hands it over) and throws.
     public func perform(_ action: ModelAction, on name: String) async throws {
         switch action {
         case .download: try await start(name)

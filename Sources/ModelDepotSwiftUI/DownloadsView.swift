@@ -6,17 +6,24 @@
     /// ``DownloadsScreen`` offers (pause, resume, cancel, retry). Never compiled here.
     public struct DownloadsView: View {
         let downloads: ModelDownloads
+        let onUse: @Sendable (String) async throws -> Void
         @State private var screen: DownloadsScreen?
         @State private var failure: (any Error)?
+        @State private var retry: (@MainActor () -> Void)?
 
-        public init(downloads: ModelDownloads) {
+        /// `onUse` opens a finished model in the app (its "Use" button).
+        public init(downloads: ModelDownloads, onUse: @escaping @Sendable (String) async throws -> Void) {
             self.downloads = downloads
+            self.onUse = onUse
         }
 
         public var body: some View {
             List {
                 if let failure {
-                    ErrorRetryView(failure) { self.failure = nil }
+                    ErrorRetryView(failure) {
+                        self.failure = nil
+                        retry?()
+                    }
                 }
                 if let overall = screen?.overallText {
                     VStack(alignment: .leading) {
@@ -45,9 +52,11 @@
                         HStack {
                             ForEach(row.actions, id: \.action) { button in
                                 ModelActionButton(
-                                    button.action, label: button.label, model: row.name, downloads: downloads
-                                ) {
-                                    failure = $0
+                                    button.action, label: button.label, model: row.name, downloads: downloads,
+                                    onUse: onUse
+                                ) { error, again in
+                                    failure = error
+                                    retry = again
                                 }
                                 .buttonStyle(.bordered)
                             }
@@ -57,8 +66,13 @@
             }
             .navigationTitle("Downloads")
             .task {
-                screen = await DownloadsScreen.load(downloads)
-                for await _ in await downloads.changes() { screen = await DownloadsScreen.load(downloads) }
+                do {
+                    for try await loaded in downloads.screens({ await DownloadsScreen.load(downloads) }) {
+                        screen = loaded
+                    }
+                } catch {
+                    failure = error
+                }
             }
         }
     }

@@ -3,16 +3,22 @@
     import SwiftUI
 
     /// One model: its facts, files, where it lives, whether it fits, and its action, as ``ModelDetailScreen``
-    /// tells them. Never compiled here.
+    /// tells them; "Use" calls the app's `onUse`. The plan (Hub calls) is made once per model shown; a change of
+    /// the downloads redecides only the status (``ModelDetailScreen/updated(downloads:strings:)``). A failed action
+    /// shows above the page rather than in its place. Never compiled here.
     public struct ModelDetailView: View {
         let model: String
         let downloads: ModelDownloads
+        let onUse: @Sendable (String) async throws -> Void
         @State private var screen: ModelDetailScreen?
         @State private var failure: (any Error)?
+        @State private var retry: (@MainActor () -> Void)?
 
-        public init(model: String, downloads: ModelDownloads) {
+        public init(model: String, downloads: ModelDownloads, onUse: @escaping @Sendable (String) async throws -> Void)
+        {
             self.model = model
             self.downloads = downloads
+            self.onUse = onUse
         }
 
         public var body: some View {
@@ -20,14 +26,20 @@
                 if let failure {
                     ErrorRetryView(failure) {
                         self.failure = nil
-                        Task { await load() }
+                        retry?()
                     }
-                } else if let screen {
+                }
+                if let screen {
                     Section {
                         Text(screen.description)
                         ModelStatusBadge(screen.status)
                         if let action = screen.status.action, let label = screen.status.actionLabel {
-                            ModelActionButton(action, label: label, model: model, downloads: downloads) { failure = $0 }
+                            ModelActionButton(
+                                action, label: label, model: model, downloads: downloads, onUse: onUse
+                            ) { error, again in
+                                failure = error
+                                retry = again
+                            }
                         }
                         Text(screen.planText).foregroundStyle(screen.fits ? Color.secondary : Color.red)
                     }
@@ -45,16 +57,22 @@
             }
             .navigationTitle(model)
             .task(id: model) {
-                await load()
-                for await _ in await downloads.changes() { await load() }
-            }
-        }
-
-        private func load() async {
-            do {
-                screen = try await ModelDetailScreen.load(model, downloads: downloads)
-            } catch {
-                failure = error
+                screen = nil
+                retry = { [model] in
+                    Task { screen = try? await ModelDetailScreen.load(model, downloads: downloads) }
+                }
+                do {
+                    // One tick now and one per change, subscribed before the first load.
+                    for try await _ in downloads.screens({ () }) {
+                        if let shown = screen {
+                            screen = try await shown.updated(downloads: downloads)
+                        } else {
+                            screen = try await ModelDetailScreen.load(model, downloads: downloads)
+                        }
+                    }
+                } catch {
+                    failure = error
+                }
             }
         }
     }

@@ -3,20 +3,28 @@
     import SwiftUI
 
     /// The catalog's models with their badges and the one action each offers, as ``ModelsScreen`` lists them;
-    /// a row opens ``ModelDetailView``. Never compiled here.
+    /// a row opens ``ModelDetailView``; "Use" on a ready model calls the app's `onUse` with its catalog name.
+    /// Never compiled here.
     public struct ModelListView: View {
         let downloads: ModelDownloads
+        let onUse: @Sendable (String) async throws -> Void
         @State private var screen: ModelsScreen?
         @State private var failure: (any Error)?
+        @State private var retry: (@MainActor () -> Void)?
 
-        public init(downloads: ModelDownloads) {
+        public init(downloads: ModelDownloads, onUse: @escaping @Sendable (String) async throws -> Void) {
             self.downloads = downloads
+            self.onUse = onUse
         }
 
         public var body: some View {
             List {
                 if let failure {
-                    ErrorRetryView(failure) { self.failure = nil }
+                    // Retry runs the action that failed again.
+                    ErrorRetryView(failure) {
+                        self.failure = nil
+                        retry?()
+                    }
                 }
                 if let message = screen?.emptyMessage {
                     Text(message).foregroundStyle(.secondary)
@@ -24,7 +32,7 @@
                 ForEach(screen?.rows ?? [], id: \.name) { row in
                     // NavigationLink(destination:label:) pushes the detail inside the app's NavigationStack.
                     NavigationLink {
-                        ModelDetailView(model: row.name, downloads: downloads)
+                        ModelDetailView(model: row.name, downloads: downloads, onUse: onUse)
                     } label: {
                         VStack(alignment: .leading, spacing: 4) {
                             Text(row.name).font(.headline)
@@ -37,8 +45,11 @@
                     }
                     .swipeActions {
                         if let action = row.status.action, let label = row.status.actionLabel {
-                            ModelActionButton(action, label: label, model: row.name, downloads: downloads) {
-                                failure = $0
+                            ModelActionButton(
+                                action, label: label, model: row.name, downloads: downloads, onUse: onUse
+                            ) { error, again in
+                                failure = error
+                                retry = again
                             }
                         }
                     }
@@ -46,8 +57,14 @@
             }
             .navigationTitle("Models")
             .task {
-                screen = await ModelsScreen.load(downloads)
-                for await _ in await downloads.changes() { screen = await ModelsScreen.load(downloads) }
+                // Subscribed before the first load (ModelDownloads.screens), so no change is missed.
+                do {
+                    for try await loaded in downloads.screens({ await ModelsScreen.load(downloads) }) {
+                        screen = loaded
+                    }
+                } catch {
+                    failure = error
+                }
             }
         }
     }

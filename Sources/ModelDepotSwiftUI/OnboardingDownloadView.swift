@@ -35,8 +35,14 @@
                     if screen.step == .ready, let label = screen.actionLabel {
                         Button(label, action: onContinue).buttonStyle(.borderedProminent)
                     } else if let action = screen.action, let label = screen.actionLabel {
-                        ModelActionButton(action, label: label, model: model, downloads: downloads) { failure = $0 }
-                            .buttonStyle(.borderedProminent)
+                        // "Use" here is the step's Continue.
+                        ModelActionButton(
+                            action, label: label, model: model, downloads: downloads,
+                            onUse: { _ in await onContinue() }
+                        ) { error, _ in
+                            failure = error
+                        }
+                        .buttonStyle(.borderedProminent)
                     }
                 } else {
                     ProgressView()
@@ -46,8 +52,12 @@
             // `.task` starts with the view and is cancelled when it goes (SwiftUI `View.task(priority:_:)`);
             // the screen is loaded again on every change the downloads announce.
             .task(id: model) {
-                await load()
-                for await _ in await downloads.changes() { await load() }
+                // Subscribed before the first load (ModelDownloads.screens), so no change is missed.
+                do {
+                    for try await _ in downloads.screens({ () }) { await load() }
+                } catch {
+                    failure = error
+                }
             }
         }
 

@@ -23,7 +23,10 @@ enum AddingModelScreensSamples {
 
             var body: some View {
                 NavigationStack {
-                    ModelListView(downloads: downloads)
+                    ModelListView(downloads: downloads) { name in
+                        // Open the model in the app: its chat, its embedder.
+                        print("use \(name)")
+                    }
                 }
             }
         }

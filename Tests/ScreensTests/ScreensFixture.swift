@@ -36,6 +36,10 @@ struct ScreensFixture {
     let folder: TemporaryDirectory
     let endpoint: URL
     let downloads: ModelDownloads
+    let server: MirrorServer
+
+    /// Requests the mirror has answered so far.
+    var requestsAnswered: Int { server.counters.requestsByStatus.values.reduce(0, +) }
 
     /// Runs `body` with the mirror up; `limit` caps the downloads' bytes per second from the start.
     static func with(limit: Int64? = nil, _ body: (ScreensFixture) async throws -> Void) async throws {
@@ -57,7 +61,7 @@ struct ScreensFixture {
         // Downloads end before the mirror does: a server closing while a client connects trips over the new
         // connection (swift-nio: "Deinited NIOAsyncWriter without calling finish()").
         do {
-            try await body(ScreensFixture(folder: folder, endpoint: endpoint, downloads: downloads))
+            try await body(ScreensFixture(folder: folder, endpoint: endpoint, downloads: downloads, server: server))
         } catch {
             await downloads.stopAll()
             throw error
