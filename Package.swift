@@ -4,10 +4,15 @@ import PackageDescription
 /// Where the async-http-client transport (and SwiftNIO's sockets) is built: everywhere but in apps on Apple's
 /// mobile platforms, which use URLSession.
 let serverStack: [Platform] = [.linux, .macOS]
+/// What the code checks for the server stack (`#if MODELDEPOT_SERVER_STACK`), set on exactly those platforms:
+/// `canImport(NIOCore)` would also be true in an iOS build where another target (ModelDepotTesting) builds NIO,
+/// and compile code against modules the app never links. scripts/check-app-deps holds the two to one list.
+let serverStackDefine = SwiftSetting.define("MODELDEPOT_SERVER_STACK", .when(platforms: serverStack))
 
 let package = Package(
     name: "ModelDepot",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // Mutex (Synchronization) sets the floor: macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ModelDepot", targets: ["ModelDepot"]),
         .library(name: "ModelDepotCertificates", targets: ["ModelDepotCertificates"]),
@@ -88,7 +93,8 @@ let package = Package(
                 // async-http-client carries them; URLSession decodes them itself, so apps link no zlib wrapper.
                 .product(name: "CompressNIO", package: "compress-nio", condition: .when(platforms: serverStack)),
             ],
-            resources: [.copy("PrivacyInfo.xcprivacy")]
+            resources: [.copy("PrivacyInfo.xcprivacy")],
+            swiftSettings: [serverStackDefine]
         ),
         // The Hub's HTTP API (resolve, tree, repository info) over the engine's exchange.
         .target(
@@ -213,7 +219,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: [serverStackDefine]
         ),
         .target(
             name: "ModelDepotServer",
@@ -256,7 +263,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: [serverStackDefine]
         ),
         // Benchmark drivers (bench/inference.sh); kept out of the shipping binary.
         .executableTarget(

@@ -5,6 +5,17 @@ import Foundation
 
     /// Generic-password items in Apple's keychain (`<Security/SecItem.h>`). Apple platforms only; never compiled
     /// here (no Apple SDK on the build machine): written from Apple's "Keychain services" documentation.
+    /// A keychain call that failed, in words (`SecCopyErrorMessageString`) and by its `OSStatus`.
+    package struct KeychainError: Error, Sendable, CustomStringConvertible {
+        package let description: String
+        package let status: OSStatus
+
+        init(_ description: String, status: OSStatus) {
+            self.description = description
+            self.status = status
+        }
+    }
+
     package enum Keychain {
         /// The item's secret as text; nil when there is no such item.
         ///
@@ -18,23 +29,29 @@ import Foundation
             let status = SecItemCopyMatching(query as CFDictionary, &result)
             if status == errSecItemNotFound { return nil }
             guard status == errSecSuccess, let data = result as? Data else {
-                throw SystemCallError(
-                    "Cannot read the keychain item \(service)/\(account) (OSStatus \(status))", code: status)
+                throw KeychainError(
+                    "Cannot read the keychain item \(service)/\(account): \(describe(status))", status: status)
             }
             return String(decoding: data, as: UTF8.self)
         }
 
-        /// Stores `secret` in the item, replacing what it held. `kSecAttrAccessibleAfterFirstUnlock`: a download
-        /// relaunched in the background on a locked device must still read its token.
+        /// Stores `secret` in the item, replacing what it held: `SecItemUpdate` when the item exists, `SecItemAdd`
+        /// when it does not (deleting first and adding would lose the token when the add fails).
+        /// `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`: a download relaunched in the background on a locked
+        /// device must still read its token, and a token never travels to another device in a backup.
         package static func write(_ secret: String, service: String, account: String, accessGroup: String?) throws {
-            try delete(service: service, account: account, accessGroup: accessGroup)
-            var item = baseQuery(service: service, account: account, accessGroup: accessGroup)
-            item[kSecValueData as String] = Data(secret.utf8)
-            item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
-            let status = SecItemAdd(item as CFDictionary, nil)
+            let query = baseQuery(service: service, account: account, accessGroup: accessGroup)
+            let changes: [String: Any] = [
+                kSecValueData as String: Data(secret.utf8),
+                kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+            ]
+            var status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+            if status == errSecItemNotFound {
+                status = SecItemAdd(query.merging(changes) { _, new in new } as CFDictionary, nil)
+            }
             guard status == errSecSuccess else {
-                throw SystemCallError(
-                    "Cannot write the keychain item \(service)/\(account) (OSStatus \(status))", code: status)
+                throw KeychainError(
+                    "Cannot write the keychain item \(service)/\(account): \(describe(status))", status: status)
             }
         }
 
@@ -43,9 +60,16 @@ import Foundation
             let status = SecItemDelete(
                 baseQuery(service: service, account: account, accessGroup: accessGroup) as CFDictionary)
             guard status == errSecSuccess || status == errSecItemNotFound else {
-                throw SystemCallError(
-                    "Cannot delete the keychain item \(service)/\(account) (OSStatus \(status))", code: status)
+                throw KeychainError(
+                    "Cannot delete the keychain item \(service)/\(account): \(describe(status))", status: status)
             }
+        }
+
+        /// An `OSStatus` in words: `SecCopyErrorMessageString` (`<Security/SecBase.h>`), with the number kept for a
+        /// search (`strerror` knows nothing of keychain statuses).
+        private static func describe(_ status: OSStatus) -> String {
+            let message = SecCopyErrorMessageString(status, nil) as String?
+            return "\(message ?? "unknown keychain error") (OSStatus \(status))"
         }
 
         private static func baseQuery(service: String, account: String, accessGroup: String?) -> [String: Any] {

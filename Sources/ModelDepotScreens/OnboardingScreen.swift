@@ -90,6 +90,6 @@ public struct OnboardingStrings: Sendable {
     }
 
     public func noRoom(size: Int64, free: Int64) -> String {
-        "This model needs \(ByteFormat.string(size)) and the disk has \(ByteFormat.string(free)) free. Delete models you do not use (Storage), then come back."
+        "This model needs \(ByteFormat.string(size)) and the disk has \(ByteFormat.string(free)) free. Delete models you do not use (Storage) or free space on the device — the system may have to clear space it holds for itself first (Settings › General › Storage) — then come back."
     }
 }

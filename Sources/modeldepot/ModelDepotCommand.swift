@@ -1,108 +1,121 @@
-import ArgumentParser
-import Foundation
-import ModelDepot
+// The command line runs where processes and local servers exist (Linux, macOS). Building the whole package
+// for iOS, tvOS, watchOS or visionOS compiles it to a stub, so products an app does not use still build.
+#if os(Linux) || os(macOS)
+    import ArgumentParser
+    import Foundation
+    import ModelDepot
 
-@main
-struct ModelDepotCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "modeldepot",
-        abstract: "Get AI models onto this machine and keep them there.",
-        version: "0.1.0",
-        subcommands: [
-            PullCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self,
-            InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
-            TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
-            RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
-            DemoCommand.self, UICommand.self, EnvCommand.self,
-        ]
-    )
+    @main
+    struct ModelDepotCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "modeldepot",
+            abstract: "Get AI models onto this machine and keep them there.",
+            version: "0.1.0",
+            subcommands: [
+                PullCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self,
+                InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
+                TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
+                RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
+                DemoCommand.self, UICommand.self, EnvCommand.self,
+            ]
+        )
 
-    /// The one way out. Commands return or throw; here a thrown error becomes its message and exit code:
-    /// the argument parser's own (usage errors, `ExitCode`, help) as it prints them, every other one through
-    /// ``reportFailureAndExit(_:json:)``.
-    ///
-    /// `--help`, `-h` and `help <command>` parse into the argument parser's own help command, whose `run()`
-    /// *throws* the help request for `exit(withError:)` to print; its errors therefore always go back to the
-    /// parser (they once fell through to ``reportFailureAndExit(_:json:)``, which printed the request itself).
-    static func main() async {
-        let command: any ParsableCommand
-        do {
-            command = try parseAsRoot(
-                ServeSettings.expand(
-                    Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
-        } catch {
-            exit(withError: error)
-        }
-        do {
-            if var asynchronous = command as? any AsyncParsableCommand {
-                try await asynchronous.run()
-            } else {
-                var synchronous = command
-                try synchronous.run()
+        /// The one way out. Commands return or throw; here a thrown error becomes its message and exit code:
+        /// the argument parser's own (usage errors, `ExitCode`, help) as it prints them, every other one through
+        /// ``reportFailureAndExit(_:json:)``.
+        ///
+        /// `--help`, `-h` and `help <command>` parse into the argument parser's own help command, whose `run()`
+        /// *throws* the help request for `exit(withError:)` to print; its errors therefore always go back to the
+        /// parser (they once fell through to ``reportFailureAndExit(_:json:)``, which printed the request itself).
+        static func main() async {
+            let command: any ParsableCommand
+            do {
+                command = try parseAsRoot(
+                    ServeSettings.expand(
+                        Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
+            } catch {
+                exit(withError: error)
             }
-        } catch let error
-            where error is ExitCode || error is CleanExit || error is ValidationError || isArgumentParserOwn(command)
-        {
-            exit(withError: error)
-        } catch {
-            reportFailureAndExit(error, json: (command as? any ReportsFailuresAsJSON)?.failuresAsJSON ?? false)
+            do {
+                if var asynchronous = command as? any AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    var synchronous = command
+                    try synchronous.run()
+                }
+            } catch let error
+                where error is ExitCode || error is CleanExit || error is ValidationError
+                || isArgumentParserOwn(command)
+            {
+                exit(withError: error)
+            } catch {
+                reportFailureAndExit(error, json: (command as? any ReportsFailuresAsJSON)?.failuresAsJSON ?? false)
+            }
         }
     }
-}
 
-/// Whether `command` is one the argument parser adds by itself (`help`), not one of ours.
-private func isArgumentParserOwn(_ command: any ParsableCommand) -> Bool {
-    String(reflecting: type(of: command)).hasPrefix("ArgumentParser.")
-}
-
-/// The flag that acts on a library error, when one does: chosen by the error's code and the remedy the library
-/// attached, never by its wording.
-func commandLineHint(for error: ModelDepotError) -> String? {
-    switch error.remedy {
-    case .provideToken?: return "on the command line: --token TOKEN"
-    case .goOnline?: return "leave out --offline and unset HF_HUB_OFFLINE"
-    case .changePatterns?: return "see --include and --exclude"
-    case .fixEndpoint?: return "or --endpoint URL"
-    case .downloadFirst?: return "`modeldepot ls` lists what is cached"
-    case .chooseOutputPath?: return "--output PATH"
-    default: break
+    /// Whether `command` is one the argument parser adds by itself (`help`), not one of ours.
+    private func isArgumentParserOwn(_ command: any ParsableCommand) -> Bool {
+        String(reflecting: type(of: command)).hasPrefix("ArgumentParser.")
     }
-    switch error.code {
-    case .repositoryNotFound, .gatedRepository: return "on the command line: --token TOKEN"
-    case .insufficientDiskSpace:
-        return "on the command line: `modeldepot prune` or `modeldepot rm` evicts; --cache-dir DIR uses another disk"
-    default: return nil
+
+    /// The flag that acts on a library error, when one does: chosen by the error's code and the remedy the library
+    /// attached, never by its wording.
+    func commandLineHint(for error: ModelDepotError) -> String? {
+        switch error.remedy {
+        case .provideToken?: return "on the command line: --token TOKEN"
+        case .goOnline?: return "leave out --offline and unset HF_HUB_OFFLINE"
+        case .changePatterns?: return "see --include and --exclude"
+        case .fixEndpoint?: return "or --endpoint URL"
+        case .downloadFirst?: return "`modeldepot ls` lists what is cached"
+        case .chooseOutputPath?: return "--output PATH"
+        default: break
+        }
+        switch error.code {
+        case .repositoryNotFound, .gatedRepository: return "on the command line: --token TOKEN"
+        case .insufficientDiskSpace:
+            return
+                "on the command line: `modeldepot prune` or `modeldepot rm` evicts; --cache-dir DIR uses another disk"
+        default: return nil
+        }
     }
-}
 
-/// Flags shared by commands that show progress.
-struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print one JSON object per line (progress events, then the result) instead of a progress bar.")
-    var json = false
+    /// Flags shared by commands that show progress.
+    struct OutputOptions: ParsableArguments {
+        @Flag(help: "Print one JSON object per line (progress events, then the result) instead of a progress bar.")
+        var json = false
 
-    @Flag(name: .shortAndLong, help: "Print nothing but the result.")
-    var quiet = false
+        @Flag(name: .shortAndLong, help: "Print nothing but the result.")
+        var quiet = false
 
-    var renderer: ProgressRenderer {
-        ProgressRenderer(mode: json ? .json : quiet ? .quiet : (isatty(STDERR_FILENO) == 1 ? .bar : .plain))
+        var renderer: ProgressRenderer {
+            ProgressRenderer(mode: json ? .json : quiet ? .quiet : (isatty(STDERR_FILENO) == 1 ? .bar : .plain))
+        }
     }
-}
 
-/// A command that can print its results as JSON: its failures then also go to stdout as a JSON event.
-protocol ReportsFailuresAsJSON {
-    var failuresAsJSON: Bool { get }
-}
-
-/// Prints `error: …` on stderr (and a JSON failure event on stdout for `--json`), with the flag that acts on
-/// it, and exits: 130 for a cancelled command, 1 otherwise.
-func reportFailureAndExit(_ error: any Error, json: Bool) -> Never {
-    let failure = error as? ModelDepotError
-    // The library says what to do in its own terms (variables, APIs); the flags that do it here are added here.
-    let message = failure.map { $0.message + (commandLineHint(for: $0).map { " (\($0))" } ?? "") } ?? "\(error)"
-    if json {
-        ProgressRenderer(mode: .json).printJSON(
-            JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
+    /// A command that can print its results as JSON: its failures then also go to stdout as a JSON event.
+    protocol ReportsFailuresAsJSON {
+        var failuresAsJSON: Bool { get }
     }
-    StandardStreams.error(Data("error: \(message)\n".utf8))
-    ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)
-}
+
+    /// Prints `error: …` on stderr (and a JSON failure event on stdout for `--json`), with the flag that acts on
+    /// it, and exits: 130 for a cancelled command, 1 otherwise.
+    func reportFailureAndExit(_ error: any Error, json: Bool) -> Never {
+        let failure = error as? ModelDepotError
+        // The library says what to do in its own terms (variables, APIs); the flags that do it here are added here.
+        let message = failure.map { $0.message + (commandLineHint(for: $0).map { " (\($0))" } ?? "") } ?? "\(error)"
+        if json {
+            ProgressRenderer(mode: .json).printJSON(
+                JSONEvent(event: "failed", code: failure?.code.rawValue ?? "unknown", message: message))
+        }
+        StandardStreams.error(Data("error: \(message)\n".utf8))
+        ExitCleanup.exit(failure?.code == .cancelled ? 130 : 1)
+    }
+#else
+    @main
+    enum ModelDepotCommand {
+        static func main() {
+            print("modeldepot runs on Linux and macOS.")
+        }
+    }
+#endif

@@ -1,7 +1,7 @@
 import Foundation
 import ModelDepotCore
 
-#if canImport(CompressNIO)
+#if MODELDEPOT_SERVER_STACK
     import CompressNIO
     import NIOCore
 #endif
@@ -33,7 +33,7 @@ extension HTTPExchange {
         return bytes
     }
 
-    #if canImport(CompressNIO)
+    #if MODELDEPOT_SERVER_STACK
         /// `bytes` inflated as `coding` says (gzip; deflate zlib-wrapped, or raw as some servers send it).
         private static func inflate(_ bytes: [UInt8], coding: String, from url: URL) throws -> [UInt8] {
             let algorithms: [CompressionAlgorithm] = coding == "deflate" ? [.zlib(), .deflate()] : [.gzip()]

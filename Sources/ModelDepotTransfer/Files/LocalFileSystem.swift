@@ -59,7 +59,7 @@ struct LocalPartialFile: PartialFile {
         }
         // Reserve the blocks now so a full disk fails before the first byte, not halfway.
         let shortage = FileStorage.reserve(descriptor: descriptor, size: size)
-        if shortage != 0 { throw POSIXFailure.error("Cannot reserve \(size) bytes for \(path)", errno: shortage) }
+        if shortage != 0 { throw POSIXFailure.reservationError(path, size: size, errno: shortage) }
     }
 
     func size() throws -> Int64 {

@@ -1,6 +1,6 @@
 import Foundation
 
-#if canImport(NIOCore)
+#if MODELDEPOT_SERVER_STACK
     import NIOCore
 #endif
 
@@ -10,7 +10,7 @@ import Foundation
 public struct BodyChunk: Sendable {
     private enum Storage: Sendable {
         case data(Data)
-        #if canImport(NIOCore)
+        #if MODELDEPOT_SERVER_STACK
             case buffer(ByteBuffer)
         #endif
     }
@@ -23,7 +23,7 @@ public struct BodyChunk: Sendable {
     /// A chunk holding a copy of `bytes`.
     public init(_ bytes: [UInt8]) { storage = .data(Data(bytes)) }
 
-    #if canImport(NIOCore)
+    #if MODELDEPOT_SERVER_STACK
         /// A chunk holding `buffer`'s readable bytes.
         public init(_ buffer: ByteBuffer) { storage = .buffer(buffer) }
     #endif
@@ -32,7 +32,7 @@ public struct BodyChunk: Sendable {
     public var count: Int {
         switch storage {
         case .data(let data): data.count
-        #if canImport(NIOCore)
+        #if MODELDEPOT_SERVER_STACK
             case .buffer(let buffer): buffer.readableBytes
         #endif
         }
@@ -42,7 +42,7 @@ public struct BodyChunk: Sendable {
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         switch storage {
         case .data(let data): try data.withUnsafeBytes(body)
-        #if canImport(NIOCore)
+        #if MODELDEPOT_SERVER_STACK
             case .buffer(let buffer): try buffer.withUnsafeReadableBytes(body)
         #endif
         }

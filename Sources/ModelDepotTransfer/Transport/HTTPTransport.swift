@@ -1,7 +1,7 @@
 import Foundation
 import ModelDepotCore
 
-#if canImport(NIOCore)
+#if MODELDEPOT_SERVER_STACK
     import NIOCore
 #endif
 
@@ -28,7 +28,7 @@ extension HTTPTransport {
 /// stack of our own in an app), async-http-client elsewhere.
 public enum DefaultTransport {
     public static var shared: any HTTPTransport {
-        #if canImport(Darwin) || !canImport(AsyncHTTPClient)
+        #if canImport(Darwin) || !MODELDEPOT_SERVER_STACK
             URLSessionTransport.shared
         #else
             AsyncHTTPTransport.shared
@@ -39,7 +39,7 @@ public enum DefaultTransport {
     /// (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`), one per distinct policy, so the system
     /// enforces it too; elsewhere ``shared`` (the engine enforces the policy from ``NetworkConditions``).
     public static func shared(for policy: NetworkPolicy) -> any HTTPTransport {
-        #if canImport(Darwin) || !canImport(AsyncHTTPClient)
+        #if canImport(Darwin) || !MODELDEPOT_SERVER_STACK
             URLSessionTransport.shared(for: policy)
         #else
             AsyncHTTPTransport.shared
@@ -52,7 +52,7 @@ public enum DefaultTransport {
     /// (Settings › Wi-Fi › Proxy, configuration profiles), which is what a device's owner manages; `network` is
     /// not applied there.
     public static func shared(for network: NetworkSettings) -> any HTTPTransport {
-        #if canImport(AsyncHTTPClient)
+        #if MODELDEPOT_SERVER_STACK
             AsyncHTTPTransport.shared(for: network)
         #else
             URLSessionTransport.shared
@@ -144,7 +144,7 @@ public struct TransportBody: AsyncSequence, Sendable {
         self.init(base, chunk: { $0 }, mappingErrors: mapError)
     }
 
-    #if canImport(NIOCore)
+    #if MODELDEPOT_SERVER_STACK
         /// Wraps a sequence of SwiftNIO buffers (async-http-client's bodies), each handed on as it is.
         public init<Base: AsyncSequence & Sendable>(
             buffers base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }

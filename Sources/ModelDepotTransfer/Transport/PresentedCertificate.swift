@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if MODELDEPOT_SERVER_STACK
     import Foundation
     import NIOCore
     import NIOPosix

@@ -2,7 +2,7 @@ import Foundation
 import ModelDepotCore
 import ModelDepotPlatform
 
-#if canImport(AsyncHTTPClient)
+#if MODELDEPOT_SERVER_STACK
     import AsyncHTTPClient
     import NIOSSL
     import NIOCore
@@ -19,7 +19,7 @@ package enum TransportFailure {
         if error is ModelDepotError || error is CancellationError { return error }
         let host = serverName(url)
         let server = proxy.map { "the proxy \($0) (on the way to \(host))" } ?? host
-        #if canImport(AsyncHTTPClient)
+        #if MODELDEPOT_SERVER_STACK
             if let proxy, let mapped = proxyError(error, proxy: proxy, host: host) { return mapped }
             if let mapped = certificateError(error, host: host) { return mapped }
             if let mapped = asyncHTTPClientError(error, server: server, url: url) { return mapped }
@@ -30,7 +30,7 @@ package enum TransportFailure {
         return ModelDepotError(.network, "The connection to \(server) failed: \(error).", underlying: error)
     }
 
-    #if canImport(AsyncHTTPClient)
+    #if MODELDEPOT_SERVER_STACK
         /// The proxy's refusals: it wants credentials (407), or answered `CONNECT` with something else than 200.
         private static func proxyError(_ error: any Error, proxy: ProxyServer, host: String) -> ModelDepotError? {
             guard let client = error as? HTTPClientError else { return nil }
@@ -132,7 +132,7 @@ package enum TransportFailure {
     /// at that port.
     package static func isRefusedConnection(_ error: any Error) -> Bool {
         if let error = error as? ModelDepotError { return error.underlying.map(isRefusedConnection) ?? false }
-        #if canImport(AsyncHTTPClient)
+        #if MODELDEPOT_SERVER_STACK
             if let io = error as? IOError { return io.errnoCode == ECONNREFUSED }
             if let connection = error as? NIOConnectionError {
                 return connection.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
