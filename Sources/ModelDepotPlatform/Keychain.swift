@@ -3,8 +3,6 @@ import Foundation
 #if canImport(Security)
     import Security
 
-    /// Generic-password items in Apple's keychain (`<Security/SecItem.h>`). Apple platforms only; never compiled
-    /// here (no Apple SDK on the build machine): written from Apple's "Keychain services" documentation.
     /// A keychain call that failed, in words (`SecCopyErrorMessageString`) and by its `OSStatus`.
     package struct KeychainError: Error, Sendable, CustomStringConvertible {
         package let description: String
@@ -16,6 +14,8 @@ import Foundation
         }
     }
 
+    /// Generic-password items in Apple's keychain (`<Security/SecItem.h>`). Apple platforms only; never compiled
+    /// here (no Apple SDK on the build machine): written from Apple's "Keychain services" documentation.
     package enum Keychain {
         /// The item's secret as text; nil when there is no such item.
         ///

@@ -137,11 +137,6 @@ public actor ModelDownloads {
         _ = try await manager.repair(entry.repo, type: entry.repoType, problems: problems)
     }
 
-    /// Runs the button a screen offered for `name` (``ModelStatus/action``, ``DownloadsScreen/Button``): the one
-    /// dispatch every front end shares, web pages and SwiftUI views alike.
-    ///
-    /// - Throws: `invalidArgument` for ``ModelAction/use`` (using a model is the app's business) and for a name
-    ///   the catalog lacks; what starting the download throws.
     /// ``perform(_:on:)`` for every action but ``ModelAction/use``, which goes to `onUse`: opening a model is the
     /// app's (its chat screen, its embedder). What a button of any screen calls.
     public func run(
@@ -177,7 +172,12 @@ public actor ModelDownloads {
         }
     }
 
-    /// Runs a download action; ``ModelAction/use`` is the app's (``run(_:on:onUse:)`` hands it over) and throws.
+    /// Runs the button a screen offered for `name` (``ModelStatus/action``, ``DownloadsScreen/Button``): the one
+    /// dispatch every front end shares, web pages and SwiftUI views alike. ``ModelAction/use`` is the app's
+    /// (``run(_:on:onUse:)`` hands it over).
+    ///
+    /// - Throws: `invalidArgument` for ``ModelAction/use`` (using a model is the app's business) and for a name
+    ///   the catalog lacks; what starting the download throws.
     public func perform(_ action: ModelAction, on name: String) async throws {
         switch action {
         case .download: try await start(name)

@@ -13,6 +13,8 @@
         @State private var screen: ModelDetailScreen?
         @State private var failure: (any Error)?
         @State private var retry: (@MainActor () -> Void)?
+        /// Bumped by Retry after a failed load: the page is followed again from scratch.
+        @State private var attempt = 0
 
         public init(model: String, downloads: ModelDownloads, onUse: @escaping @Sendable (String) async throws -> Void)
         {
@@ -56,11 +58,8 @@
                 }
             }
             .navigationTitle(model)
-            .task(id: model) {
+            .task(id: "\(model)#\(attempt)") {
                 screen = nil
-                retry = { [model] in
-                    Task { screen = try? await ModelDetailScreen.load(model, downloads: downloads) }
-                }
                 do {
                     // One tick now and one per change, subscribed before the first load.
                     for try await _ in downloads.screens({ () }) {
@@ -72,6 +71,7 @@
                     }
                 } catch {
                     failure = error
+                    retry = { attempt += 1 }
                 }
             }
         }

@@ -57,10 +57,19 @@
             }
             .navigationTitle("Models")
             .task {
-                // Subscribed before the first load (ModelDownloads.screens), so no change is missed.
+                // Subscribed before the first load (ModelDownloads.screens), so no change is missed. A progress
+                // tick redecides the statuses from memory (ModelsScreen.withDownloads); the disk is read again only
+                // when ModelDownloads.generation moves (a download began or ended, the cache changed).
+                var loadedAt = -1
                 do {
-                    for try await loaded in downloads.screens({ await ModelsScreen.load(downloads) }) {
-                        screen = loaded
+                    for try await _ in downloads.screens({ () }) {
+                        let generation = await downloads.generation
+                        if let shown = screen, generation == loadedAt {
+                            screen = await shown.withDownloads(downloads)
+                        } else {
+                            loadedAt = generation
+                            screen = await ModelsScreen.load(downloads)
+                        }
                     }
                 } catch {
                     failure = error

@@ -81,6 +81,9 @@ final class SimulatedBackgroundService: BackgroundTaskSystem, @unchecked Sendabl
         }
     }
 
+    /// Tasks made and still waiting for `resume()`.
+    var unresumed: [Int] { lock.withLock { requests.keys.filter { !resumed.contains($0) }.sorted() } }
+
     /// The tasks the session has (`getAllTasks`): made, neither finished nor cancelled.
     var tasks: [Int] { lock.withLock { requests.keys.sorted() } }
     /// The request of a task not yet run.
@@ -248,6 +251,70 @@ final class SimulatedBackgroundService: BackgroundTaskSystem, @unchecked Sendabl
         }
         #expect(try Data(contentsOf: try transfer.finish()) == Data(setup.fixture.bytes))
         #expect(setup.fixture.server.requests.count == 4, "each range once from the CDN")
+    }
+
+    /// Crafted answers, as the delegate would hand them over.
+    static func crafted(
+        _ transfer: inout BackgroundTransfer, piece: Int, task: Int, bytes: Int, headers: [String: String],
+        in folder: URL
+    )
+        throws -> BackgroundTransfer.Outcome
+    {
+        transfer.assign(task: task, to: piece)
+        let location = folder.appendingPathComponent("crafted-\(task)")
+        try Data(count: bytes).write(to: location)
+        return try transfer.finished(task: task, status: 206, headers: headers, location: location)
+    }
+
+    /// A piece continued from resume data ends with the 206 of its remainder, the file holding the whole piece:
+    /// spliced. A piece that cannot be written (the disk, a directory in the way) is counted and waited on.
+    @Test func aResumedPieceIsSplicedAndAnUnwritablePieceIsCounted() throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-crafted")
+        defer { folder.remove() }
+        var transfer = BackgroundTransfer(
+            url: URL(string: "https://cdn.example/f")!, destination: folder.path("f.bin"), size: 4096,
+            sha256: String(repeating: "a", count: 64), pieceSize: 1024)
+        let resumed = try Self.crafted(
+            &transfer, piece: 1, task: 1, bytes: 1024,
+            headers: ["Content-Range": "bytes 1500-2047/4096", "ETag": "\"e\""], in: folder.url)
+        #expect(resumed == .spliced(1024..<2048))
+        try FileManager.default.removeItem(at: transfer.partialFile)
+        try FileManager.default.createDirectory(at: transfer.partialFile, withIntermediateDirectories: true)
+        let blocked = try Self.crafted(
+            &transfer, piece: 2, task: 2, bytes: 1024,
+            headers: ["Content-Range": "bytes 2048-3071/4096", "ETag": "\"e\""], in: folder.url)
+        guard case .refused(let reason) = blocked else {
+            Issue.record("\(blocked)")
+            return
+        }
+        #expect(reason.contains("could not be written"))
+        #expect(transfer.pieces[2].attempts == 1 && transfer.pieces[2].notBefore != nil)
+    }
+
+    /// CDN edges that disagree on the ETag would restart the file for ever: after three restarts it stops.
+    @Test func aSourceThatKeepsChangingStopsTheTransfer() throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-crafted-etags")
+        defer { folder.remove() }
+        var transfer = BackgroundTransfer(
+            url: URL(string: "https://cdn.example/f")!, destination: folder.path("f.bin"), size: 2048,
+            sha256: String(repeating: "a", count: 64), pieceSize: 1024)
+        var outcomes: [BackgroundTransfer.Outcome] = []
+        for round in 0..<5 {
+            _ = try Self.crafted(
+                &transfer, piece: 0, task: 100 + round * 2, bytes: 1024,
+                headers: ["Content-Range": "bytes 0-1023/2048", "ETag": "\"edge-a\""], in: folder.url)
+            outcomes.append(
+                try Self.crafted(
+                    &transfer, piece: 1, task: 101 + round * 2, bytes: 1024,
+                    headers: ["Content-Range": "bytes 1024-2047/2048", "ETag": "\"edge-b\""], in: folder.url))
+            if transfer.failure != nil { break }
+        }
+        guard case .failed(let reason) = outcomes.last else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(reason.contains("keeps changing") && outcomes.count == 4, "\(outcomes)")
+        #expect(transfer.requestsToStart().isEmpty)
     }
 
     @Test func aWholeFileWhereAPieceWasAskedIsRefused() async throws {

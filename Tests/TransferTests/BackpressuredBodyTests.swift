@@ -52,7 +52,8 @@ import Testing
             var received: [UInt8] = []
             while let chunk = try await body.next() { received += chunk.bytes }
             #expect(!stuck.withLock { $0 }, "round \(round): the task was left suspended with nothing to read")
-            #expect(received.count == chunks * 16, "round \(round)")
+            let expected = (0..<chunks).flatMap { [UInt8](repeating: UInt8($0 % 251), count: 16) }
+            #expect(received == expected, "round \(round): bytes lost, doubled or out of order")
             #expect(!task.suspended.withLock { $0 })
             if task.suspensions.withLock({ $0 }) > 0 { pausedRounds += 1 }
         }

@@ -33,10 +33,14 @@ extension ModelManager {
         /// Linux and the macOS command line).
         public var transport: (any HTTPTransport)?
 
-        /// The transport the engine uses: ``transport``, or the platform's for the policy.
+        /// The transport file downloads use: ``transport``, or the platform's for the policy.
         public var resolvedTransport: any HTTPTransport {
             transport ?? DefaultTransport.shared(for: engine.networkPolicy)
         }
+
+        /// The transport the Hub's API calls use: ``transport``, or the platform's for any network. The policy is
+        /// about files: planning a download on cellular must work, so the engine can say it waits for Wi-Fi.
+        var apiTransport: any HTTPTransport { transport ?? DefaultTransport.shared }
         /// Files of one pull in flight at once while any of them is large.
         public var maxConcurrentFiles = SnapshotDownloader.defaultMaxConcurrentFiles
         /// Files of one pull in flight at once while all of them are small (configs, tokenizers).
@@ -84,7 +88,7 @@ extension ModelManager {
         ///   `MODELDEPOT_MIRRORS`.
         public func makePull() throws -> SnapshotDownloader {
             var hub = try HubClient(
-                environment: environment, transport: resolvedTransport, clock: clock, retryPolicy: apiRetries)
+                environment: environment, transport: apiTransport, clock: clock, retryPolicy: apiRetries)
             hub.waitListener = hubWaitListener
             return pull(over: hub)
         }
@@ -95,7 +99,7 @@ extension ModelManager {
             (try? makePull())
                 ?? pull(
                     over: HubClient(
-                        endpoint: URL(string: "https://huggingface.co")!, offline: true, transport: resolvedTransport,
+                        endpoint: URL(string: "https://huggingface.co")!, offline: true, transport: apiTransport,
                         clock: clock, retryPolicy: apiRetries))
         }
 

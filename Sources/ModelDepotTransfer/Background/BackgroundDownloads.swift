@@ -43,9 +43,12 @@
             configuration.allowsConstrainedNetworkAccess = policy.allowsConstrained
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
             // URLSession(configuration:delegate:delegateQueue:) with the same identifier reattaches to the tasks
-            // the system kept running while the app was gone.
+            // the system kept running while the app was gone; their events wait (OperationQueue.isSuspended) until
+            // the session is known to the task table.
+            queue.isSuspended = true
             let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
             tasks.attach(session)
+            queue.isSuspended = false
             // URLSession.getAllTasks(completionHandler:): what the system still runs, against the records.
             session.getAllTasks { [state, queue] running in
                 let identifiers = running.map(\.taskIdentifier)
@@ -62,6 +65,18 @@
                     try state.download(url: url, to: destination, size: size, sha256: sha256)
                 } catch {
                     onFinished(destination, .failure(error))
+                }
+            }
+        }
+
+        /// Goes on with files another download left unfinished (``ContinuedProcessing/handOver(_:to:pieceSize:)``):
+        /// the ranges it completed are kept. Returns at once; failures reach `onFinished`.
+        public func handOver(_ files: [ContinuedProcessing.UnfinishedFile]) {
+            queue.addOperation { [state, onFinished] in
+                do {
+                    try ContinuedProcessing.handOver(files, to: state)
+                } catch {
+                    for file in files { onFinished(file.destination, .failure(error)) }
                 }
             }
         }

@@ -17,7 +17,7 @@ public protocol BackgroundTaskSystem: Sendable {
 }
 
 /// Every background download of the app and what the system reported about them, in one place behind one lock:
-/// the glue (``BackgroundDownloads``) forwards each delegate call and each of the app's requests here, and performs
+/// the glue (`BackgroundDownloads`, Apple only) forwards each delegate call and each of the app's requests here, and performs
 /// what comes back. Portable, and tested on Linux through the same calls.
 ///
 /// A record is saved before the tasks it names are resumed, so a relaunch never meets a task it does not know of
@@ -35,6 +35,9 @@ public final class BackgroundSessionState: Sendable {
         var systemCompletion: (@Sendable () -> Void)?
         /// Whether the session said every event is delivered before the app handed over the system's handler.
         var eventsDelivered = false
+        /// Tasks this launch made: a relaunch's list of the session's tasks, taken before some of them existed,
+        /// must not make them forgotten.
+        var madeHere: Set<Int> = []
 
         /// Forgets every task out of transfer `key` (their answers are then ignored) and returns them to cancel.
         mutating func dropTasks(of key: String) -> [Int] {
@@ -89,7 +92,10 @@ public final class BackgroundSessionState: Sendable {
             var transfer: BackgroundTransfer
             if let known = state.transfers[key], known.size == size, known.sha256 == sha256.lowercased() {
                 transfer = known
-                if transfer.failure != nil || transfer.url != url { transfer.retry(from: url) }
+                if transfer.failure != nil || transfer.url != url {
+                    transfer.retry(from: url)
+                    try transfer.save()
+                }
             } else {
                 // Another file at this destination (a new revision): what was fetched of the old one goes.
                 cancel = state.dropTasks(of: key)
@@ -97,6 +103,23 @@ public final class BackgroundSessionState: Sendable {
                 transfer = BackgroundTransfer(
                     url: url, destination: destination, size: size, sha256: sha256, pieceSize: pieceSize)
             }
+            state.transfers[key] = transfer
+            if transfer.isComplete { return (cancel, [], Self.finish(key, in: &state)) }
+            return (cancel, try start(key, in: &state), nil)
+        }
+        cancel.forEach(system.cancel)
+        resume.forEach(system.resume)
+        if let (destination, result) = ended { onFinished(destination, result) }
+    }
+
+    /// Takes over `transfer` (a file handed over from the engine, ``ContinuedProcessing/handOver(_:to:pieceSize:)``)
+    /// and starts its missing pieces; one already complete is verified and placed.
+    ///
+    /// - Throws: when the record cannot be written.
+    public func adopt(_ transfer: BackgroundTransfer) throws {
+        let key = transfer.destination.path
+        let (cancel, resume, ended) = try state.withLock { state -> ([Int], [Int], (URL, Result<URL, any Error>)?) in
+            let cancel = state.dropTasks(of: key)
             state.transfers[key] = transfer
             if transfer.isComplete { return (cancel, [], Self.finish(key, in: &state)) }
             return (cancel, try start(key, in: &state), nil)
@@ -152,15 +175,7 @@ public final class BackgroundSessionState: Sendable {
             var ended: [(URL, Result<URL, any Error>)] = []
             if let failure = transfer.failure, transfer.tasksOut.isEmpty {
                 try? transfer.save()
-                ended.append(
-                    (
-                        transfer.destination,
-                        .failure(
-                            ModelDepotError(
-                                .network,
-                                "\(transfer.destination.lastPathComponent) stopped downloading in the background: \(failure). Its \(transfer.bytesDone) bytes are kept; download it again to go on."
-                            ))
-                    ))
+                ended.append((transfer.destination, .failure(Self.stopped(transfer, failure))))
                 return (cancel, [], ended)
             }
             if transfer.isComplete, let finished = Self.finish(key, in: &state) { ended.append(finished) }
@@ -177,20 +192,34 @@ public final class BackgroundSessionState: Sendable {
 
     /// After a relaunch, with the tasks the session still has (`URLSession.getAllTasks`): those no record names are
     /// cancelled, pieces whose task is gone are asked for again.
+    ///
+    /// A transfer whose pieces were all in when the app was killed is verified and placed; one that had failed is
+    /// reported again (the app that heard of it is gone).
     public func reconcile(runningTasks: [Int]) {
-        let running = Set(runningTasks)
-        let (cancel, resume) = state.withLock { state -> ([Int], [Int]) in
-            let cancel = running.filter { state.owners[$0] == nil }.sorted()
+        let (cancel, resume, ended) = state.withLock { state -> ([Int], [Int], [(URL, Result<URL, any Error>)]) in
+            let running = Set(runningTasks).union(state.madeHere)
+            let cancel = Set(runningTasks).filter { state.owners[$0] == nil }.sorted()
             for key in state.transfers.keys.sorted() {
                 state.transfers[key]!.forget(tasksNotIn: running)
             }
             state.owners = state.owners.filter { running.contains($0.key) }
             var resume: [Int] = []
-            for key in state.transfers.keys.sorted() { resume += (try? start(key, in: &state)) ?? [] }
-            return (cancel, resume)
+            var ended: [(URL, Result<URL, any Error>)] = []
+            for key in state.transfers.keys.sorted() {
+                guard let transfer = state.transfers[key] else { continue }
+                if let failure = transfer.failure, transfer.tasksOut.isEmpty {
+                    ended.append((transfer.destination, .failure(Self.stopped(transfer, failure))))
+                } else if transfer.isComplete, transfer.tasksOut.isEmpty {
+                    if let finished = Self.finish(key, in: &state) { ended.append(finished) }
+                } else {
+                    resume += (try? start(key, in: &state)) ?? []
+                }
+            }
+            return (cancel, resume, ended)
         }
         cancel.forEach(system.cancel)
         resume.forEach(system.resume)
+        for (destination, result) in ended { onFinished(destination, result) }
     }
 
     /// The app delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the handler runs
@@ -228,24 +257,48 @@ public final class BackgroundSessionState: Sendable {
         for request in transfer.requestsToStart() {
             let task = system.makeTask(request)
             transfer.assign(task: task, to: request.piece)
-            state.owners[task] = key
             made.append(task)
         }
+        if !made.isEmpty || !FileManager.default.fileExists(atPath: transfer.recordFile.path) {
+            do {
+                try transfer.save()
+            } catch {
+                // No record, no task: a task that runs unrecorded would be unknown to the next launch.
+                made.forEach(system.cancel)
+                throw error
+            }
+        }
         state.transfers[key] = transfer
-        if !made.isEmpty || !FileManager.default.fileExists(atPath: transfer.recordFile.path) { try transfer.save() }
+        for task in made { state.owners[task] = key }
+        state.madeHere.formUnion(made)
         return made
     }
 
-    /// Verifies and places a complete transfer: what to report.
+    /// What a transfer that stopped tells the app.
+    private static func stopped(_ transfer: BackgroundTransfer, _ failure: String) -> ModelDepotError {
+        ModelDepotError(
+            .network,
+            "\(transfer.destination.lastPathComponent) stopped downloading in the background: \(failure). Its \(transfer.bytesDone) bytes are kept; download it again to go on."
+        )
+    }
+
+    /// Verifies and places a complete transfer: what to report — nil when the bytes were wrong the first time and
+    /// the file is simply fetched again (the app hears of it only if that happens twice).
     private static func finish(_ key: String, in state: inout State) -> (URL, Result<URL, any Error>)? {
         guard var transfer = state.transfers[key] else { return nil }
         let result = Result { try transfer.finish() }
         if case .success = result {
             state.transfers[key] = nil
-        } else {
-            state.transfers[key] = transfer
-            try? transfer.save()
+            return (transfer.destination, result)
         }
+        state.transfers[key] = transfer
+        try? transfer.save()
+        if transfer.failure == nil, Self.isMismatch(result) { return nil }
         return (transfer.destination, result)
+    }
+
+    private static func isMismatch(_ result: Result<URL, any Error>) -> Bool {
+        if case .failure(let error as ModelDepotError) = result { return error.code == .checksumMismatch }
+        return false
     }
 }

@@ -129,6 +129,10 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     public private(set) var failure: String?
     /// Finished files whose hash was not the expected one.
     private(set) var verificationFailures = 0
+    /// Restarts because a piece's validator contradicted the transfer's (the file changed, or CDN edges disagree).
+    private(set) var restarts = 0
+    /// Restarts before the transfer fails: a source that keeps changing is not a file to fetch in pieces.
+    static let maxRestarts = 3
 
     /// A transfer of `size` bytes from `url` in pieces of `pieceSize`. `url` must be one the system may fetch
     /// without credentials: background tasks follow redirects on their own, and a token sent to the Hub would follow
@@ -161,6 +165,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         pieces = try container.decode([Piece].self, forKey: .pieces)
         failure = try container.decodeIfPresent(String.self, forKey: .failure)
         verificationFailures = try container.decodeIfPresent(Int.self, forKey: .verificationFailures) ?? 0
+        restarts = try container.decodeIfPresent(Int.self, forKey: .restarts) ?? 0
     }
 
     /// Where the bytes gather until the file is complete and verified.
@@ -185,6 +190,20 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
             return PieceRequest(
                 piece: index, url: url, headers: headers, expectedBytes: piece.end - piece.start,
                 notBefore: piece.notBefore, resumeData: piece.resumeData)
+        }
+    }
+
+    /// Takes over what another download wrote to `partial`: it becomes this transfer's partial file, and the pieces
+    /// lying wholly inside `completed` count as done (a piece the other download left half-written is fetched).
+    ///
+    /// - Throws: when `partial` cannot be moved.
+    public mutating func adopt(_ partial: URL, completed: [Range<Int64>]) throws {
+        try? FileManager.default.removeItem(at: partialFile)
+        try FileManager.default.moveItem(at: partial, to: partialFile)
+        for index in pieces.indices
+        where completed.contains(where: { $0.lowerBound <= pieces[index].start && pieces[index].end <= $0.upperBound })
+        {
+            pieces[index].done = true
         }
     }
 
@@ -223,10 +242,15 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         let served = ResourceValidators(etag: header("ETag"), lastModified: header("Last-Modified"))
         if status == 200 || status == 206, let validators, validators.conflicts(with: served) {
             let cancel = tasksOut
+            let reason =
+                "the file changed upstream (\(served.ifRangeValue ?? "new validators"), the transfer had \(validators.ifRangeValue ?? "others"))"
             try restart()
-            return .restarted(
-                "the file changed upstream (\(served.ifRangeValue ?? "new validators"), the transfer had \(validators.ifRangeValue ?? "others"))",
-                cancel: cancel)
+            restarts += 1
+            guard restarts <= Self.maxRestarts else {
+                failure = "\(reason), \(restarts) times: the source keeps changing"
+                return .failed(failure!)
+            }
+            return .restarted(reason, cancel: cancel)
         }
         guard status == 206 else {
             let reason = "the server answered \(status) where bytes \(piece.start)-\(piece.end - 1) were asked for"
@@ -234,8 +258,12 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
                 index, reason, lasting: [401, 403, 404, 410].contains(status),
                 retryAfter: header("Retry-After").flatMap { RetryAfter.parse($0, now: now) }, now: now)
         }
+        // A task continued from resume data ends with the 206 of the remainder (its start past the piece's), while
+        // the file the system hands over holds the whole piece: the end and the total must match.
         let contentRange = header("Content-Range").flatMap(ContentRange.init(header:))
-        guard contentRange == ContentRange(range: piece.range, total: size) else {
+        guard let sent = contentRange?.range, contentRange?.total == size, sent.upperBound == piece.end,
+            sent.lowerBound >= piece.start
+        else {
             let expected = "bytes \(piece.start)-\(piece.end - 1)/\(size)"
             return refuse(
                 index, "the server sent \(header("Content-Range") ?? "no Content-Range"), not \(expected)", now: now)
@@ -246,7 +274,12 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
             return refuse(
                 index, "the piece holds \(received ?? 0) bytes, not the \(piece.end - piece.start) asked for", now: now)
         }
-        try splice(location, at: piece.start)
+        do {
+            try splice(location, at: piece.start)
+        } catch {
+            // A full disk, say: counted and waited on like any refusal, not fetched again at once for ever.
+            return refuse(index, "the piece could not be written (\(error.localizedDescription))", now: now)
+        }
         if validators == nil { validators = served }
         pieces[index].done = true
         pieces[index].attempts = 0

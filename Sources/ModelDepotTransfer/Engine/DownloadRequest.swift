@@ -124,7 +124,7 @@ public struct DownloadConfiguration: Sendable {
     /// when the path turns to one the policy refuses, and goes on when it allows again), wherever
     /// ``networkConditions`` is known.
     public var networkPolicy: NetworkPolicy = .any
-    /// What the network is like: on Apple platforms the system's path (``NetworkPathConditions/shared``, over
+    /// What the network is like: on Apple platforms the system's path (`NetworkPathConditions.shared`, over
     /// `NWPathMonitor`); elsewhere nil, which counts the network as usable and unmetered (all Linux can tell).
     public var networkConditions: (any NetworkConditions)? = DownloadConfiguration.systemNetworkConditions
 

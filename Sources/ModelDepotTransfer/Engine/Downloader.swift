@@ -126,8 +126,16 @@ public struct Downloader: Sendable {
                 logger.notice(
                     "download paused by the network policy",
                     metadata: ["url": "\(request.url)", "reason": "\(interruption.reason)"])
+                // The bytes already here stay counted while it waits (an overall figure must not drop).
+                let kept = resumableBytes(for: request)
                 try await configuration.networkPolicy.waitUntilAllowed(by: configuration.networkConditions) { wait in
-                    progress(DownloadProgress(phase: .resolving, waiting: wait))
+                    progress(DownloadProgress(phase: .resolving, bytesCompleted: kept, waiting: wait))
+                }
+                // The file may have been finished just as the path changed.
+                if let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
+                    progress(
+                        DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
+                    return present
                 }
             } catch let error as ModelDepotError where error.code == .sourceChanged {
                 Self.discardPartial(of: request)

@@ -85,6 +85,11 @@ public struct NetworkPolicy: Sendable, Hashable {
     ) async throws -> T {
         guard let conditions else { return try await operation() }
         let changes = conditions.changes()
+        // A change between the caller's check and the subscription would be missed: look again once subscribed.
+        switch decision(for: await conditions.current()) {
+        case .proceed: break
+        case .wait(let reason), .fail(let reason): throw Interrupted(reason: reason)
+        }
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {
