@@ -35,6 +35,13 @@ import Testing
                 system: service, resuming: resuming, now: { service.now }, onFinished: reports.record)
         }
 
+        /// Asks `state` for the fixture's file through the Hub, in pieces of 256 KiB (four of them).
+        func download(on state: BackgroundSessionState, sha256: String? = nil) throws {
+            try state.download(
+                url: resolveURL, to: fixture.destination, size: size, sha256: sha256 ?? fixture.sha256,
+                pieceSize: 256 << 10)
+        }
+
         func cleanUp() async {
             try? await hub.shutdown()
             await fixture.cleanUp()
@@ -53,9 +60,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let first = world.state()
-        try first.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: first)
         // The record is on disk before any task it names runs.
         let saved = try #require(try BackgroundTransfer.load(for: world.fixture.destination))
         #expect(saved.tasksOut == [1, 2, 3, 4])
@@ -78,9 +83,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let state = world.state()
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: state)
         try await world.service.deliver(1, to: state)
         #expect(state.transfer(of: world.fixture.destination)?.bytesDone == 256 << 10)
 
@@ -98,9 +101,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let state = world.state()
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: state)
         try await world.service.deliver(1, to: state)
         world.fixture.server.inject(.status(404), times: 2)
         try await world.service.deliver(2, to: state)
@@ -124,9 +125,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: world.fixture.destination.path))
 
         // The person asks again: counts start over and the piece already in is kept.
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: state)
         #expect(state.transfer(of: world.fixture.destination)?.bytesDone == 256 << 10)
         try await world.service.deliverAll(to: state)
         #expect(try Data(contentsOf: world.fixture.destination) == Data(world.fixture.bytes))
@@ -137,10 +136,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let state = world.state()
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size,
-            sha256: String(repeating: "0", count: 64),
-            pieceSize: 256 << 10)
+        try world.download(on: state, sha256: String(repeating: "0", count: 64))
         try await world.service.deliverAll(to: state)
         // Told once, when it stops: the first mismatch is simply fetched again.
         #expect(world.reports.failures.count == 1, "\(world.reports.failures)")
@@ -152,9 +148,7 @@ import Testing
     @Test func aRelaunchCancelsTasksNoRecordNamesAndAsksAgainForLostOnes() async throws {
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
-        try world.state().download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: world.state())
         // The person force-quit the app: the system dropped task 2; a task of some older record is still there.
         world.service.lose(2)
         let stray = world.service.stray()
@@ -172,9 +166,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let state = world.state()
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: state)
         let resumeData = Data("opaque resume data".utf8)
         world.service.fail(3, resumeData: resumeData, to: state)
         let piece = try #require(state.transfer(of: world.fixture.destination)?.pieces[2])
@@ -250,9 +242,7 @@ import Testing
         let world = try await Self.world()
         defer { Task { await world.cleanUp() } }
         let state = world.state()
-        try state.download(
-            url: world.resolveURL, to: world.fixture.destination, size: world.size, sha256: world.fixture.sha256,
-            pieceSize: 256 << 10)
+        try world.download(on: state)
         state.reconcile(runningTasks: [])
         #expect(state.transfer(of: world.fixture.destination)?.tasksOut == [1, 2, 3, 4])
         #expect(world.service.tasks == [1, 2, 3, 4], "nothing asked for twice")
@@ -278,11 +268,7 @@ import Testing
             sha256: world.fixture.sha256)
         try FileManager.default.createDirectory(at: probe.recordFile, withIntermediateDirectories: true)
         let state = world.state()
-        #expect(throws: (any Error).self) {
-            try state.download(
-                url: world.resolveURL, to: world.fixture.destination, size: world.size,
-                sha256: world.fixture.sha256, pieceSize: 256 << 10)
-        }
+        #expect(throws: (any Error).self) { try world.download(on: state) }
         #expect(world.service.tasks.isEmpty && world.service.cancelled == [1, 2, 3, 4])
         #expect(state.transfer(of: world.fixture.destination)?.tasksOut ?? [] == [])
     }

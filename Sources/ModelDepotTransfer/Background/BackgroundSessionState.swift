@@ -86,30 +86,24 @@ public final class BackgroundSessionState: Sendable {
     public func download(url: URL, to destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20)
         throws
     {
-        let (cancel, resume, ended) = try state.withLock { state -> ([Int], [Int], (URL, Result<URL, any Error>)?) in
+        try settle(destination.path) { state in
             let key = destination.path
-            var cancel: [Int] = []
-            var transfer: BackgroundTransfer
             if let known = state.transfers[key], known.size == size, known.sha256 == sha256.lowercased() {
-                transfer = known
+                var transfer = known
                 if transfer.failure != nil || transfer.url != url {
                     transfer.retry(from: url)
                     try transfer.save()
                 }
-            } else {
-                // Another file at this destination (a new revision): what was fetched of the old one goes.
-                cancel = state.dropTasks(of: key)
-                if let old = state.transfers[key] { try? FileManager.default.removeItem(at: old.partialFile) }
-                transfer = BackgroundTransfer(
-                    url: url, destination: destination, size: size, sha256: sha256, pieceSize: pieceSize)
+                state.transfers[key] = transfer
+                return []
             }
-            state.transfers[key] = transfer
-            if transfer.isComplete { return (cancel, [], Self.finish(key, in: &state)) }
-            return (cancel, try start(key, in: &state), nil)
+            // Another file at this destination (a new revision): what was fetched of the old one goes.
+            let cancel = state.dropTasks(of: key)
+            if let old = state.transfers[key] { try? FileManager.default.removeItem(at: old.partialFile) }
+            state.transfers[key] = BackgroundTransfer(
+                url: url, destination: destination, size: size, sha256: sha256, pieceSize: pieceSize)
+            return cancel
         }
-        cancel.forEach(system.cancel)
-        resume.forEach(system.resume)
-        if let (destination, result) = ended { onFinished(destination, result) }
     }
 
     /// Takes over `transfer` (a file handed over from the engine, ``ContinuedProcessing/handOver(_:to:pieceSize:)``)
@@ -117,11 +111,19 @@ public final class BackgroundSessionState: Sendable {
     ///
     /// - Throws: when the record cannot be written.
     public func adopt(_ transfer: BackgroundTransfer) throws {
-        let key = transfer.destination.path
+        try settle(transfer.destination.path) { state in
+            let cancel = state.dropTasks(of: transfer.destination.path)
+            state.transfers[transfer.destination.path] = transfer
+            return cancel
+        }
+    }
+
+    /// Puts the transfer of `key` in place with `change` (which returns tasks to cancel), then places it when
+    /// complete or starts its missing pieces; the system is told after the lock is released.
+    private func settle(_ key: String, _ change: (inout State) throws -> [Int]) throws {
         let (cancel, resume, ended) = try state.withLock { state -> ([Int], [Int], (URL, Result<URL, any Error>)?) in
-            let cancel = state.dropTasks(of: key)
-            state.transfers[key] = transfer
-            if transfer.isComplete { return (cancel, [], Self.finish(key, in: &state)) }
+            let cancel = try change(&state)
+            if state.transfers[key]?.isComplete == true { return (cancel, [], Self.finish(key, in: &state)) }
             return (cancel, try start(key, in: &state), nil)
         }
         cancel.forEach(system.cancel)
