@@ -152,7 +152,7 @@ let package = Package(
         ),
         .target(
             name: "ModelDepotInference",
-            dependencies: ["ModelDepot", "ModelDepotPlatform"]
+            dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]
         ),
         // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
         // not link it).

@@ -17,6 +17,11 @@ path = os.path.join(folder, "tiny.gguf")
 writer = gguf.GGUFWriter(path, "llama")
 writer.add_name("tiny-test")
 writer.add_context_length(2048)
+# What the KV-cache estimate reads: 4 layers, 8 attention heads of which 2 for keys and values, 64-wide embeddings.
+writer.add_block_count(4)
+writer.add_head_count(8)
+writer.add_head_count_kv(2)
+writer.add_embedding_length(64)
 writer.add_file_type(15)  # Q4_K_M, as a quantized model would declare
 writer.add_tokenizer_model("llama")
 writer.add_token_list([f"t{i}" for i in range(300)])

@@ -86,6 +86,10 @@ import Testing
             }
             #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
             #expect(!page.text.contains("<script>"), "no inline script")
+            // An icon of its own (a data: URL the CSP's img-src allows): the browser asks for no /favicon.ico, whose
+            // 404 was an error in every page's console.
+            #expect(page.text.contains(#"<link rel="icon" href="data:image/svg+xml,"#))
+            #expect(page.header("Content-Security-Policy")?.contains("img-src 'self' data:") == true)
             let wrongCookie = try await app.send("GET", "/models", cookie: "modeldepot_ui_\(app.launch.port!)=0000")
             #expect(wrongCookie.status == 401)
             let api = try await app.send("GET", "/api/ui/models")

@@ -34,6 +34,9 @@ import Testing
         #expect(header.tensorCount == 2)
         #expect(header.parameterCount == (written["parameters"] as? NSNumber)?.uint64Value)
         #expect(header.requiredFileSize == (written["size"] as? NSNumber)?.int64Value)
+        // The KV cache at the declared context: 2 × 4 layers × 2048 × 2 KV heads × (64 / 8) × 2 bytes.
+        #expect(header.blockCount == 4 && header.headCount == 8 && header.headCountKV == 2)
+        #expect(header.kvCacheBytes(context: 2048) == 2 * 4 * 2048 * 2 * 8 * 2)
 
         let size = try #require(written["size"] as? Int)
         for cut in [size - 1, size / 2, 100, 3] {

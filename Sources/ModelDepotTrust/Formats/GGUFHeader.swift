@@ -25,6 +25,27 @@ public struct GGUFHeader: Sendable, Equatable {
     public var parameterCount: UInt64?
     /// The size the file must have for all tensors to fit, when every tensor type is known.
     public var requiredFileSize: Int64?
+    /// Transformer layers (`<arch>.block_count`).
+    public var blockCount: UInt64?
+    /// Attention heads (`<arch>.attention.head_count`), and those for keys and values
+    /// (`<arch>.attention.head_count_kv`; the same when absent, as llama.cpp reads it).
+    public var headCount: UInt64?
+    public var headCountKV: UInt64?
+    /// The embedding width (`<arch>.embedding_length`), and a key's width when declared
+    /// (`<arch>.attention.key_length`; else the embedding width over the heads).
+    public var embeddingLength: UInt64?
+    public var keyLength: UInt64?
+
+    /// The memory llama.cpp's KV cache takes for `context` tokens at `bytesPerElement` (2: f16, its default):
+    /// 2 (keys and values) × layers × context × KV heads × head size × bytes per element, as LM Studio's fit
+    /// estimate computes it. Nil when the header lacks what it needs.
+    public func kvCacheBytes(context: UInt64, bytesPerElement: UInt64 = 2) -> UInt64? {
+        guard let blockCount, let headCount, headCount > 0 else { return nil }
+        let headSize = keyLength ?? embeddingLength.map { $0 / headCount }
+        guard let headSize else { return nil }
+        let kvHeads = headCountKV ?? headCount
+        return 2 * blockCount * context * kvHeads * headSize * bytesPerElement
+    }
 
     static let magic: [UInt8] = Array("GGUF".utf8)
 
@@ -73,7 +94,13 @@ public struct GGUFHeader: Sendable, Equatable {
             case "general.parameter_count": header.parameterCount = value.number
             case "general.alignment": alignment = max(1, value.number ?? 32)
             default:
+                // `<arch>.…` keys, matched by their ending: the architecture need not come first.
                 if key.hasSuffix(".context_length") { header.contextLength = value.number }
+                if key.hasSuffix(".block_count") { header.blockCount = value.number }
+                if key.hasSuffix(".attention.head_count") { header.headCount = value.number }
+                if key.hasSuffix(".attention.head_count_kv") { header.headCountKV = value.number }
+                if key.hasSuffix(".embedding_length") { header.embeddingLength = value.number }
+                if key.hasSuffix(".attention.key_length") { header.keyLength = value.number }
             }
         }
         var elements: UInt64 = 0
@@ -119,7 +146,9 @@ public struct GGUFHeader: Sendable, Equatable {
     }
 
     private static func interesting(_ key: String) -> Bool {
-        key.hasPrefix("general.") || key.hasSuffix(".context_length")
+        key.hasPrefix("general.") || key.hasSuffix(".context_length") || key.hasSuffix(".block_count")
+            || key.hasSuffix(".embedding_length") || key.hasSuffix(".attention.head_count")
+            || key.hasSuffix(".attention.head_count_kv") || key.hasSuffix(".attention.key_length")
     }
 
     private enum Value {

@@ -1,0 +1,53 @@
+#if os(Linux) || os(macOS)
+    import Foundation
+    import ModelDepot
+
+    extension LocalModelServer: RunningModel {
+        public var endpoint: URL? { baseURL }
+        public func lastLines() -> String { logTail() }
+    }
+
+    /// Starts the real runtimes for ``ModelRuntimes``: llama.cpp's server for a downloaded GGUF model,
+    /// faster-whisper-server for a CTranslate2 Whisper model, each on a free loopback port and recorded so none
+    /// outlives the process; `encoder` loads sentence encoders in this process (the app links
+    /// `ModelDepotEmbeddings` for it; nil: it says which module to link).
+    public struct LocalRuntimeLauncher: RuntimeLauncher {
+        public let catalog: ModelCatalog
+        public let cache: HubCache
+        /// The largest context a chat server is started with (its KV cache grows with it).
+        public var maximumContext = 4096
+        public var encoder: (@Sendable (CatalogEntry) async throws -> any RunningModel)?
+
+        public init(
+            catalog: ModelCatalog, cache: HubCache,
+            encoder: (@Sendable (CatalogEntry) async throws -> any RunningModel)? = nil
+        ) {
+            self.catalog = catalog
+            self.cache = cache
+            self.encoder = encoder
+        }
+
+        public func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel {
+            switch kind {
+            case .llamaServer:
+                let model = try LocalModel.resolve(entry.name, catalog: catalog, cache: cache)
+                return try await LocalModelServer.start(
+                    model: model.file, alias: entry.name,
+                    contextLength: min(entry.contextLength ?? maximumContext, maximumContext),
+                    records: RuntimeRecords(cache: cache))
+            case .whisperServer:
+                let model = try LocalTranscriptionModel.resolve(entry.name, catalog: catalog, cache: cache)
+                return try await LocalModelServer.startTranscription(
+                    model: model.folder, records: RuntimeRecords(cache: cache))
+            case .sentenceEncoder:
+                guard let encoder else {
+                    throw ModelDepotError(
+                        .unavailable,
+                        "\(entry.name) runs in this process with ModelDepotEmbeddings' encoder, which this app does not link."
+                    )
+                }
+                return try await encoder(entry)
+            }
+        }
+    }
+#endif
