@@ -166,6 +166,11 @@
             defer { demoHub?.stop() }
             let manager = try ModelManager(configuration: configuration)
             let downloads = ModelDownloads(manager: manager, catalog: catalog)
+            if demo {
+                // Slow enough to watch the bar and try Pause, Resume and Cancel (48 MiB in about 12 s); the Downloads
+                // page shows the limit and lifts it.
+                await downloads.setBandwidthLimit(bytesPerSecond: UIDemo.bandwidthLimit)
+            }
             var app = WebApp(
                 downloads: downloads, session: UISession(fixedToken: token), offline: manager.pull.hub.isOffline,
                 tokenOrigin: demo ? .none : hub.environment.tokenOrigin)

@@ -34,6 +34,9 @@
                 ),
             ]
 
+        /// The downloads' bandwidth limit in the demo: its 48 MiB model takes about 12 s, long enough to watch.
+        static let bandwidthLimit: Int64 = 4 << 20
+
         /// Writes the repositories, starts the Hub, and brings the cache into the demo's state.
         static func start(workspace: URL, cache: HubCache) async throws -> UIDemo {
             var entries: [CatalogEntry] = []

@@ -93,6 +93,13 @@ import Testing
                 "demo-chat": "notDownloaded", "demo-embed": "ready", "demo-damaged": "corrupt",
                 "demo-voice": "notDownloaded",
             ])
+        // The download is slow enough to watch: the demo's bandwidth limit, shown in Settings and liftable there.
+        let settings = try await AsyncHTTPTransport.patient.send(
+            TransportRequest(url: URL(string: base + "/api/ui/settings")!, headers: [("Cookie", cookie)]))
+        var settingsBody: [UInt8] = []
+        for try await part in settings.body { settingsBody += part.bytes }
+        let settingsJSON = try #require(try JSONSerialization.jsonObject(with: Data(settingsBody)) as? [String: Any])
+        #expect((settingsJSON["bandwidthBytesPerSecond"] as? NSNumber)?.intValue == 4 << 20, "\(settingsJSON)")
         let demoLine = try #require(output.split(separator: "\n").first { $0.hasPrefix("demo Hub at") }, "\(output)")
         let cachePath = try #require(demoLine.components(separatedBy: "; cache ").last)
         let workspace = URL(fileURLWithPath: cachePath).deletingLastPathComponent()
