@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepot
 import ModelDepotInference
+import ModelDepotPlatform
 import ModelDepotTesting
 import Synchronization
 import Testing
@@ -32,6 +33,9 @@ import Testing
 
     /// Launches scripted runtimes: each launch takes the next step of the script.
     final class ScriptedLauncher: RuntimeLauncher {
+        let fit = Mutex<MemoryFit?>(nil)
+        func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? { fit.withLock { $0 } }
+
         enum Step {
             case start(ScriptedModel)
             case crashOnStart(String)
@@ -141,6 +145,30 @@ import Testing
         await runtimes.unload("tiny-embed")
         #expect(embed.stops.withLock { $0 } == 1)
         #expect(await runtimes.loaded.isEmpty)
+    }
+
+    /// A model that clearly does not fit is refused with the estimate, unless loaded anyway.
+    @Test func aModelTooBigForTheMemoryIsRefusedWithItsEstimate() async throws {
+        let model = ScriptedModel(port: 4007)
+        let launcher = ScriptedLauncher([.start(model)])
+        launcher.fit.withLock {
+            $0 = MemoryFit(weightBytes: 4_000_000_000, cacheBytes: 300_000_000, availableBytes: 2_000_000_000)
+        }
+        let runtimes = ModelRuntimes(launcher: launcher)
+        #expect(await runtimes.memoryFit(Self.entry())?.fits == false)
+        let error = await #expect(throws: ModelDepotError.self) { try await runtimes.load(Self.entry()) }
+        #expect(error?.message.contains("does not fit") == true && error?.message.contains("available") == true)
+        #expect(launcher.launches.withLock { $0 } == 0, "nothing started")
+        try await runtimes.load(Self.entry(), ignoringMemory: true)
+        #expect(model.isRunning && launcher.launches.withLock { $0 } == 1)
+    }
+
+    @Test func thisMachineSaysHowMuchMemoryIsAvailable() {
+        let fit = MemoryFit(weightBytes: 1 << 30, cacheBytes: 1 << 28, availableBytes: nil)
+        #expect(fit.fits, "unknown memory refuses nothing")
+        #expect(fit.summary == "needs about 1.2 GiB (1.0 GiB of weights, 256.0 MiB of cache)", "\(fit.summary)")
+        // Linux's MemAvailable, read from /proc/meminfo.
+        #expect((AvailableMemory.current() ?? 0) > 0)
     }
 
     @Test func modelsNoRuntimeServesSayWhy() async throws {

@@ -1,6 +1,7 @@
 #if os(Linux) || os(macOS)
     import Foundation
     import ModelDepot
+    import ModelDepotPlatform
 
     extension LocalModelServer: RunningModel {
         public var endpoint: URL? { baseURL }
@@ -25,6 +26,24 @@
             self.catalog = catalog
             self.cache = cache
             self.encoder = encoder
+        }
+
+        /// The weights on disk and, for llama.cpp, the KV cache at the context the server is started with (read from
+        /// the GGUF header), against the memory available now.
+        public func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? {
+            switch kind {
+            case .llamaServer:
+                guard let model = try? LocalModel.resolve(entry.name, catalog: catalog, cache: cache),
+                    let size = FileStatus(path: model.file.path)?.size
+                else { return nil }
+                let context = UInt64(min(entry.contextLength ?? maximumContext, maximumContext))
+                let cacheBytes = (try? GGUFHeader.read(path: model.file.path))?.kvCacheBytes(context: context) ?? 0
+                return MemoryFit(
+                    weightBytes: size, cacheBytes: Int64(clamping: cacheBytes),
+                    availableBytes: AvailableMemory.current())
+            case .whisperServer, .sentenceEncoder:
+                return MemoryFit(weightBytes: entry.sizeBytes, cacheBytes: 0, availableBytes: AvailableMemory.current())
+            }
         }
 
         public func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel {

@@ -60,6 +60,12 @@ public protocol RunningModel: Sendable {
 /// Starts the runtime for a model: the real servers, or scripted ones in tests.
 public protocol RuntimeLauncher: Sendable {
     func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel
+    /// What loading `entry` would take against the memory available now; nil when unknown.
+    func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit?
+}
+
+extension RuntimeLauncher {
+    public func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? { nil }
 }
 
 /// The models loaded into runtimes, for the app's "Loaded models" panel and its playgrounds: loads a model once
@@ -115,19 +121,34 @@ public actor ModelRuntimes {
         return slots.keys.sorted().map { Loaded(name: $0, kind: slots[$0]!.kind, state: slots[$0]!.state) }
     }
 
+    /// What loading `entry` would take against the memory available now, to show before loading; nil when unknown.
+    public func memoryFit(_ entry: CatalogEntry) -> MemoryFit? {
+        guard case .success(let kind) = RuntimeKind.serving(entry) else { return nil }
+        return launcher.memoryFit(entry, kind: kind)
+    }
+
     /// Loads `entry` into its runtime, or returns the one already loaded (or loading: one runtime per model however
-    /// many ask at once). A runtime that died is started again.
+    /// many ask at once). A runtime that died is started again. A model that clearly does not fit in the memory
+    /// available is refused unless `ignoringMemory`.
     ///
-    /// - Throws: `unavailable` when no runtime here serves it (the reason says why) or the runtime failed to start
-    ///   (with its last lines).
+    /// - Throws: `unavailable` when no runtime here serves it (the reason says why), when it does not fit (with the
+    ///   estimate), or when the runtime failed to start (with its last lines).
     @discardableResult
-    public func load(_ entry: CatalogEntry) async throws -> any RunningModel {
+    public func load(_ entry: CatalogEntry, ignoringMemory: Bool = false) async throws -> any RunningModel {
         refreshExited()
         let kind: RuntimeKind
         switch RuntimeKind.serving(entry) {
         case .success(let found): kind = found
         case .failure(let reason):
             throw ModelDepotError(.unavailable, "\(entry.name) cannot be loaded here: \(reason).")
+        }
+        if !ignoringMemory, slots[entry.name]?.running?.isRunning != true, slots[entry.name]?.starting == nil,
+            let fit = launcher.memoryFit(entry, kind: kind), !fit.fits
+        {
+            throw ModelDepotError(
+                .unavailable,
+                "\(entry.name) does not fit in this machine's memory now: it \(fit.summary). Close other programs or load a smaller model; load it anyway to try."
+            )
         }
         let now = await elapsed()
         if var slot = slots[entry.name] {

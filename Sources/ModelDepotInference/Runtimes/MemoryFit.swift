@@ -1,0 +1,31 @@
+import Foundation
+import ModelDepot
+
+/// What loading a model would take against what the machine has now: its weights as they are on disk, plus the
+/// cache its runtime allocates (for llama.cpp, the KV cache of the context it is started with), as LM Studio's fit
+/// estimate counts them.
+public struct MemoryFit: Sendable, Equatable {
+    public var weightBytes: Int64
+    public var cacheBytes: Int64
+    /// What the system says is available; nil when it does not say (then nothing is refused).
+    public var availableBytes: Int64?
+
+    public init(weightBytes: Int64, cacheBytes: Int64, availableBytes: Int64?) {
+        self.weightBytes = weightBytes
+        self.cacheBytes = cacheBytes
+        self.availableBytes = availableBytes
+    }
+
+    public var neededBytes: Int64 { weightBytes + cacheBytes }
+
+    /// False when the model clearly does not fit: it needs more than is available.
+    public var fits: Bool { availableBytes.map { neededBytes <= $0 } ?? true }
+
+    /// For people: "needs about 4.4 GB (4.1 GB of weights, 288 MB of cache); 2.0 GB available".
+    public var summary: String {
+        var text =
+            "needs about \(ByteFormat.string(neededBytes)) (\(ByteFormat.string(weightBytes)) of weights, \(ByteFormat.string(cacheBytes)) of cache)"
+        if let availableBytes { text += "; \(ByteFormat.string(availableBytes)) available" }
+        return text
+    }
+}
