@@ -18,6 +18,9 @@
         /// The largest context a chat server is started with (its KV cache grows with it).
         public var maximumContext = 4096
         public var encoder: (@Sendable (CatalogEntry) async throws -> any RunningModel)?
+        /// The servers to run; nil: found as `--chat-local` finds them (``LocalServerRuntime/find(environment:)``).
+        public var chatRuntime: LocalServerRuntime?
+        public var transcriptionRuntime: TranscriptionServerRuntime?
 
         public init(
             catalog: ModelCatalog, cache: HubCache,
@@ -51,13 +54,13 @@
             case .llamaServer:
                 let model = try LocalModel.resolve(entry.name, catalog: catalog, cache: cache)
                 return try await LocalModelServer.start(
-                    model: model.file, alias: entry.name,
+                    model: model.file, alias: entry.name, runtime: chatRuntime,
                     contextLength: min(entry.contextLength ?? maximumContext, maximumContext),
                     records: RuntimeRecords(cache: cache))
             case .whisperServer:
                 let model = try LocalTranscriptionModel.resolve(entry.name, catalog: catalog, cache: cache)
                 return try await LocalModelServer.startTranscription(
-                    model: model.folder, records: RuntimeRecords(cache: cache))
+                    model: model.folder, runtime: transcriptionRuntime, records: RuntimeRecords(cache: cache))
             case .sentenceEncoder:
                 guard let encoder else {
                     throw ModelDepotError(
