@@ -14,10 +14,13 @@ package final class LoopbackConnection: Sendable {
     /// Connects to `port`; `receiveBuffer` fixes the kernel's receive buffer (no autotuning), so a client that
     /// stops reading holds the server back after about that many bytes.
     package init(port: Int, receiveBuffer: Int32? = nil) throws {
+        // Everything happens on a local until the connection stands: a class initializer that throws after its
+        // stored properties are set runs `deinit`, which would close the descriptor a second time — by then
+        // perhaps another thread's file (a double close once made a download's ftruncate fail with EBADF).
         #if canImport(Glibc)
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-            descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw SystemCallError("Cannot open a socket", code: errno) }
         if var size = receiveBuffer {
@@ -37,6 +40,7 @@ package final class LoopbackConnection: Sendable {
             _ = FileStorage.close(descriptor: descriptor)
             throw SystemCallError("Cannot connect to 127.0.0.1:\(port)", code: code)
         }
+        self.descriptor = descriptor
     }
 
     deinit { _ = FileStorage.close(descriptor: descriptor) }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ModelDepot
 import ModelDepotHTTP
+import ModelDepotInference
 import ModelDepotScreens
 import NIOCore
 
@@ -27,6 +28,8 @@ struct UIEndpoints: Sendable {
     var streams = EventStreams()
     /// Whether the app serves TLS: the session cookie is then `Secure`.
     var servedOverTLS = false
+    /// The runtimes the app loads models into; nil: this app loads none (the routes say so).
+    var runtimes: ModelRuntimes? = nil
 
     /// The most a change may carry: a small JSON object.
     static let bodyLimit = 64 << 10
@@ -62,6 +65,7 @@ struct UIEndpoints: Sendable {
                 return try UIResponses.json(await DownloadsScreen.load(downloads))
             }
         }
+        addRuntimeRoutes(to: api)
         api.endpoint("/downloads", read) { _, _ in try UIResponses.json(await DownloadsScreen.load(downloads)) }
         api.endpoint("/onboarding/:name", read) { _, context in
             try UIResponses.json(try await OnboardingScreen.load(try Self.name(context), downloads: downloads))
@@ -207,6 +211,39 @@ struct UIEndpoints: Sendable {
     }
 
     /// The model name in the path, percent-decoded.
+    /// The loaded models, and loading or unloading one: `POST /models/{name}/load` (a downloaded model, into the
+    /// runtime that serves it; `{"ignoringMemory": true}` loads one the estimate says does not fit) and `…/unload`.
+    private func addRuntimeRoutes(to api: RouterGroup<Context>) {
+        let runtimes = runtimes
+        let downloads = downloads
+        @Sendable func required() throws -> ModelRuntimes {
+            guard let runtimes else {
+                throw HTTPError(.conflict, message: "This app loads no models: start `modeldepot ui` to load them.")
+            }
+            return runtimes
+        }
+        api.endpoint("/runtimes", [.get, .head]) { _, _ in
+            try UIResponses.json(await LoadedModelsScreen.load(try required()))
+        }
+        api.endpoint("/models/:name/load", [.post], bodyLimit: Self.bodyLimit) { _, context, body in
+            let runtimes = try required()
+            let entry = try downloads.catalogEntry(try Self.name(context))
+            guard (try? downloads.manager.readiness(of: entry))?.readiness.isLoadable == true else {
+                throw ModelDepotError(
+                    .incompleteSnapshot, "\(entry.name) is not downloaded here: download it first, then load it.",
+                    remedy: .downloadFirst)
+            }
+            let options = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+            try await runtimes.load(entry, ignoringMemory: options?["ignoringMemory"] as? Bool ?? false)
+            return try UIResponses.json(await LoadedModelsScreen.load(runtimes))
+        }
+        api.endpoint("/models/:name/unload", [.post], bodyLimit: Self.bodyLimit) { _, context, _ in
+            let runtimes = try required()
+            await runtimes.unload(try Self.name(context))
+            return try UIResponses.json(await LoadedModelsScreen.load(runtimes))
+        }
+    }
+
     private static func name(_ context: Context) throws -> String {
         guard let name = context.parameters.decoded("name"), !name.isEmpty else { throw HTTPError(.notFound) }
         return name

@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import ModelDepot
 import ModelDepotHTTP
+import ModelDepotInference
 import ModelDepotScreens
 import ServiceLifecycle
 
@@ -34,6 +35,9 @@ public struct WebApp: Sendable {
     /// How long a stop (SIGTERM, SIGINT, or the running task's cancellation) waits for responses in flight before
     /// it cancels them. Event streams are told to end at once.
     public var drainTimeout: Duration = .seconds(10)
+    /// The runtimes the app loads downloaded models into (the "Loaded models" panel, Load and Unload); nil: none.
+    /// They are all stopped when the app stops.
+    public var runtimes: ModelRuntimes?
     /// The certificate and key when the app speaks https (`ui --tls-cert FILE --tls-key FILE`), HTTP/2 offered by
     /// ALPN; read again on SIGHUP. Nil: plain http.
     public var tls: ServerTLS?
@@ -80,7 +84,7 @@ public struct WebApp: Sendable {
             reloads + [
                 .init(service: app),
                 .init(
-                    service: StreamCloser(streams: streams, downloads: downloads, logger: logger),
+                    service: StreamCloser(streams: streams, downloads: downloads, runtimes: runtimes, logger: logger),
                     successTerminationBehavior: .ignore),
             ], drainTimeout: drainTimeout, logger: logger)
     }
@@ -102,7 +106,7 @@ extension WebApp {
         UIEndpoints(
             downloads: downloads, session: session, pages: pages, logger: logger, offline: offline,
             tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings, transcribe: transcribe, streams: streams,
-            servedOverTLS: tls != nil
+            servedOverTLS: tls != nil, runtimes: runtimes
         ).addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
@@ -111,10 +115,11 @@ extension WebApp {
 
 /// Ends every event stream as soon as the app starts to stop (it is shut down before the server, which then
 /// drains what is left), stops the downloads the app started so their bytes and resume records are on disk for the
-/// next `ui` (which offers to resume them), and says so in the log.
+/// next `ui` (which offers to resume them), stops the runtimes of loaded models, and says so in the log.
 struct StreamCloser: Service {
     let streams: EventStreams
     let downloads: ModelDownloads
+    var runtimes: ModelRuntimes? = nil
     let logger: Logger
 
     func run() async throws {
@@ -124,5 +129,6 @@ struct StreamCloser: Service {
             metadata: ["streams": "\(streams.openCount)"])
         streams.closeAll()
         await downloads.stopAll()
+        await runtimes?.unloadAll()
     }
 }

@@ -175,6 +175,18 @@
                 downloads: downloads, session: UISession(fixedToken: token), offline: manager.pull.hub.isOffline,
                 tokenOrigin: demo ? .none : hub.environment.tokenOrigin)
             app.tls = tls
+            // Load and Unload on the pages: the local servers for GGUF chat and CTranslate2 Whisper, sentence
+            // encoders in this process; all stopped when ui stops.
+            let cacheForRuntimes = manager.cache
+            app.runtimes = ModelRuntimes(
+                launcher: LocalRuntimeLauncher(
+                    catalog: catalog, cache: cacheForRuntimes,
+                    encoder: { entry in
+                        if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
+                            throw ModelDepotError(.unavailable, "\(entry.name) cannot run in this process: \(reason).")
+                        }
+                        return InProcessEncoder(embedder: try SentenceEmbedder(entry, in: manager))
+                    }))
             if let embedLocal {
                 guard let entry = catalog.entry(named: embedLocal) else {
                     throw ValidationError(
@@ -294,5 +306,14 @@
             }
             return page
         }
+    }
+
+    /// A sentence encoder loaded in this process, as the runtime manager tracks it: no server, nothing to stop.
+    struct InProcessEncoder: RunningModel {
+        let embedder: SentenceEmbedder
+        var endpoint: URL? { nil }
+        var isRunning: Bool { true }
+        func lastLines() -> String { "" }
+        func stop() async {}
     }
 #endif

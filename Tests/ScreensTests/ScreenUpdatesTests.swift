@@ -55,14 +55,15 @@ import Testing
         try await ScreensFixture.with(limit: 256 << 10) { fixture in
             let downloads = fixture.downloads
             var page = try await ModelDetailScreen.load("chat", downloads: downloads)
+            #expect(fixture.apiRequestsSent > 0, "planning asks the Hub: the count below can see it")
             try await downloads.start("chat")
             #expect(await fixture.waitFor("chat") { if case .downloading = $0 { true } else { false } })
             try await downloads.pause("chat")
             #expect(await fixture.waitFor("chat") { if case .paused = $0 { true } else { false } })
-            let before = fixture.requestsAnswered
+            let before = fixture.apiRequestsSent
             for _ in 0..<20 { page = try await page.updated(downloads: downloads) }
             #expect(page.status.badge.kind == .paused, "\(page.status.badge)")
-            #expect(fixture.requestsAnswered == before, "the detail asked the Hub while following the download")
+            #expect(fixture.apiRequestsSent == before, "the detail asked the Hub while following the download")
             try await downloads.resume("chat")
             #expect(await fixture.waitFor("chat") { if case .completed = $0 { true } else { false } })
             page = try await page.updated(downloads: downloads)

@@ -38,8 +38,11 @@ struct ScreensFixture {
     let downloads: ModelDownloads
     let server: MirrorServer
 
-    /// Requests the mirror has answered so far.
-    var requestsAnswered: Int { server.counters.requestsByStatus.values.reduce(0, +) }
+    /// What the manager sent: each request's path, as the client sent it.
+    let sent: RequestLog
+
+    /// Requests of the Hub's API sent so far (`/api/…`: what planning asks; file downloads are not counted).
+    var apiRequestsSent: Int { sent.paths.filter { $0.hasPrefix("/api/") }.count }
 
     /// Runs `body` with the mirror up; `limit` caps the downloads' bytes per second from the start.
     static func with(limit: Int64? = nil, _ body: (ScreensFixture) async throws -> Void) async throws {
@@ -57,11 +60,14 @@ struct ScreensFixture {
         configuration.engine.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
         configuration.apiRetryPolicy = RetryPolicy(maxAttempts: 1)
         configuration.bandwidth.bytesPerSecond = limit
+        let sent = RequestLog(base: configuration.resolvedTransport)
+        configuration.transport = sent
         let downloads = ModelDownloads(manager: try ModelManager(configuration: configuration), catalog: catalog)
         // Downloads end before the mirror does: a server closing while a client connects trips over the new
         // connection (swift-nio: "Deinited NIOAsyncWriter without calling finish()").
         do {
-            try await body(ScreensFixture(folder: folder, endpoint: endpoint, downloads: downloads, server: server))
+            try await body(
+                ScreensFixture(folder: folder, endpoint: endpoint, downloads: downloads, server: server, sent: sent))
         } catch {
             await downloads.stopAll()
             throw error
@@ -84,5 +90,20 @@ struct ScreensFixture {
             guard let entry = await downloads.entry(name) else { return false }
             return matches(entry.state)
         }
+    }
+}
+
+/// A transport that notes the path of every request before passing it on.
+final class RequestLog: HTTPTransport {
+    let base: any HTTPTransport
+    private let log = Mutex<[String]>([])
+
+    init(base: any HTTPTransport) { self.base = base }
+
+    var paths: [String] { log.withLock { $0 } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        log.withLock { $0.append(request.url.path) }
+        return try await base.send(request)
     }
 }
