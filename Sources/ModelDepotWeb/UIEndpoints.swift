@@ -210,7 +210,6 @@ struct UIEndpoints: Sendable {
         }
     }
 
-    /// The model name in the path, percent-decoded.
     /// The loaded models, and loading or unloading one: `POST /models/{name}/load` (a downloaded model, into the
     /// runtime that serves it; `{"ignoringMemory": true}` loads one the estimate says does not fit) and `…/unload`.
     private func addRuntimeRoutes(to api: RouterGroup<Context>) {
@@ -244,6 +243,7 @@ struct UIEndpoints: Sendable {
         }
     }
 
+    /// The model name in the path, percent-decoded.
     private static func name(_ context: Context) throws -> String {
         guard let name = context.parameters.decoded("name"), !name.isEmpty else { throw HTTPError(.notFound) }
         return name

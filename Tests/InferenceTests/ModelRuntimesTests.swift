@@ -171,6 +171,33 @@ import Testing
         #expect((AvailableMemory.current() ?? 0) > 0)
     }
 
+    /// Unloaded while it starts: the runtime that then comes up is stopped, and the caller does not get it.
+    @Test func anUnloadDuringAStartStopsWhatStartsAndTheCallerDoesNotGetIt() async throws {
+        let model = ScriptedModel(port: 4008)
+        let launcher = ScriptedLauncher([.slowStart(model)])
+        let runtimes = ModelRuntimes(launcher: launcher)
+        async let first = runtimes.load(Self.entry())
+        #expect(await waitUntil { await runtimes.loaded.first?.state == .loading })
+        await runtimes.unload("tiny-chat")
+        launcher.release()
+        var failure = ""
+        do { _ = try await first } catch { failure = "\(error)" }
+        #expect(failure.contains("unloaded while its runtime started"), "\(failure)")
+        #expect(await waitUntil { !model.isRunning }, "the runtime that came up after the unload still runs")
+        #expect(await runtimes.loaded.isEmpty)
+    }
+
+    @Test func unloadAllStopsEveryRuntime() async throws {
+        let chat = ScriptedModel(port: 4011)
+        let embed = ScriptedModel(port: 4012)
+        let runtimes = ModelRuntimes(launcher: ScriptedLauncher([.start(chat), .start(embed)]))
+        try await runtimes.load(Self.entry())
+        try await runtimes.load(Self.entry("tiny-embed", capabilities: [.embeddings]))
+        await runtimes.unloadAll()
+        #expect(!chat.isRunning && !embed.isRunning)
+        #expect(await runtimes.loaded.isEmpty)
+    }
+
     @Test func modelsNoRuntimeServesSayWhy() async throws {
         #expect(RuntimeKind.serving(Self.entry()) == .success(.llamaServer))
         #expect(

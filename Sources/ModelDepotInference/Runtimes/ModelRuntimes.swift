@@ -155,7 +155,14 @@ public actor ModelRuntimes {
             slot.lastUsed = now
             slots[entry.name] = slot
             if let running = slot.running, running.isRunning { return running }
-            if let starting = slot.starting { return try await starting.value }
+            if let starting = slot.starting {
+                let running = try await starting.value
+                // Unloaded while it started: the one who started it stops it; this caller must not use it.
+                guard slots[entry.name]?.starting == starting || slots[entry.name]?.running != nil else {
+                    throw Self.unloadedWhileStarting(entry.name)
+                }
+                return running
+            }
         }
         let launcher = launcher
         let starting = Task { try await launcher.launch(entry, kind: kind) }
@@ -165,7 +172,7 @@ public actor ModelRuntimes {
             // An unload while it was starting wins: stop what just started.
             guard slots[entry.name]?.starting == starting else {
                 await running.stop()
-                throw ModelDepotError.cancelled()
+                throw Self.unloadedWhileStarting(entry.name)
             }
             slots[entry.name] = Slot(
                 kind: kind, state: .ready(endpoint: running.endpoint), running: running, starting: nil, lastUsed: now)
@@ -192,19 +199,42 @@ public actor ModelRuntimes {
         await slot.running?.stop()
     }
 
-    /// Unloads every model unused for ``idleTime``; returns their names.
+    /// Unloads every model unused for ``idleTime``; returns their names. Each is checked again just before it goes:
+    /// a model used while another one stopped stays.
     @discardableResult
     public func unloadIdle() async -> [String] {
         guard let idleTime else { return [] }
-        let now = await elapsed()
-        let idle = slots.filter { $0.value.running != nil && now - $0.value.lastUsed >= idleTime }.map(\.key).sorted()
-        for name in idle { await unload(name) }
-        return idle
+        var unloaded: [String] = []
+        for name in slots.keys.sorted() {
+            let now = await elapsed()
+            guard let slot = slots[name], slot.running != nil, now - slot.lastUsed >= idleTime else { continue }
+            await unload(name)
+            unloaded.append(name)
+        }
+        return unloaded
     }
 
-    /// Stops every runtime (the app is stopping).
+    /// Stops every runtime at once (the app is stopping), and those loaded meanwhile too, and returns once all have
+    /// ended.
     public func unloadAll() async {
-        for name in slots.keys.sorted() { await unload(name) }
+        while !slots.isEmpty {
+            let taken = slots
+            slots.removeAll()
+            await withTaskGroup(of: Void.self) { group in
+                for slot in taken.values {
+                    slot.starting?.cancel()
+                    if let running = slot.running { group.addTask { await running.stop() } }
+                    if let starting = slot.starting {
+                        // A start that completes despite the cancellation is stopped too.
+                        group.addTask { await (try? starting.value)?.stop() }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func unloadedWhileStarting(_ name: String) -> ModelDepotError {
+        ModelDepotError(.cancelled, "\(name) was unloaded while its runtime started; load it again to use it.")
     }
 
     /// A runtime that stopped on its own is failed, with its last lines.

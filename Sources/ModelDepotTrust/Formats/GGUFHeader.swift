@@ -44,7 +44,14 @@ public struct GGUFHeader: Sendable, Equatable {
         let headSize = keyLength ?? embeddingLength.map { $0 / headCount }
         guard let headSize else { return nil }
         let kvHeads = headCountKV ?? headCount
-        return 2 * blockCount * context * kvHeads * headSize * bytesPerElement
+        // The factors come from the file: an absurd one overflows, which must not trap.
+        var product: UInt64 = 2
+        for factor in [blockCount, context, kvHeads, headSize, bytesPerElement] {
+            let (next, overflow) = product.multipliedReportingOverflow(by: factor)
+            guard !overflow else { return nil }
+            product = next
+        }
+        return product
     }
 
     static let magic: [UInt8] = Array("GGUF".utf8)
