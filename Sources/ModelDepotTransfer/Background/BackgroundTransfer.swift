@@ -21,101 +21,6 @@ import ModelDepotCore
 /// is hashed against the expected SHA-256 before it is moved into place; a mismatch fetches it once more, a second
 /// one fails the transfer.
 public struct BackgroundTransfer: Codable, Sendable, Equatable {
-    /// One range of the file and the task that fetches it.
-    public struct Piece: Codable, Sendable, Equatable {
-        public var start: Int64
-        public var end: Int64
-        /// The system's task for it (`URLSessionTask.taskIdentifier`), while one is out.
-        public var task: Int?
-        public var done: Bool
-        /// Answers for this piece that were refused or failed since it was last asked for with success.
-        public var attempts = 0
-        /// Not to be asked for before this (`URLSessionTask.earliestBeginDate`): the backoff after a failure.
-        public var notBefore: Date?
-        /// What the system handed back when a task failed part-way (`NSURLSessionDownloadTaskResumeData`), to
-        /// continue rather than start the piece again.
-        public var resumeData: Data?
-
-        public var range: Range<Int64> { start..<end }
-
-        init(start: Int64, end: Int64) {
-            self.start = start
-            self.end = end
-            task = nil
-            done = false
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            start = try container.decode(Int64.self, forKey: .start)
-            end = try container.decode(Int64.self, forKey: .end)
-            task = try container.decodeIfPresent(Int.self, forKey: .task)
-            done = try container.decode(Bool.self, forKey: .done)
-            attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
-            notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
-            resumeData = try container.decodeIfPresent(Data.self, forKey: .resumeData)
-        }
-    }
-
-    /// How often a piece is asked for again, and how long to wait between.
-    public struct RetryRule: Codable, Sendable, Equatable {
-        /// Failed answers for one piece before the transfer fails.
-        public var maxAttempts = 5
-        /// Failed answers that will not change by waiting (401, 403, 404, 410) before the transfer fails.
-        public var maxAttemptsForLastingErrors = 2
-        /// The first wait; each further failure doubles it, up to ``maxDelay``.
-        public var firstDelay: TimeInterval = 30
-        public var maxDelay: TimeInterval = 30 * 60
-
-        public init() {}
-
-        /// The wait before asking again after the `attempts`-th failure; a server's `Retry-After` wins when longer.
-        func delay(afterAttempt attempts: Int, retryAfter: TimeInterval? = nil) -> TimeInterval {
-            let doubled = firstDelay * pow(2, Double(max(0, attempts - 1)))
-            return max(min(doubled, maxDelay), min(retryAfter ?? 0, maxDelay))
-        }
-    }
-
-    /// What became of a piece the system handed back.
-    public enum Outcome: Sendable, Equatable {
-        /// Written into the partial file.
-        case spliced(Range<Int64>)
-        /// A task this transfer does not know, or a piece already written: ignored.
-        case duplicate
-        /// Not written; the piece will be asked for again after a wait. The reason says why.
-        case refused(String)
-        /// The file changed upstream: every piece will be asked for again, and these tasks still out must be
-        /// cancelled (their answers are of the old file).
-        case restarted(String, cancel: [Int])
-        /// Refused too often: the transfer stops here with the pieces it has (``failure`` says why).
-        case failed(String)
-    }
-
-    /// A request to hand to the system for one piece.
-    public struct PieceRequest: Sendable, Equatable {
-        public var piece: Int
-        public var url: URL
-        public var headers: [String: String]
-        /// What the task will receive (`countOfBytesClientExpectsToReceive`).
-        public var expectedBytes: Int64
-        /// Not before (`earliestBeginDate`); nil: at once.
-        public var notBefore: Date?
-        /// Continue the failed task this came from (`downloadTask(withResumeData:)`) rather than start afresh.
-        public var resumeData: Data?
-
-        public init(
-            piece: Int, url: URL, headers: [String: String], expectedBytes: Int64, notBefore: Date? = nil,
-            resumeData: Data? = nil
-        ) {
-            self.piece = piece
-            self.url = url
-            self.headers = headers
-            self.expectedBytes = expectedBytes
-            self.notBefore = notBefore
-            self.resumeData = resumeData
-        }
-    }
-
     /// Where the pieces come from; a fresh URL (a new signed link) may replace it (``retry(from:)``).
     public private(set) var url: URL
     public let destination: URL
@@ -167,11 +72,6 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         verificationFailures = try container.decodeIfPresent(Int.self, forKey: .verificationFailures) ?? 0
         restarts = try container.decodeIfPresent(Int.self, forKey: .restarts) ?? 0
     }
-
-    /// Where the bytes gather until the file is complete and verified.
-    public var partialFile: URL { destination.appendingPathExtension("background") }
-    /// Where this record is kept, beside the partial file.
-    public var recordFile: URL { destination.appendingPathExtension("background.json") }
 
     /// Whether every piece is in the partial file (at once for an empty file).
     public var isComplete: Bool { pieces.allSatisfy(\.done) }
@@ -346,24 +246,6 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         }
     }
 
-    /// Writes the record next to the partial file, atomically.
-    public func save() throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try encoder.encode(self).write(to: recordFile, options: .atomic)
-    }
-
-    /// The record a previous launch saved for `destination`, if any.
-    public static func load(for destination: URL) throws -> BackgroundTransfer? {
-        let file = destination.appendingPathExtension("background.json")
-        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        do {
-            return try JSONDecoder().decode(BackgroundTransfer.self, from: data)
-        } catch {
-            throw ModelDepotError(.fileSystem, "The background download record \(file.path) is damaged: \(error).")
-        }
-    }
-
     /// Counts a failed answer for piece `index`: a wait before it is asked for again, or the end of the transfer
     /// when it failed too often.
     private mutating func refuse(
@@ -390,22 +272,5 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         }
         validators = nil
         try? FileManager.default.removeItem(at: partialFile)
-    }
-
-    /// Copies the piece's bytes into the partial file at `offset`.
-    private func splice(_ location: URL, at offset: Int64) throws {
-        if !FileManager.default.fileExists(atPath: partialFile.path) {
-            guard FileManager.default.createFile(atPath: partialFile.path, contents: nil) else {
-                throw ModelDepotError(.fileSystem, "Cannot create \(partialFile.path).")
-            }
-        }
-        let output = try FileHandle(forWritingTo: partialFile)
-        defer { try? output.close() }
-        let input = try FileHandle(forReadingFrom: location)
-        defer { try? input.close() }
-        try output.seek(toOffset: UInt64(offset))
-        while let chunk = try input.read(upToCount: 4 << 20), !chunk.isEmpty {
-            try output.write(contentsOf: chunk)
-        }
     }
 }
