@@ -53,6 +53,18 @@ import Testing
                         uri: path, method: .post, headers: WebRoutingTests.headers(cookie, json: true),
                         body: ByteBuffer(string: "{}"))
                 }
+                // A page of another site cannot make the app start a runtime: refused before anything starts.
+                var crossSite = WebRoutingTests.headers(cookie, json: true)
+                crossSite[HTTPField.Name("Sec-Fetch-Site")!] = "cross-site"
+                let refused = try await client.execute(
+                    uri: "/api/ui/models/chat/load", method: .post, headers: crossSite, body: ByteBuffer(string: "{}"))
+                #expect(refused.status == .forbidden)
+                #expect(launcher.started.withLock { $0.isEmpty }, "a cross-site request started a runtime")
+                // A name that climbs out is no catalog name: nothing loads.
+                let climbing = try await post("/api/ui/models/..%2F..%2Fetc%2Fpasswd/load")
+                #expect([400, 404].contains(climbing.status.code), "\(climbing.status)")
+                #expect(launcher.started.withLock { $0.isEmpty })
+
                 let loaded = try await post("/api/ui/models/chat/load")
                 #expect(loaded.status == .ok)
                 let row = (Self.json(loaded)?["rows"] as? [[String: Any]])?.first

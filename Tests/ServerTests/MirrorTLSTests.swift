@@ -41,6 +41,21 @@ import Testing
             #expect(weights == Data(Self.weights))
             #expect(server.counters.sendfileResponses == 0, "a file went by sendfile through TLS")
 
+            // A page that re-points its own name at the mirror (DNS rebinding) sends its name as HTTP/2's :authority
+            // (curl turns a Host header into it): refused before any handler, as over plain HTTP/1.1.
+            let status = folder.path("foreign.status")
+            FileManager.default.createFile(atPath: status.path, contents: nil)
+            let foreign = Process()
+            foreign.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            foreign.arguments = [
+                "-sS", "--http2", "--cacert", certificates.authority, "-H", "Host: evil.example", "-o", "/dev/null",
+                "-w", "%{http_code} %{http_version}",
+                mirror.baseURL.absoluteString + "/acme/secure/resolve/main/config.json",
+            ]
+            foreign.standardOutput = try FileHandle(forWritingTo: status)
+            #expect(await foreign.runToEnd() && foreign.terminationStatus == 0)
+            #expect(try String(contentsOf: status, encoding: .utf8) == "421 2")
+
             // curl, as a person checks a mirror: HTTP/2 when offered by ALPN, HTTP/1.1 when asked for, whole files
             // and ranges byte-exact either way.
             let file = mirror.baseURL.absoluteString + "/acme/secure/resolve/main/model.safetensors"
