@@ -5,36 +5,12 @@ import Testing
 /// `serve` and `ui` with `--tls-cert FILE --tls-key FILE`, as a person runs them: https by HTTP/2 or HTTP/1.1, the
 /// certificate read again on SIGHUP, the web app's cookie `Secure` and its same-site check on the https origin.
 @Suite struct TLSCommandTests {
-    struct Answer {
-        var status: Int
-        var version: String
-        var headers: String
-        var body: Data
-    }
+    typealias Answer = Curl.Answer
 
-    /// curl trusting `authority`; what it got, or nil when it refused the connection (an untrusted certificate).
     static func curl(
         _ url: String, _ arguments: [String] = [], trusting authority: String, in folder: TemporaryDirectory
-    )
-        async throws -> Answer?
-    {
-        let name = UUID().uuidString
-        let (out, headers, written) = (folder.path("\(name).out"), folder.path("\(name).headers"), folder.path(name))
-        FileManager.default.createFile(atPath: written.path, contents: nil)
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments =
-            ["-sS", "--cacert", authority, "-o", out.path, "-D", headers.path, "-w", "%{http_code} %{http_version}"]
-            + arguments + [url]
-        curl.standardOutput = try FileHandle(forWritingTo: written)
-        curl.standardError = FileHandle.nullDevice
-        try #require(await curl.runToEnd())
-        guard curl.terminationStatus == 0 else { return nil }
-        let fields = try String(contentsOf: written, encoding: .utf8).split(separator: " ").map(String.init)
-        return Answer(
-            status: Int(fields[0]) ?? 0, version: fields[1],
-            headers: (try? String(contentsOf: headers, encoding: .utf8)) ?? "",
-            body: (try? Data(contentsOf: out)) ?? Data())
+    ) async throws -> Answer? {
+        try await Curl.fetch(url, arguments, trusting: authority, in: folder.url)
     }
 
     /// Copies `from`'s certificate and key over the ones the server reads.

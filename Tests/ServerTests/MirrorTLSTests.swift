@@ -43,18 +43,11 @@ import Testing
 
             // A page that re-points its own name at the mirror (DNS rebinding) sends its name as HTTP/2's :authority
             // (curl turns a Host header into it): refused before any handler, as over plain HTTP/1.1.
-            let status = folder.path("foreign.status")
-            FileManager.default.createFile(atPath: status.path, contents: nil)
-            let foreign = Process()
-            foreign.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            foreign.arguments = [
-                "-sS", "--http2", "--cacert", certificates.authority, "-H", "Host: evil.example", "-o", "/dev/null",
-                "-w", "%{http_code} %{http_version}",
-                mirror.baseURL.absoluteString + "/acme/secure/resolve/main/config.json",
-            ]
-            foreign.standardOutput = try FileHandle(forWritingTo: status)
-            #expect(await foreign.runToEnd() && foreign.terminationStatus == 0)
-            #expect(try String(contentsOf: status, encoding: .utf8) == "421 2")
+            let foreign = try #require(
+                try await Curl.fetch(
+                    mirror.baseURL.absoluteString + "/acme/secure/resolve/main/config.json",
+                    ["--http2", "-H", "Host: evil.example"], trusting: certificates.authority, in: folder.url))
+            #expect(foreign.status == 421 && foreign.version == "2", "\(foreign.status) over HTTP/\(foreign.version)")
 
             // curl, as a person checks a mirror: HTTP/2 when offered by ALPN, HTTP/1.1 when asked for, whole files
             // and ranges byte-exact either way.
@@ -77,21 +70,13 @@ import Testing
         }
     }
 
-    /// Runs curl with `--cacert authority` and returns the HTTP version it spoke and the body it wrote.
+    /// curl with `--cacert authority`: the HTTP version it spoke and the body, of an answer curl's `--fail` takes.
     static func curl(_ url: String, _ arguments: String..., trusting authority: String, in folder: TemporaryDirectory)
         async throws -> (version: String, body: Data)
     {
-        let out = folder.path("curl-\(UUID().uuidString).out")
-        let version = folder.path("curl-\(UUID().uuidString).version")
-        FileManager.default.createFile(atPath: version.path, contents: nil)
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments =
-            ["-sS", "--fail", "--cacert", authority, "-o", out.path, "-w", "%{http_version}"] + arguments + [url]
-        curl.standardOutput = try FileHandle(forWritingTo: version)
-        let ran = await curl.runToEnd()
-        try #require(ran && curl.terminationStatus == 0, "curl \(arguments) failed (\(curl.terminationStatus))")
-        return (try String(contentsOf: version, encoding: .utf8), try Data(contentsOf: out))
+        let answer = try #require(try await Curl.fetch(url, arguments, trusting: authority, in: folder.url))
+        try #require(answer.status < 400, "curl \(arguments): \(answer.status)")
+        return (answer.version, answer.body)
     }
 
     /// Python's huggingface_hub trusting the test CA by `SSL_CERT_FILE` (httpcore reads it), with the tree in
