@@ -13,12 +13,18 @@ public struct ChatPlayground: Sendable {
         /// One of ``ChatPlayground/presets``' names.
         public var preset: String?
         public var maxTokens: Int?
+        /// The model to talk to (a ``PlaygroundModels`` choice); nil: the page's default.
+        public var model: String?
 
-        public init(messages: [ChatMessage], system: String? = nil, preset: String? = nil, maxTokens: Int? = nil) {
+        public init(
+            messages: [ChatMessage], system: String? = nil, preset: String? = nil, maxTokens: Int? = nil,
+            model: String? = nil
+        ) {
             self.messages = messages
             self.system = system
             self.preset = preset
             self.maxTokens = maxTokens
+            self.model = model
         }
     }
 

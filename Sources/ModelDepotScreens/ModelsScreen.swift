@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotInference
 
 /// The Models screen: the catalog with filters and search, recommended models first, the presets with their
 /// size and how much of them is already here, and per model its size, readiness badge and one action.
@@ -65,6 +66,11 @@ public struct ModelsScreen: Sendable, Encodable {
         public var sizeText: String
         public var license: String?
         public var status: ModelStatus
+        /// Where "Use" goes: the playground with the model selected (`/chat?model=…`); nil when no runtime here
+        /// serves it (then its page says why).
+        public var usePath: String? = nil
+        /// Why no runtime here serves it ("Core ML models run in apps on Apple devices"); nil when one does.
+        public var unservedReason: String? = nil
     }
 
     /// A repository the Hub's search found.
@@ -128,13 +134,17 @@ public struct ModelsScreen: Sendable, Encodable {
         for entry in catalog.entries(capability: filter.capability, format: filter.format) where filter.matches(entry) {
             let state = (try? checker.check(entry).readiness) ?? .notDownloaded
             readiness[entry.name] = state
-            rows.append(
-                Row(
-                    name: entry.name, description: entry.description, repo: entry.repo.description,
-                    format: entry.format, capabilities: entry.capabilities, recommended: entry.recommended,
-                    sizeBytes: entry.sizeBytes, sizeText: ByteFormat.string(entry.sizeBytes), license: entry.license,
-                    status: ModelStatus.decide(
-                        readiness: state, download: await downloads.entry(entry.name), strings: strings.status)))
+            var row = Row(
+                name: entry.name, description: entry.description, repo: entry.repo.description,
+                format: entry.format, capabilities: entry.capabilities, recommended: entry.recommended,
+                sizeBytes: entry.sizeBytes, sizeText: ByteFormat.string(entry.sizeBytes), license: entry.license,
+                status: ModelStatus.decide(
+                    readiness: state, download: await downloads.entry(entry.name), strings: strings.status))
+            switch RuntimeKind.serving(entry) {
+            case .success: row.usePath = PlaygroundKind.of(entry)?.path(selecting: entry.name)
+            case .failure(let reason): row.unservedReason = strings.unserved(reason.description)
+            }
+            rows.append(row)
         }
         let presets = catalog.presets.keys.sorted { Self.presetOrder($0) < Self.presetOrder($1) }.compactMap {
             name -> Preset? in
@@ -214,6 +224,11 @@ public struct ModelsScreenStrings: Sendable {
     public var recommended = "Recommended"
     public var presets = "Presets"
     public var status = ModelStatusStrings.english
+
+    /// Under a row that no runtime here serves.
+    public func unserved(_ reason: String) -> String {
+        "Not usable here: " + reason + "."
+    }
 
     public var hubOffline = "Offline: the Hub cannot be searched. The models on this device are listed below."
     public var otherCachedTitle = "Also on this device"

@@ -12,6 +12,8 @@ public struct TranscribePlayground: Sendable {
         public var language: String?
         public var translate: Bool?
         public var wordTimestamps: Bool?
+        /// The model to transcribe with (a ``PlaygroundModels`` choice); nil: the page's default.
+        public var model: String?
 
         public init(
             name: String, audio: String, language: String? = nil, translate: Bool? = nil, wordTimestamps: Bool? = nil

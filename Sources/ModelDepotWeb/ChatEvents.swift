@@ -42,13 +42,3 @@ enum ChatEvents {
         return ByteBuffer(string: "event: \(name)\ndata: \(json)\n\n")
     }
 }
-
-/// What the playground pages say when the app was started without a model for them.
-enum PlaygroundText {
-    static let noChat =
-        "No chat model: start `modeldepot ui` with --chat-endpoint URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1) or --chat-local NAME (a downloaded GGUF model)."
-    static let noTranscriber =
-        "No transcription model: start `modeldepot ui` with --transcribe-endpoint URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) or --transcribe-local NAME (a downloaded Whisper model such as whisper-tiny-en-ct2)."
-    static let noEmbeddings =
-        "No embedding model: start `modeldepot ui` with --embed-local NAME (all-minilm-l6-v2, gte-small), or give a chat model whose server also embeds."
-}

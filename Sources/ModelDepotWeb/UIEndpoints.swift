@@ -21,9 +21,8 @@ struct UIEndpoints: Sendable {
     let offline: Bool
     /// Where the Hub client's token came from, for the Settings screen.
     let tokenOrigin: HubEnvironment.TokenOrigin
-    let chat: ChatPlayground?
-    let embeddings: EmbeddingsPlayground?
-    let transcribe: TranscribePlayground?
+    /// The models the playgrounds choose among (endpoints given at start, and loaded or loadable models).
+    let playgrounds: PlaygroundModels
     /// The open event streams, which end with their clients or the app.
     var streams = EventStreams()
     /// Whether the app serves TLS: the session cookie is then `Secure`.
@@ -86,12 +85,18 @@ struct UIEndpoints: Sendable {
     private func addPages(to router: Router<Context>) {
         let read: [HTTPRequest.Method] = [.get, .head]
         router.endpoint("/models", read) { request, _ in
-            page(pages.models(await ModelsScreen.load(downloads, filter: try Self.filter(request)), offline: offline))
+            let screen = await ModelsScreen.load(downloads, filter: try Self.filter(request))
+            var loaded: LoadedModelsScreen?
+            if let runtimes { loaded = await LoadedModelsScreen.load(runtimes, catalog: downloads.catalog) }
+            return page(pages.models(screen, loaded: loaded, offline: offline))
         }
         router.endpoint("/models/:name", read) { _, context in
-            page(
-                pages.model(
-                    try await ModelDetailScreen.load(try Self.name(context), downloads: downloads), offline: offline))
+            let screen = try await ModelDetailScreen.load(try Self.name(context), downloads: downloads)
+            var runtime: ModelRuntimeSummary?
+            if let runtimes, let entry = downloads.catalog.entry(named: screen.name) {
+                runtime = await ModelRuntimeSummary.load(entry, runtimes: runtimes)
+            }
+            return page(pages.model(screen, runtime: runtime, offline: offline))
         }
         router.endpoint("/downloads", read) { _, _ in
             page(
@@ -110,9 +115,12 @@ struct UIEndpoints: Sendable {
         router.endpoint("/settings", read) { _, _ in
             page(pages.settings(await SettingsScreen.load(downloads, tokenOrigin: tokenOrigin), offline: offline))
         }
-        router.endpoint("/chat", read) { _, _ in page(pages.chat(chat, offline: offline)) }
-        router.endpoint("/embeddings", read) { _, _ in page(pages.embeddings(embeddings, offline: offline)) }
-        router.endpoint("/transcribe", read) { _, _ in page(pages.transcribe(transcribe, offline: offline)) }
+        for kind in PlaygroundKind.allCases {
+            router.endpoint(RouterPath(kind.path), read) { request, _ in
+                let choices = await playgrounds.choices(kind, selecting: Self.selected(request))
+                return page(pages.playground(choices, offline: offline))
+            }
+        }
     }
 
     private func addStorage(to api: RouterGroup<Context>) {
@@ -144,39 +152,52 @@ struct UIEndpoints: Sendable {
     }
 
     private func addPlaygrounds(to api: RouterGroup<Context>) {
+        api.endpoint("/playgrounds/:kind", [.get, .head]) { request, context in
+            guard let kind = context.parameters.get("kind").flatMap(PlaygroundKind.init(rawValue:)) else {
+                throw HTTPError(.notFound)
+            }
+            return try UIResponses.json(await playgrounds.choices(kind, selecting: Self.selected(request)))
+        }
         api.endpoint("/chat", [.post], bodyLimit: Self.bodyLimit) { _, _, body in
-            guard let chat else { return UIResponses.error(409, PlaygroundText.noChat) }
             let chatRequest: ChatPlayground.Request
             do {
                 chatRequest = try JSONDecoder().decode(ChatPlayground.Request.self, from: Data(buffer: body))
             } catch {
                 throw ModelDepotError(
                     .invalidArgument,
-                    #"Send {"messages": [{"role": "user", "content": "…"}], "system": "…", "preset": "default", "maxTokens": 256}."#
+                    #"Send {"messages": [{"role": "user", "content": "…"}], "system": "…", "preset": "default", "maxTokens": 256, "model": "…"}."#
                 )
             }
+            // Checked before a model is loaded for it.
+            _ = try ChatPlayground.validated(chatRequest)
+            let chat = try await playgrounds.chat(chatRequest.model)
             return ChatEvents.response(try chat.reply(to: chatRequest), streams: streams, logger: logger)
         }
         api.endpoint("/embeddings", [.post], bodyLimit: Self.bodyLimit) { _, _, body in
-            guard let embeddings else { return UIResponses.error(409, PlaygroundText.noEmbeddings) }
             guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
                 let sentences = object["sentences"] as? [String]
-            else { throw ModelDepotError(.invalidArgument, #"Send {"sentences": ["…", "…"]}."#) }
+            else { throw ModelDepotError(.invalidArgument, #"Send {"sentences": ["…", "…"], "model": "…"}."#) }
+            let embeddings = try await playgrounds.embeddings(object["model"] as? String)
             return try UIResponses.json(try await embeddings.compare(sentences))
         }
         api.endpoint("/transcribe", [.post], bodyLimit: Self.transcribeBodyLimit) { _, _, body in
-            guard let transcribe else { return UIResponses.error(409, PlaygroundText.noTranscriber) }
             let upload: TranscribePlayground.Request
             do {
                 upload = try JSONDecoder().decode(TranscribePlayground.Request.self, from: Data(buffer: body))
             } catch {
                 throw ModelDepotError(
                     .invalidArgument,
-                    #"Send {"name": "talk.wav", "audio": "<base64>", "language": "en", "translate": false, "wordTimestamps": false}."#
+                    #"Send {"name": "talk.wav", "audio": "<base64>", "language": "en", "translate": false, "wordTimestamps": false, "model": "…"}."#
                 )
             }
+            let transcribe = try await playgrounds.transcribe(upload.model)
             return try UIResponses.json(try await transcribe.transcribe(upload))
         }
+    }
+
+    /// The `model` a page's query selects.
+    private static func selected(_ request: Request) -> String? {
+        request.uri.queryParameters["model"].map(String.init).flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
     }
 
     /// `GET /session?token=…`: trades the launch link's one-time token for the session cookie.
@@ -222,7 +243,7 @@ struct UIEndpoints: Sendable {
             return runtimes
         }
         api.endpoint("/runtimes", [.get, .head]) { _, _ in
-            try UIResponses.json(await LoadedModelsScreen.load(try required()))
+            try UIResponses.json(await LoadedModelsScreen.load(try required(), catalog: downloads.catalog))
         }
         api.endpoint("/models/:name/load", [.post], bodyLimit: Self.bodyLimit) { _, context, body in
             let runtimes = try required()
@@ -234,12 +255,12 @@ struct UIEndpoints: Sendable {
             }
             let options = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
             try await runtimes.load(entry, ignoringMemory: options?["ignoringMemory"] as? Bool ?? false)
-            return try UIResponses.json(await LoadedModelsScreen.load(runtimes))
+            return try UIResponses.json(await LoadedModelsScreen.load(runtimes, catalog: downloads.catalog))
         }
         api.endpoint("/models/:name/unload", [.post], bodyLimit: Self.bodyLimit) { _, context, _ in
             let runtimes = try required()
             await runtimes.unload(try Self.name(context))
-            return try UIResponses.json(await LoadedModelsScreen.load(runtimes))
+            return try UIResponses.json(await LoadedModelsScreen.load(runtimes, catalog: downloads.catalog))
         }
     }
 

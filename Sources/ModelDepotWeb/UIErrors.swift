@@ -22,7 +22,7 @@ struct UIErrors: Sendable {
         switch error {
         case let error as ModelDepotError:
             let status = Int(error.httpStatus.code)
-            if api { return UIResponses.error(status, error.message) }
+            if api { return UIResponses.error(status, error.message, code: error.code.rawValue) }
             return UIResponses.html(
                 status == 400 ? 404 : status, pages.notice("Cannot show this", error.message))
         case let error as MethodNotAllowed:

@@ -43,8 +43,13 @@ struct UIPages: Sendable {
         return values
     }
 
-    func models(_ screen: ModelsScreen, offline: Bool) -> String {
+    func models(_ screen: ModelsScreen, loaded: LoadedModelsScreen?, offline: Bool) -> String {
         var context = Self.frame(screen.strings.title, page: "models", offline: offline)
+        if let loaded {
+            context["hasRuntimes"] = true
+            context["loadedEmpty"] = loaded.emptyMessage ?? ""
+            context["loaded"] = loaded.rows.map(Self.loadedRow)
+        }
         context["search"] = screen.filter.search
         context["capabilities"] = ModelCapability.allCases.map {
             ["value": $0.rawValue, "selected": $0 == screen.filter.capability] as [String: Any]
@@ -77,14 +82,36 @@ struct UIPages: Sendable {
             values["format"] = row.format.rawValue
             values["sizeText"] = row.sizeText
             values["capabilities"] = row.capabilities.map(\.rawValue).joined(separator: ", ")
+            values["usePath"] = row.usePath ?? "/models/\(row.name)"
+            values["loadable"] = row.usePath != nil
+            values["selectable"] = row.status.selectable
+            values["unservedReason"] = row.unservedReason ?? ""
             return values
         }
         return render("models", context)
     }
 
-    func model(_ screen: ModelDetailScreen, offline: Bool) -> String {
+    /// A row of the "Loaded models" panel (the script draws the same from `/api/ui/runtimes`).
+    static func loadedRow(_ row: LoadedModelsScreen.Row) -> [String: Any] {
+        [
+            "name": row.name, "runtimeText": row.runtimeText, "state": row.state, "whereText": row.whereText,
+            "memoryText": row.memoryText, "message": row.message ?? "", "usePath": row.usePath ?? "",
+        ]
+    }
+
+    func model(_ screen: ModelDetailScreen, runtime: ModelRuntimeSummary?, offline: Bool) -> String {
         var context = Self.frame(screen.name, page: "model", model: screen.name, offline: offline)
         context.merge(Self.status(screen.status)) { $1 }
+        if let runtime {
+            context["runtime"] =
+                [
+                    "text": runtime.text, "installHint": runtime.installHint ?? "",
+                    "memoryText": runtime.memoryText ?? "", "fits": runtime.fits, "servable": runtime.servable,
+                    "loaded": runtime.state == "loaded" || runtime.state == "loading", "stateText": runtime.state ?? "",
+                ] as [String: Any]
+        }
+        context["usePath"] = runtime?.usePath ?? ""
+        context["selectable"] = screen.status.selectable
         context["name"] = screen.name
         context["description"] = screen.description
         context["planText"] = screen.planText
@@ -168,34 +195,44 @@ struct UIPages: Sendable {
         return render("settings", context)
     }
 
-    func chat(_ playground: ChatPlayground?, offline: Bool) -> String {
-        playgroundPage(
-            "Chat", page: "chat", source: playground?.source, missing: PlaygroundText.noChat, offline: offline,
-            extra: ["presets": ChatPlayground.presets.map { ["name": $0.name] }])
+    /// A playground's page: its model selector, or what to do when there is nothing to choose.
+    func playground(_ choices: PlaygroundChoices, offline: Bool) -> String {
+        let title: String
+        var context: [String: Any] = [:]
+        switch choices.kind {
+        case .chat:
+            title = "Chat"
+            context["presets"] = ChatPlayground.presets.map { ["name": $0.name] }
+        case .embeddings:
+            title = "Embeddings"
+        case .transcribe:
+            title = "Transcribe"
+            context["limit"] = ByteFormat.string(Int64(TranscribePlayground.maximumAudioBytes))
+        }
+        context.merge(Self.frame(title, page: choices.kind.rawValue, offline: offline)) { $1 }
+        context["ready"] = !choices.choices.isEmpty
+        context["missing"] = choices.emptyMessage ?? ""
+        context["kind"] = choices.kind.rawValue
+        context["waitingText"] = choices.waitingText ?? ""
+        context["source"] = choices.choices.first { $0.id == choices.selected }?.label ?? ""
+        context["choices"] = choices.choices.map { choice -> [String: Any] in
+            [
+                "id": choice.id, "label": choice.label, "state": choice.state, "detail": choice.detail,
+                "selected": choice.id == choices.selected, "stateText": Self.choiceState(choice.state),
+            ]
+        }
+        return render(choices.kind.rawValue, context)
     }
 
-    func embeddings(_ playground: EmbeddingsPlayground?, offline: Bool) -> String {
-        playgroundPage(
-            "Embeddings", page: "embeddings", source: playground?.source, missing: PlaygroundText.noEmbeddings,
-            offline: offline)
-    }
-
-    func transcribe(_ playground: TranscribePlayground?, offline: Bool) -> String {
-        playgroundPage(
-            "Transcribe", page: "transcribe", source: playground?.source, missing: PlaygroundText.noTranscriber,
-            offline: offline, extra: ["limit": ByteFormat.string(Int64(TranscribePlayground.maximumAudioBytes))])
-    }
-
-    /// A playground's page: ready when its runtime is (`source` names it), else saying what is missing.
-    private func playgroundPage(
-        _ title: String, page: String, source: String?, missing: String, offline: Bool, extra: [String: Any] = [:]
-    ) -> String {
-        var context = Self.frame(title, page: page, offline: offline)
-        context["ready"] = source != nil
-        context["source"] = source ?? ""
-        context["missing"] = missing
-        context.merge(extra) { _, new in new }
-        return render(page, context)
+    /// What an option of a playground's selector adds to its label.
+    static func choiceState(_ state: String) -> String {
+        switch state {
+        case "loaded": " (loaded)"
+        case "loading": " (loading)"
+        case "ready": " (loads when chosen)"
+        case "failed": " (stopped: choose it to load again)"
+        default: ""
+        }
     }
 
     func mirror(_ screen: MirrorScreen, canSignIn: Bool) -> String {
@@ -238,7 +275,7 @@ struct UIPages: Sendable {
 
 /// The stylesheet and the script, served from the package's resources.
 enum UIAssets {
-    static let known: Set<String> = ["app.css", "app.js", "mirror.js", "playground.js"]
+    static let known: Set<String> = ["app.css", "app.js", "mirror.js", "playground.js", "runtimes.js"]
 
     /// Read once, when first asked for: every page loads them, and a file read per request is disk work in a
     /// request's task, on the cooperative pool.

@@ -13,8 +13,12 @@ enum UIResponses {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 
-    static func error(_ status: Int, _ message: String) -> Response {
-        let data = (try? JSONEncoder().encode(["error": message])) ?? Data()
+    /// `{"error": message, "code": code}`: the code (a `ModelDepotError` code's name) lets a page offer what fits,
+    /// "Load anyway" for `insufficientMemory`.
+    static func error(_ status: Int, _ message: String, code: String? = nil) -> Response {
+        var object = ["error": message]
+        object["code"] = code
+        let data = (try? JSONEncoder().encode(object)) ?? Data()
         return Response(
             status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

@@ -22,12 +22,14 @@ public struct WebApp: Sendable {
     public var offline: Bool
     /// Where the Hub client's token came from (the Settings screen names it, never the token).
     public var tokenOrigin: HubEnvironment.TokenOrigin
-    /// The Chat playground's model; nil: the page says how to give one.
+    /// The Chat playground's endpoint (`--chat-endpoint`), offered besides the models loaded here.
     public var chat: ChatPlayground?
-    /// The Embeddings playground's encoder; nil: the page says how to give one.
+    /// The Embeddings playground's endpoint.
     public var embeddings: EmbeddingsPlayground?
-    /// The Transcribe screen's transcriber; nil: the page says how to give one.
+    /// The Transcribe screen's endpoint.
     public var transcribe: TranscribePlayground?
+    /// The model each playground selects when its page names none (`--chat-local NAME`).
+    public var preferred: [PlaygroundKind: String] = [:]
     public var logger: Logger
     /// The live-update and chat streams: they end when their clients leave (found by a heartbeat) or the app
     /// stops.
@@ -91,6 +93,16 @@ public struct WebApp: Sendable {
 }
 
 extension WebApp {
+    /// The models the playgrounds choose among: the endpoints, and the catalog's models through ``runtimes``.
+    var playgrounds: PlaygroundModels {
+        var models = PlaygroundModels(downloads: downloads, runtimes: runtimes)
+        models.chatEndpoint = chat
+        models.embeddingsEndpoint = embeddings
+        models.transcribeEndpoint = transcribe
+        models.preferred = preferred
+        return models
+    }
+
     /// The app's router. Middleware applies to the routes registered after it, and all of it to paths no route has;
     /// outermost first: the access log, the security headers, errors to answers, then the guard (host, session,
     /// cross-site), which refuses from the headers alone before any body is read.
@@ -105,8 +117,8 @@ extension WebApp {
                 pages: pages))
         UIEndpoints(
             downloads: downloads, session: session, pages: pages, logger: logger, offline: offline,
-            tokenOrigin: tokenOrigin, chat: chat, embeddings: embeddings, transcribe: transcribe, streams: streams,
-            servedOverTLS: tls != nil, runtimes: runtimes
+            tokenOrigin: tokenOrigin, playgrounds: playgrounds, streams: streams, servedOverTLS: tls != nil,
+            runtimes: runtimes
         ).addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router

@@ -117,19 +117,19 @@
         }
 
         func run() async throws {
-            // The local servers started for the playgrounds are stopped in order (SIGTERM, SIGKILL after a grace
-            // period, waited for) however `serve` ends; a `defer` could not wait.
-            let servers = LocalServers()
+            // The runtimes of loaded models are stopped (SIGTERM, SIGKILL after a grace period, waited for) however
+            // `serve` ends, a failed start included; a `defer` could not wait.
+            var runtimes: ModelRuntimes?
             do {
-                try await serve(servers)
+                try await serve(&runtimes)
             } catch {
-                await servers.stopAll()
+                await runtimes?.unloadAll()
                 throw error
             }
-            await servers.stopAll()
+            await runtimes?.unloadAll()
         }
 
-        private func serve(_ servers: LocalServers) async throws {
+        private func serve(_ made: inout ModelRuntimes?) async throws {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = .warning
@@ -178,47 +178,25 @@
             // Load and Unload on the pages: the local servers for GGUF chat and CTranslate2 Whisper, sentence
             // encoders in this process; all stopped when ui stops.
             let cacheForRuntimes = manager.cache
-            app.runtimes = ModelRuntimes(
-                launcher: LocalRuntimeLauncher(
-                    catalog: catalog, cache: cacheForRuntimes,
-                    encoder: { entry in
-                        if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
-                            throw ModelDepotError(.unavailable, "\(entry.name) cannot run in this process: \(reason).")
-                        }
-                        return InProcessEncoder(embedder: try SentenceEmbedder(entry, in: manager))
-                    }))
-            if let embedLocal {
-                guard let entry = catalog.entry(named: embedLocal) else {
-                    throw ValidationError(
-                        "--embed-local \(embedLocal) is not in the catalog; `modeldepot catalog` lists it.")
-                }
-                if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
-                    throw ValidationError("--embed-local \(embedLocal) cannot run in this process: \(reason).")
-                }
-                let embedder = try SentenceEmbedder(entry, in: downloads.manager)
-                app.embeddings = EmbeddingsPlayground(
-                    embedder: embedder, source: "\(embedLocal), in this process (\(embedder.dimensions) dimensions)")
-            }
+            let runtimes = ModelRuntimes(
+                launcher: ExitCleanedLauncher(
+                    base: LocalRuntimeLauncher(
+                        catalog: catalog, cache: cacheForRuntimes,
+                        encoder: { entry in
+                            if let reason = SentenceEmbedder.unsupportedReason(for: entry) {
+                                throw ModelDepotError(
+                                    .unavailable, "\(entry.name) cannot run in this process: \(reason).")
+                            }
+                            return InProcessEncoder(sentenceEmbedder: try SentenceEmbedder(entry, in: manager))
+                        })))
+            app.runtimes = runtimes
+            made = runtimes
             if let chatEndpoint, let url = URL(string: chatEndpoint) {
                 let apiKey = ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
                 let credentials = InferenceCredentials.resolve(for: url, apiKey: apiKey, environment: hub.environment)
                 let provider = try OpenAICompatibleProvider(baseURL: url, model: chatModel, credentials: credentials)
-                let source = url.absoluteString + (chatModel.map { ", model \($0)" } ?? "")
-                app.chat = ChatPlayground(provider: provider, source: source)
-                if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
-            } else if let chatLocal {
-                let model = try LocalModel.resolve(chatLocal, catalog: catalog, cache: cache)
-                StandardStreams.error(Data("Starting a local server for \(chatLocal)…\n".utf8))
-                let server = try await LocalModelServer.start(
-                    model: model.file, alias: chatLocal, contextLength: min(model.entry.contextLength ?? 4096, 4096),
-                    records: RuntimeRecords(cache: cache))
-                servers.add(server)
-                let provider = try OpenAICompatibleProvider(
-                    baseURL: server.baseURL, model: chatModel ?? chatLocal,
-                    transport: OpenAICompatibleProvider.localTransport)
-                let source = "\(chatLocal), served by llama.cpp on this machine"
-                app.chat = ChatPlayground(provider: provider, source: source)
-                if app.embeddings == nil { app.embeddings = EmbeddingsPlayground(embedder: provider, source: source) }
+                app.chat = ChatPlayground(
+                    provider: provider, source: url.absoluteString + (chatModel.map { ", model \($0)" } ?? ""))
             }
             if let transcribeEndpoint, let url = URL(string: transcribeEndpoint) {
                 let (_, credentials) = try InferenceOptions.endpoint(transcribeEndpoint, apiKey: nil)
@@ -226,17 +204,25 @@
                     transcriber: try OpenAICompatibleTranscriber(
                         baseURL: url, model: "whisper-1", credentials: credentials),
                     source: url.absoluteString)
-            } else if let transcribeLocal {
-                let model = try LocalTranscriptionModel.resolve(transcribeLocal, catalog: catalog, cache: cache)
-                StandardStreams.error(Data("Starting a local transcription server for \(transcribeLocal)…\n".utf8))
-                let server = try await LocalModelServer.startTranscription(
-                    model: model.folder, records: RuntimeRecords(cache: cache))
-                servers.add(server)
-                app.transcribe = TranscribePlayground(
-                    transcriber: try OpenAICompatibleTranscriber(
-                        baseURL: server.baseURL, model: transcribeLocal, traits: .fasterWhisperServer,
-                        transport: OpenAICompatibleProvider.localTransport),
-                    source: "\(transcribeLocal), served by faster-whisper on this machine")
+            }
+            // --chat-local and friends: loaded now (a failure stops ui, with the reason) and selected first; the
+            // playgrounds still offer every other downloaded model.
+            for (kind, name, flag) in [
+                (PlaygroundKind.chat, chatLocal, "--chat-local"), (.embeddings, embedLocal, "--embed-local"),
+                (.transcribe, transcribeLocal, "--transcribe-local"),
+            ] {
+                guard let name else { continue }
+                guard let entry = catalog.entry(named: name) else {
+                    throw ValidationError("\(flag) \(name) is not in the catalog; `modeldepot catalog` lists it.")
+                }
+                guard kind.accepts(entry), case .success = RuntimeKind.serving(entry) else {
+                    throw ValidationError(
+                        "\(flag) \(name) cannot be used for \(kind.rawValue) here: \(Self.unusable(entry, for: kind))")
+                }
+                StandardStreams.error(Data("Loading \(name)…\n".utf8))
+                try await runtimes.load(entry, ignoringMemory: true)
+                app.preferred[kind] = name
+                if kind == .chat, embedLocal == nil { app.preferred[.embeddings] = name }
             }
             app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
             SecondSignal.exitsAtOnce()
@@ -257,6 +243,12 @@
                 StandardStreams.output(Data("ModelDepot is at \(url.absoluteString)\n(\(once)Ctrl-C stops it)\n".utf8))
                 if open { page.withLock { $0 = Self.openInBrowser(url) } }
             }
+        }
+
+        /// Why `entry` cannot serve playground `kind` here.
+        static func unusable(_ entry: CatalogEntry, for kind: PlaygroundKind) -> String {
+            if case .failure(let reason) = RuntimeKind.serving(entry) { return "\(reason)." }
+            return "it is a model for \(entry.capabilities.map(\.rawValue).joined(separator: ", "))."
         }
 
         /// Opens `url` in the browser without putting it on any command line (every local user reads those, in the
@@ -310,7 +302,8 @@
 
     /// A sentence encoder loaded in this process, as the runtime manager tracks it: no server, nothing to stop.
     struct InProcessEncoder: RunningModel {
-        let embedder: SentenceEmbedder
+        let sentenceEmbedder: SentenceEmbedder
+        var embedder: (any TextEmbedder)? { sentenceEmbedder }
         var endpoint: URL? { nil }
         var isRunning: Bool { true }
         func lastLines() -> String { "" }

@@ -158,9 +158,33 @@ import Testing
         #expect(await runtimes.memoryFit(Self.entry())?.fits == false)
         let error = await #expect(throws: ModelDepotError.self) { try await runtimes.load(Self.entry()) }
         #expect(error?.message.contains("does not fit") == true && error?.message.contains("available") == true)
+        #expect(error?.code == .insufficientMemory, "a code of its own, so a page can offer to load it anyway")
         #expect(launcher.launches.withLock { $0 } == 0, "nothing started")
         try await runtimes.load(Self.entry(), ignoringMemory: true)
         #expect(model.isRunning && launcher.launches.withLock { $0 } == 1)
+    }
+
+    /// Two models loading at once cannot both take the same free memory: the second is counted against what the
+    /// first will take (the system does not count it until it is loaded).
+    @Test func twoModelsLoadingAtOnceAreEachCountedAgainstTheOther() async throws {
+        let first = ScriptedModel(port: 4011)
+        let launcher = ScriptedLauncher([.slowStart(first), .start(ScriptedModel(port: 4012))])
+        launcher.fit.withLock {
+            $0 = MemoryFit(weightBytes: 5_000_000_000, cacheBytes: 1_000_000_000, availableBytes: 10_000_000_000)
+        }
+        let runtimes = ModelRuntimes(launcher: launcher)
+        async let loading = runtimes.load(Self.entry("big-one"))
+        #expect(await waitUntil { await runtimes.loaded.first?.state == .loading })
+        // 6 GB of 10 is promised to big-one: another 6 GB does not fit, and the estimate says why.
+        let fit = try #require(await runtimes.memoryFit(Self.entry("big-two")))
+        #expect(!fit.fits && fit.loadingBytes == 6_000_000_000, "\(fit)")
+        let error = await #expect(throws: ModelDepotError.self) { try await runtimes.load(Self.entry("big-two")) }
+        #expect(error?.code == .insufficientMemory)
+        #expect(error?.message.contains("models loading now") == true, "\(error?.message ?? "")")
+        launcher.release()
+        _ = try await loading
+        // Once big-one is up the system counts its memory itself; nothing is reserved any more.
+        #expect(await runtimes.memoryFit(Self.entry("big-two"))?.loadingBytes == 0)
     }
 
     @Test func thisMachineSaysHowMuchMemoryIsAvailable() {

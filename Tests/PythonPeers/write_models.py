@@ -33,6 +33,24 @@ writer.write_tensors_to_file()
 writer.close()
 out["gguf"] = {"path": path, "tensors": 2, "parameters": 300 * 64 + 64 * 16, "size": os.path.getsize(path)}
 
+# Layers that differ, as OpenELM-style models write them: KV heads per layer (an array), keys and values of
+# declared, different widths.
+path = os.path.join(folder, "layered.gguf")
+writer = gguf.GGUFWriter(path, "llama")
+writer.add_context_length(1024)
+writer.add_block_count(3)
+writer.add_head_count([4, 8, 8])
+writer.add_head_count_kv([1, 0, 2])
+writer.add_key_length(48)
+writer.add_value_length(32)
+writer.add_embedding_length(256)
+writer.add_tensor("token_embd.weight", np.ones((16, 8), dtype=np.float32))
+writer.write_header_to_file()
+writer.write_kv_data_to_file()
+writer.write_tensors_to_file()
+writer.close()
+out["layered"] = {"path": path}
+
 path = os.path.join(folder, "tiny.safetensors")
 save_file({"a": np.ones((10, 20), dtype=np.float32), "b": np.zeros((5,), dtype=np.float16)}, path,
           metadata={"format": "pt"})

@@ -53,6 +53,7 @@ import Testing
                     let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)
                     // A model the catalog does not have: a change to it is refused without doing anything.
                     let path = parts[1].replacingOccurrences(of: "{name}", with: "nope")
+                        .replacingOccurrences(of: "{kind}", with: "chat")
                     let method = HTTPRequest.Method(parts[0].uppercased())!
                     let reply = try await client.execute(
                         uri: path, method: method, headers: Self.headers(cookie, json: method != .get),

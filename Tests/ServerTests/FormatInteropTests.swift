@@ -24,7 +24,8 @@ import Testing
     @Test func ggufWrittenByLlamaCppsWriterParses() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-formats")
         defer { folder.remove() }
-        let written = try #require(try await Self.writeModels(into: folder)["gguf"] as? [String: Any])
+        let models = try await Self.writeModels(into: folder)
+        let written = try #require(models["gguf"] as? [String: Any])
         let path = try #require(written["path"] as? String)
         let header = try GGUFHeader.read(path: path)
         #expect(header.version == 3)
@@ -37,6 +38,12 @@ import Testing
         // The KV cache at the declared context: 2 × 4 layers × 2048 × 2 KV heads × (64 / 8) × 2 bytes.
         #expect(header.blockCount == 4 && header.headCount == 8 && header.headCountKV == 2)
         #expect(header.kvCacheBytes(context: 2048) == 2 * 4 * 2048 * 2 * 8 * 2)
+        // Per-layer KV heads (1, 0, 2) and keys 48 wide, values 32: 1024 × 2 bytes × (1 + 0 + 2) × (48 + 32).
+        let layeredPath = try #require((models["layered"] as? [String: Any])?["path"])
+        let layered = try GGUFHeader.read(path: try #require(layeredPath as? String))
+        #expect(layered.headCountKVPerLayer == [1, 0, 2] && layered.headCount == 8, "\(layered)")
+        #expect(layered.keyLength == 48 && layered.valueLength == 32)
+        #expect(layered.kvCacheBytes(context: 1024) == 1024 * 2 * 3 * (48 + 32))
 
         let size = try #require(written["size"] as? Int)
         for cut in [size - 1, size / 2, 100, 3] {

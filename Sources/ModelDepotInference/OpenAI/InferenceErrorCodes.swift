@@ -11,6 +11,9 @@ extension ModelDepotError.Code {
     public static let incompleteStream = Self("incompleteStream", category: .network)
     /// A provider cannot be used now (no token, endpoint unreachable, model not downloaded, no local server).
     public static let unavailable = Self("unavailable", category: .network)
+    /// A model does not fit in the memory available now (the message gives the estimate); loading it anyway may
+    /// still work, or make the system swap or kill a process.
+    public static let insufficientMemory = Self("insufficientMemory", category: .other)
     /// Audio is empty, damaged, or in no format a transcriber reads.
     public static let invalidAudio = Self("invalidAudio", category: .input)
     /// Audio is larger than the server accepts in one upload and cannot be cut into pieces (only PCM WAV can).

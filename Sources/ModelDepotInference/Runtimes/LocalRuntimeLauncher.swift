@@ -2,10 +2,12 @@
     import Foundation
     import ModelDepot
     import ModelDepotPlatform
+    import Synchronization
 
     extension LocalModelServer: RunningModel {
         public var endpoint: URL? { baseURL }
         public func lastLines() -> String { logTail() }
+        public var residentBytes: Int64? { ResidentMemory.of(processIdentifier) }
     }
 
     /// Starts the real runtimes for ``ModelRuntimes``: llama.cpp's server for a downloaded GGUF model,
@@ -21,6 +23,12 @@
         /// The servers to run; nil: found as `--chat-local` finds them (``LocalServerRuntime/find(environment:)``).
         public var chatRuntime: LocalServerRuntime?
         public var transcriptionRuntime: TranscriptionServerRuntime?
+        /// What ``installation(of:)`` found, asked once per kind (finding llama.cpp may run Python).
+        private let installed = Found()
+
+        private final class Found: Sendable {
+            let byKind = Mutex<[RuntimeKind: Result<String, RuntimeUnavailable>]>([:])
+        }
 
         public init(
             catalog: ModelCatalog, cache: HubCache,
@@ -47,6 +55,29 @@
             case .whisperServer, .sentenceEncoder:
                 return MemoryFit(weightBytes: entry.sizeBytes, cacheBytes: 0, availableBytes: AvailableMemory.current())
             }
+        }
+
+        public func installation(of kind: RuntimeKind) async -> Result<String, RuntimeUnavailable>? {
+            if let known = installed.byKind.withLock({ $0[kind] }) { return known }
+            let chatRuntime = chatRuntime
+            let transcriptionRuntime = transcriptionRuntime
+            let hasEncoder = encoder != nil
+            let found: Result<String, RuntimeUnavailable>? = try? await BlockingWork.run {
+                switch kind {
+                case .llamaServer:
+                    (chatRuntime ?? LocalServerRuntime.find()).map { .success("\($0)") }
+                        ?? .failure(RuntimeUnavailable(LocalServerRuntime.installHint))
+                case .whisperServer:
+                    (transcriptionRuntime ?? TranscriptionServerRuntime.find()).map { .success("\($0)") }
+                        ?? .failure(RuntimeUnavailable(TranscriptionServerRuntime.installHint))
+                case .sentenceEncoder:
+                    !hasEncoder
+                        ? .failure(RuntimeUnavailable("this app does not link ModelDepotEmbeddings' encoder"))
+                        : .success("ModelDepot's BERT encoder, in this process")
+                }
+            }
+            if let found { installed.byKind.withLock { $0[kind] = found } }
+            return found
         }
 
         public func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel {

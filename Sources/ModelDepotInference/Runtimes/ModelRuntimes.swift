@@ -2,72 +2,6 @@ import Foundation
 import ModelDepot
 import ModelDepotCore
 
-/// Which program serves a model here, decided from its catalog entry alone.
-public enum RuntimeKind: String, Sendable, Hashable, Codable {
-    /// llama.cpp's OpenAI-compatible server, for GGUF text generation and embeddings.
-    case llamaServer
-    /// The in-process BERT-family sentence encoder (`ModelDepotEmbeddings`), for safetensors embedding models.
-    case sentenceEncoder
-    /// faster-whisper-server, for CTranslate2 Whisper models.
-    case whisperServer
-
-    /// The runtime for `entry`, or why none here can serve it (a reason a person can act on).
-    public static func serving(_ entry: CatalogEntry) -> Result<RuntimeKind, RuntimeUnavailable> {
-        let capabilities = Set(entry.capabilities)
-        switch entry.format {
-        case .gguf where capabilities.contains(.embeddings) || !capabilities.isDisjoint(with: textKinds):
-            return .success(.llamaServer)
-        case .gguf:
-            return .failure(
-                .init("llama.cpp's server runs GGUF models for text and embeddings, not \(entry.name)'s kind"))
-        case .safetensors where capabilities.contains(.embeddings):
-            return .success(.sentenceEncoder)
-        case .ctranslate2 where capabilities.contains(.transcription):
-            return .success(.whisperServer)
-        case .coreml:
-            return .failure(.init("Core ML models run in apps on Apple devices"))
-        case .mlx:
-            return .failure(.init("MLX models run on Apple silicon Macs, with MLX"))
-        case .pytorch, .onnx:
-            return .failure(
-                .init("no runtime here runs \(entry.format.rawValue) files; pick a GGUF build of this model"))
-        default:
-            return .failure(.init("no runtime here serves \(entry.format.rawValue) models for \(entry.name)'s kind"))
-        }
-    }
-
-    static let textKinds: Set<ModelCapability> = [.textGeneration, .codeGeneration, .reasoning]
-}
-
-/// Why no runtime here can serve a model.
-public struct RuntimeUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
-
-/// A runtime serving one model: a local server's process, or an encoder in this process.
-public protocol RunningModel: Sendable {
-    /// Where it answers (the API root of a local server); nil for a model in this process.
-    var endpoint: URL? { get }
-    /// Whether it still runs (a server process that exited has not).
-    var isRunning: Bool { get }
-    /// Its last lines of output: why it stopped or failed to start.
-    func lastLines() -> String
-    /// Stops it and returns once it has ended.
-    func stop() async
-}
-
-/// Starts the runtime for a model: the real servers, or scripted ones in tests.
-public protocol RuntimeLauncher: Sendable {
-    func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel
-    /// What loading `entry` would take against the memory available now; nil when unknown.
-    func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit?
-}
-
-extension RuntimeLauncher {
-    public func memoryFit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? { nil }
-}
-
 /// The models loaded into runtimes, for the app's "Loaded models" panel and its playgrounds: loads a model once
 /// however many ask at the same time, reports loading → ready → failed (with the runtime's last lines), notices a
 /// runtime that died, unloads on request or after an idle time, and stops everything on ``unloadAll()``.
@@ -84,11 +18,19 @@ public actor ModelRuntimes {
         public var name: String
         public var kind: RuntimeKind
         public var state: State
+        /// The estimate it was loaded with; nil when none could be made.
+        public var memory: MemoryFit?
+        /// What its process has in RAM now (a server's); nil for a model in this process or one not running.
+        public var residentBytes: Int64?
 
-        public init(name: String, kind: RuntimeKind, state: State) {
+        public init(
+            name: String, kind: RuntimeKind, state: State, memory: MemoryFit? = nil, residentBytes: Int64? = nil
+        ) {
             self.name = name
             self.kind = kind
             self.state = state
+            self.memory = memory
+            self.residentBytes = residentBytes
         }
     }
 
@@ -98,6 +40,7 @@ public actor ModelRuntimes {
         var running: (any RunningModel)?
         var starting: Task<any RunningModel, any Error>?
         var lastUsed: Duration
+        var memory: MemoryFit?
     }
 
     private let launcher: any RuntimeLauncher
@@ -118,21 +61,40 @@ public actor ModelRuntimes {
     /// Every model loaded, loading or failed, by name.
     public var loaded: [Loaded] {
         refreshExited()
-        return slots.keys.sorted().map { Loaded(name: $0, kind: slots[$0]!.kind, state: slots[$0]!.state) }
+        return slots.keys.sorted().map { name in
+            let slot = slots[name]!
+            return Loaded(
+                name: name, kind: slot.kind, state: slot.state, memory: slot.memory,
+                residentBytes: slot.running?.residentBytes)
+        }
     }
 
-    /// What loading `entry` would take against the memory available now, to show before loading; nil when unknown.
+    /// What loading `entry` would take against the memory available now (less what the models still loading will
+    /// take), to show before loading; nil when unknown.
     public func memoryFit(_ entry: CatalogEntry) -> MemoryFit? {
         guard case .success(let kind) = RuntimeKind.serving(entry) else { return nil }
-        return launcher.memoryFit(entry, kind: kind)
+        return fit(entry, kind: kind)
+    }
+
+    /// Whether the runtime for `kind` is installed here (what it is, or what installs it); nil when not known.
+    public func installation(of kind: RuntimeKind) async -> Result<String, RuntimeUnavailable>? {
+        await launcher.installation(of: kind)
+    }
+
+    private func fit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? {
+        guard var fit = launcher.memoryFit(entry, kind: kind) else { return nil }
+        fit.loadingBytes = slots.filter { $0.key != entry.name && $0.value.starting != nil }
+            .reduce(0) { $0 + ($1.value.memory?.neededBytes ?? 0) }
+        return fit
     }
 
     /// Loads `entry` into its runtime, or returns the one already loaded (or loading: one runtime per model however
     /// many ask at once). A runtime that died is started again. A model that clearly does not fit in the memory
     /// available is refused unless `ignoringMemory`.
     ///
-    /// - Throws: `unavailable` when no runtime here serves it (the reason says why), when it does not fit (with the
-    ///   estimate), or when the runtime failed to start (with its last lines).
+    /// - Throws: `unavailable` when no runtime here serves it (the reason says why) or the runtime failed to start
+    ///   (with its last lines); `insufficientMemory` when it does not fit (with the estimate). Two models loading at
+    ///   once are each counted against what the other will take.
     @discardableResult
     public func load(_ entry: CatalogEntry, ignoringMemory: Bool = false) async throws -> any RunningModel {
         refreshExited()
@@ -142,12 +104,12 @@ public actor ModelRuntimes {
         case .failure(let reason):
             throw ModelDepotError(.unavailable, "\(entry.name) cannot be loaded here: \(reason).")
         }
-        if !ignoringMemory, slots[entry.name]?.running?.isRunning != true, slots[entry.name]?.starting == nil,
-            let fit = launcher.memoryFit(entry, kind: kind), !fit.fits
-        {
+        let alreadyUp = slots[entry.name]?.running?.isRunning == true || slots[entry.name]?.starting != nil
+        let memory = alreadyUp ? slots[entry.name]?.memory : fit(entry, kind: kind)
+        if !ignoringMemory, !alreadyUp, let memory, !memory.fits {
             throw ModelDepotError(
-                .unavailable,
-                "\(entry.name) does not fit in this machine's memory now: it \(fit.summary). Close other programs or load a smaller model; load it anyway to try."
+                .insufficientMemory,
+                "\(entry.name) does not fit in this machine's memory now: it \(memory.summary). Close other programs or load a smaller model; load it anyway to try."
             )
         }
         let now = await elapsed()
@@ -166,7 +128,8 @@ public actor ModelRuntimes {
         }
         let launcher = launcher
         let starting = Task { try await launcher.launch(entry, kind: kind) }
-        slots[entry.name] = Slot(kind: kind, state: .loading, running: nil, starting: starting, lastUsed: now)
+        slots[entry.name] = Slot(
+            kind: kind, state: .loading, running: nil, starting: starting, lastUsed: now, memory: memory)
         do {
             let running = try await starting.value
             // An unload while it was starting wins: stop what just started.
@@ -175,7 +138,8 @@ public actor ModelRuntimes {
                 throw Self.unloadedWhileStarting(entry.name)
             }
             slots[entry.name] = Slot(
-                kind: kind, state: .ready(endpoint: running.endpoint), running: running, starting: nil, lastUsed: now)
+                kind: kind, state: .ready(endpoint: running.endpoint), running: running, starting: nil, lastUsed: now,
+                memory: memory)
             return running
         } catch {
             if slots[entry.name]?.starting == starting {

@@ -29,24 +29,39 @@ public struct GGUFHeader: Sendable, Equatable {
     public var blockCount: UInt64?
     /// Attention heads (`<arch>.attention.head_count`), and those for keys and values
     /// (`<arch>.attention.head_count_kv`; the same when absent, as llama.cpp reads it).
+    /// A model whose layers differ (OpenELM, some Nemotron and Gemma builds) writes these as arrays, one entry a
+    /// layer; then these are the largest entry and ``headCountKVPerLayer`` holds the KV heads of each layer.
     public var headCount: UInt64?
     public var headCountKV: UInt64?
-    /// The embedding width (`<arch>.embedding_length`), and a key's width when declared
-    /// (`<arch>.attention.key_length`; else the embedding width over the heads).
+    /// The KV heads of each layer when `<arch>.attention.head_count_kv` is an array (a layer with 0 keeps no cache).
+    public var headCountKVPerLayer: [UInt64]?
+    /// The embedding width (`<arch>.embedding_length`), and a key's and a value's widths when declared
+    /// (`<arch>.attention.key_length`, `<arch>.attention.value_length`; else the embedding width over the heads).
     public var embeddingLength: UInt64?
     public var keyLength: UInt64?
+    public var valueLength: UInt64?
 
     /// The memory llama.cpp's KV cache takes for `context` tokens at `bytesPerElement` (2: f16, its default):
-    /// 2 (keys and values) × layers × context × KV heads × head size × bytes per element, as LM Studio's fit
-    /// estimate computes it. Nil when the header lacks what it needs.
+    /// context × bytes per element × the sum over layers of KV heads × (key width + value width) — with one KV-head
+    /// count for every layer and keys as wide as values, 2 × layers × context × KV heads × head size × bytes per
+    /// element, as LM Studio's fit estimate computes it. Nil when the header lacks what it needs.
     public func kvCacheBytes(context: UInt64, bytesPerElement: UInt64 = 2) -> UInt64? {
         guard let blockCount, let headCount, headCount > 0 else { return nil }
-        let headSize = keyLength ?? embeddingLength.map { $0 / headCount }
-        guard let headSize else { return nil }
-        let kvHeads = headCountKV ?? headCount
-        // The factors come from the file: an absurd one overflows, which must not trap.
-        var product: UInt64 = 2
-        for factor in [blockCount, context, kvHeads, headSize, bytesPerElement] {
+        let derived = embeddingLength.map { $0 / headCount }
+        guard let keyWidth = keyLength ?? derived, let valueWidth = valueLength ?? derived else { return nil }
+        // Every factor comes from the file: an absurd one overflows, which must not trap.
+        let perLayer =
+            headCountKVPerLayer ?? Array(repeating: headCountKV ?? headCount, count: Int(min(blockCount, 1 << 16)))
+        var heads: UInt64 = 0
+        for layer in perLayer {
+            let (sum, overflow) = heads.addingReportingOverflow(layer)
+            guard !overflow else { return nil }
+            heads = sum
+        }
+        let (width, overflow) = keyWidth.addingReportingOverflow(valueWidth)
+        guard !overflow, blockCount <= 1 << 16 else { return nil }
+        var product: UInt64 = 1
+        for factor in [heads, width, context, bytesPerElement] {
             let (next, overflow) = product.multipliedReportingOverflow(by: factor)
             guard !overflow else { return nil }
             product = next
@@ -104,10 +119,14 @@ public struct GGUFHeader: Sendable, Equatable {
                 // `<arch>.…` keys, matched by their ending: the architecture need not come first.
                 if key.hasSuffix(".context_length") { header.contextLength = value.number }
                 if key.hasSuffix(".block_count") { header.blockCount = value.number }
-                if key.hasSuffix(".attention.head_count") { header.headCount = value.number }
-                if key.hasSuffix(".attention.head_count_kv") { header.headCountKV = value.number }
+                if key.hasSuffix(".attention.head_count") { header.headCount = value.largest }
+                if key.hasSuffix(".attention.head_count_kv") {
+                    header.headCountKV = value.largest
+                    header.headCountKVPerLayer = value.numbers
+                }
                 if key.hasSuffix(".embedding_length") { header.embeddingLength = value.number }
                 if key.hasSuffix(".attention.key_length") { header.keyLength = value.number }
+                if key.hasSuffix(".attention.value_length") { header.valueLength = value.number }
             }
         }
         var elements: UInt64 = 0
@@ -156,11 +175,15 @@ public struct GGUFHeader: Sendable, Equatable {
         key.hasPrefix("general.") || key.hasSuffix(".context_length") || key.hasSuffix(".block_count")
             || key.hasSuffix(".embedding_length") || key.hasSuffix(".attention.head_count")
             || key.hasSuffix(".attention.head_count_kv") || key.hasSuffix(".attention.key_length")
+            || key.hasSuffix(".attention.value_length")
     }
 
     private enum Value {
-        case number(UInt64), text(String), other
+        case number(UInt64), numbers([UInt64]), text(String), other
         var number: UInt64? { if case .number(let value) = self { value } else { nil } }
+        var numbers: [UInt64]? { if case .numbers(let values) = self { values } else { nil } }
+        /// A number, or an array's largest entry.
+        var largest: UInt64? { number ?? numbers?.max() }
         var text: String? { if case .text(let value) = self { value } else { nil } }
     }
 
@@ -185,6 +208,16 @@ public struct GGUFHeader: Sendable, Equatable {
         case 9:
             let elementType = try reader.integer(UInt32.self)
             let count = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+            // An integer array kept (per-layer head counts): one entry a layer, so a few thousand at most.
+            if keep, integerTypes.contains(elementType), count <= 1 << 16 {
+                var values: [UInt64] = []
+                for _ in 0..<count {
+                    if let number = try value(&reader, type: elementType, wide: wide, keep: false).number {
+                        values.append(number)
+                    }
+                }
+                return .numbers(values)
+            }
             if let width = fixedWidths[elementType] {
                 try reader.skip(Int64(clamping: count.multipliedReportingOverflow(by: width).partialValue))
             } else {
@@ -197,6 +230,9 @@ public struct GGUFHeader: Sendable, Equatable {
         default: throw ModelDepotError(.invalidModelFile, "unknown GGUF metadata type \(type)")
         }
     }
+
+    /// The unsigned and signed integer types (bool and floats excluded).
+    private static let integerTypes: Set<UInt32> = [0, 1, 2, 3, 4, 5, 10, 11]
 
     private static let fixedWidths: [UInt32: UInt64] = [
         0: 1, 1: 1, 7: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 10: 8, 11: 8, 12: 8,

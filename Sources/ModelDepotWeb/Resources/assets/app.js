@@ -16,8 +16,15 @@ async function call(method, path, body) {
   });
   if (!answer.ok) {
     let text = answer.status + " " + answer.statusText;
-    try { text = (await answer.json()).error || text; } catch (ignored) { /* not JSON */ }
-    throw new Error(text);
+    let code = "";
+    try {
+      const refusal = await answer.json();
+      text = refusal.error || text;
+      code = refusal.code || "";
+    } catch (ignored) { /* not JSON */ }
+    const error = new Error(text);
+    error.code = code; // a ModelDepotError code: "insufficientMemory" offers Load anyway
+    throw error;
   }
   return answer.json();
 }
@@ -26,8 +33,9 @@ async function act(button) {
   const name = button.dataset.name;
   const action = button.dataset.action;
   if (action === "use") {
-    if (document.body.dataset.page === "onboarding") { window.location.href = "/models/" + encodeURIComponent(name); }
-    else { window.location.href = "/models/" + encodeURIComponent(name); }
+    // The playground with the model selected (it loads there); a model no runtime here serves opens its page,
+    // which says why.
+    window.location.href = button.dataset.use || "/models/" + encodeURIComponent(name);
     return;
   }
   button.disabled = true;
@@ -65,6 +73,9 @@ function setStatus(row, model) {
     button.dataset.action = model.status.action;
     button.textContent = model.status.actionLabel;
   }
+  // Load is offered once the model is here.
+  const load = row.querySelector('button[data-runtime="load"]');
+  if (load) load.hidden = !model.status.selectable;
 }
 
 function renderDownloads(screen) {

@@ -3,6 +3,12 @@
 // generation on the server. Every value is written with textContent.
 "use strict";
 
+// The model the page's selector names (runtimes.js loads it when chosen).
+function selectedModel() {
+  const select = document.getElementById("model");
+  return select ? select.value : undefined;
+}
+
 function chatPage() {
   const form = document.getElementById("chat-form");
   if (!form) return;
@@ -54,7 +60,7 @@ function chatPage() {
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({
           messages, system: form.elements.system.value, preset: form.elements.preset.value,
-          maxTokens: Number(form.elements.maxTokens.value) || undefined,
+          maxTokens: Number(form.elements.maxTokens.value) || undefined, model: selectedModel(),
         }),
       });
       if (!answer.ok) {
@@ -127,7 +133,7 @@ function embeddingsPage() {
     try {
       const answer = await fetch("/api/ui/embeddings", {
         method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ sentences }),
+        body: JSON.stringify({ sentences, model: selectedModel() }),
       });
       const result = await answer.json();
       if (!answer.ok) throw new Error(result.error || answer.statusText);
@@ -206,6 +212,7 @@ function transcribePage() {
         body: JSON.stringify({
           name: file.name, audio: base64(await file.arrayBuffer()), language: form.elements.language.value,
           translate: form.elements.translate.checked, wordTimestamps: form.elements.wordTimestamps.checked,
+          model: selectedModel(),
         }),
       });
       const result = await answer.json();

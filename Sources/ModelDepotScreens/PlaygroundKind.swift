@@ -1,0 +1,32 @@
+import Foundation
+import ModelDepot
+import ModelDepotInference
+
+/// The three playgrounds, and which one a model is used in: where "Use" takes a person.
+public enum PlaygroundKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case chat, embeddings, transcribe
+
+    /// The playground `entry` is used in, by its capabilities (text generation first: a chat model that also
+    /// embeds opens Chat); nil when none of them fits.
+    public static func of(_ entry: CatalogEntry) -> PlaygroundKind? {
+        allCases.first { $0.accepts(entry) }
+    }
+
+    /// Whether this playground can use `entry`.
+    public func accepts(_ entry: CatalogEntry) -> Bool {
+        switch self {
+        case .chat: entry.capabilities.contains { [.textGeneration, .codeGeneration, .reasoning].contains($0) }
+        case .embeddings: entry.has(.embeddings)
+        case .transcribe: entry.has(.transcription)
+        }
+    }
+
+    /// The page's path, `/chat`.
+    public var path: String { "/" + rawValue }
+
+    /// What "Use" opens for `name`: the page with the model selected, `/chat?model=NAME`.
+    public func path(selecting name: String) -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        return path + "?model=" + (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name)
+    }
+}

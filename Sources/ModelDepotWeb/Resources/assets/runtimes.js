@@ -1,0 +1,152 @@
+// Loaded models: Load, Unload and "Load anyway" wherever a model is shown, the "Loaded models" panel, and the
+// playgrounds' model selector (choosing a model loads it). Uses call(), showMessage() and showNotice() from app.js.
+// Every value is written with textContent.
+"use strict";
+
+function runtimePath(name, action) {
+  return "/api/ui/models/" + encodeURIComponent(name) + "/" + action;
+}
+
+// Loads `name` (past the memory estimate when `anyway`); the panel follows. Throws what the server said.
+async function loadModel(name, anyway) {
+  const screen = await call("POST", runtimePath(name, "load"), anyway ? { ignoringMemory: true } : {});
+  renderLoaded(screen);
+  return screen;
+}
+
+function renderLoaded(screen) {
+  const table = document.getElementById("loaded-table");
+  if (!table) return;
+  const empty = document.getElementById("loaded-empty");
+  empty.textContent = screen.emptyMessage || "";
+  empty.hidden = !screen.emptyMessage;
+  table.hidden = screen.rows.length === 0;
+  const rows = screen.rows.map((row) => {
+    const tr = document.createElement("tr");
+    tr.dataset.loaded = row.name;
+    tr.dataset.state = row.state;
+    const cells = [row.name, row.runtimeText, row.state, row.memoryText, row.whereText].map((text) => {
+      const td = document.createElement("td");
+      td.textContent = text || "";
+      return td;
+    });
+    if (row.message) {
+      const reason = document.createElement("div");
+      reason.className = "reason";
+      reason.textContent = row.message;
+      cells[2].append(reason);
+    }
+    const actions = document.createElement("td");
+    if (row.usePath) {
+      const use = document.createElement("a");
+      use.className = "button";
+      use.href = row.usePath;
+      use.textContent = "Use";
+      actions.append(use, " ");
+    }
+    const unload = document.createElement("button");
+    unload.type = "button";
+    unload.className = "secondary";
+    unload.dataset.runtime = "unload";
+    unload.dataset.name = row.name;
+    unload.textContent = "Unload";
+    actions.append(unload);
+    tr.append(...cells, actions);
+    return tr;
+  });
+  table.querySelector("tbody").replaceChildren(...rows);
+}
+
+async function refreshLoaded() {
+  try {
+    renderLoaded(await (await fetch("/api/ui/runtimes", { credentials: "same-origin" })).json());
+  } catch (ignored) { /* the next refresh tries again */ }
+}
+
+// The Load, Unload and Load anyway buttons of the Models page, a model's page and the panel.
+async function runtimeAction(button) {
+  const name = button.dataset.name;
+  const action = button.dataset.runtime;
+  const status = document.getElementById("runtime-status");
+  const anyway = document.getElementById("load-anyway");
+  button.disabled = true;
+  if (status) { status.dataset.state = "loading"; status.textContent = action === "unload" ? "" : "Loading " + name + "…"; }
+  try {
+    if (action === "unload") {
+      renderLoaded(await call("POST", runtimePath(name, "unload")));
+      showNotice(name + " is unloaded: its runtime stopped.");
+      if (status) { status.dataset.state = ""; status.textContent = ""; }
+    } else {
+      const screen = await loadModel(name, action === "load-anyway");
+      const row = screen.rows.find((candidate) => candidate.name === name);
+      showNotice(name + " is loaded" + (row && row.whereText ? " (" + row.whereText + ")." : "."));
+      if (status) { status.dataset.state = "loaded"; status.textContent = "loaded"; }
+      if (anyway) anyway.hidden = true;
+    }
+    const unload = document.querySelector('.runtime button[data-runtime="unload"]');
+    if (unload) unload.hidden = action === "unload";
+    showMessage("");
+  } catch (error) {
+    if (status) { status.dataset.state = "failed"; status.textContent = ""; }
+    if (error.code === "insufficientMemory" && anyway && button.closest(".runtime")) anyway.hidden = false;
+    showMessage(error.message);
+    refreshLoaded();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-runtime]");
+  if (button) runtimeAction(button);
+});
+
+// A playground's selector: choosing a model that is not loaded loads it (the page opens with the one "Use" chose,
+// and loads it at once); a model that does not fit offers "Load anyway". Requests name the selected model.
+function modelChoice() {
+  const select = document.getElementById("model");
+  if (!select) return;
+  const status = document.getElementById("model-status");
+  const anyway = document.getElementById("load-anyway");
+  const source = document.getElementById("source-name");
+  const submits = () => document.querySelectorAll("main form button[type=submit]");
+  function say(state, text) {
+    status.dataset.state = state;
+    status.textContent = text;
+  }
+  async function prepare(force) {
+    const option = select.selectedOptions[0];
+    if (!option) return;
+    anyway.hidden = true;
+    source.textContent = option.value === "@endpoint" ? option.textContent : option.value;
+    const url = new URL(window.location.href);
+    url.searchParams.set("model", option.value);
+    history.replaceState(null, "", url);
+    if (option.dataset.state === "endpoint" || (option.dataset.state === "loaded" && !force)) {
+      say(option.dataset.state === "loaded" ? "ready" : "idle", option.dataset.state === "loaded" ? option.value + " is loaded." : "");
+      return;
+    }
+    say("loading", "Loading " + option.value + "… " + (option.dataset.detail || ""));
+    submits().forEach((button) => { button.disabled = true; });
+    try {
+      await loadModel(option.value, force === "anyway");
+      option.dataset.state = "loaded";
+      option.textContent = option.value + " (loaded)";
+      say("ready", option.value + " is loaded.");
+      showMessage("");
+    } catch (error) {
+      say("failed", error.message);
+      if (error.code === "insufficientMemory") anyway.hidden = false;
+    } finally {
+      submits().forEach((button) => { button.disabled = false; });
+    }
+  }
+  select.addEventListener("change", () => prepare(false));
+  anyway.addEventListener("click", () => prepare("anyway"));
+  prepare(false);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  modelChoice();
+  if (document.getElementById("loaded-table")) setInterval(refreshLoaded, 3000);
+});
