@@ -48,37 +48,48 @@ package enum AvailableMemory {
 
     /// What the process's memory cgroup still lets it take: at each level from its own group up to the root, the
     /// limit minus what the group uses, the smallest of them. cgroup v2 (`0::PATH` in `/proc/self/cgroup`):
-    /// `memory.max` (`max`: no limit) and `memory.current` under `/sys/fs/cgroup`; v1 (`N:memory:PATH`):
-    /// `memory.limit_in_bytes` (a huge number: no limit) and `memory.usage_in_bytes` under `/sys/fs/cgroup/memory`.
-    /// A level whose folder is not there (a container that shows its own group as the root) is skipped. Nil when no
-    /// level limits memory.
+    /// `memory.max` (`max`: no limit) and `memory.current` under `/sys/fs/cgroup`; v1 (`N:memory:PATH`), also on a
+    /// hybrid system whose v2 tree limits nothing: `memory.limit_in_bytes` (a huge number: no limit) and
+    /// `memory.usage_in_bytes` under `/sys/fs/cgroup/memory`. The usage counts the page cache, which the kernel
+    /// reclaims before it kills anything: its inactive part (`inactive_file`, `total_inactive_file` in v1's
+    /// `memory.stat`) is taken off, as the kubelet counts a container's working set. A level whose folder is not
+    /// there (a container that shows its own group as the root) is skipped. Nil when no level limits memory.
     package static func cgroupHeadroom(membership: String, read: (String) -> String?) -> Int64? {
         let lines = membership.split(separator: "\n")
-        let hierarchy: (path: Substring, root: String, limit: String, usage: String)
-        if let line = lines.first(where: { $0.hasPrefix("0::") }) {
-            hierarchy = (line.dropFirst(3), "/sys/fs/cgroup", "memory.max", "memory.current")
-        } else if let line = lines.first(where: {
-            $0.split(separator: ":")[safe: 1]?.split(separator: ",").contains("memory") == true
-        }),
-            let path = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)[safe: 2]
+        if let line = lines.first(where: { $0.hasPrefix("0::") }),
+            let headroom = headroom(
+                path: line.dropFirst(3), root: "/sys/fs/cgroup", limit: "memory.max", usage: "memory.current",
+                inactive: "inactive_file", read: read)
         {
-            hierarchy = (path, "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
-        } else {
-            return nil
+            return headroom
         }
-        func number(_ file: String) -> Int64? {
-            read(file).flatMap { Int64(String($0.filter { !$0.isWhitespace })) }
+        for line in lines {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3, fields[1].split(separator: ",").contains("memory") else { continue }
+            return headroom(
+                path: fields[2], root: "/sys/fs/cgroup/memory", limit: "memory.limit_in_bytes",
+                usage: "memory.usage_in_bytes", inactive: "total_inactive_file", read: read)
         }
-        var path = hierarchy.path.split(separator: "/").map(String.init)
+        return nil
+    }
+
+    private static func headroom(
+        path: Substring, root: String, limit: String, usage: String, inactive: String, read: (String) -> String?
+    ) -> Int64? {
+        func number(_ text: Substring?) -> Int64? { text.flatMap { Int64(String($0.filter { !$0.isWhitespace })) } }
+        var levels = path.split(separator: "/").map(String.init)
         var headroom: Int64?
         while true {
-            let folder = ([hierarchy.root] + path).joined(separator: "/")
-            if let limit = number(folder + "/" + hierarchy.limit), limit < 1 << 60 {
-                let used = number(folder + "/" + hierarchy.usage) ?? 0
-                headroom = min(headroom ?? .max, max(0, limit - used))
+            let folder = ([root] + levels).joined(separator: "/")
+            if let limit = number(read(folder + "/" + limit)?[...]), limit < 1 << 60 {
+                let used = number(read(folder + "/" + usage)?[...]) ?? 0
+                let stat = read(folder + "/memory.stat")?.split(separator: "\n") ?? []
+                let reclaimable =
+                    stat.first { $0.hasPrefix(inactive + " ") }.flatMap { number($0.dropFirst(inactive.count)) } ?? 0
+                headroom = min(headroom ?? .max, max(0, limit - max(0, used - reclaimable)))
             }
-            guard !path.isEmpty else { break }
-            path.removeLast()
+            guard !levels.isEmpty else { break }
+            levels.removeLast()
         }
         return headroom
     }
@@ -96,8 +107,4 @@ package enum AvailableMemory {
         }
         return String(decoding: text, as: UTF8.self)
     }
-}
-
-extension Array {
-    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

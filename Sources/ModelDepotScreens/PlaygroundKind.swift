@@ -12,7 +12,18 @@ public enum PlaygroundKind: String, Sendable, Hashable, CaseIterable, Codable {
         allCases.first { $0.accepts(entry) }
     }
 
-    /// Whether this playground can use `entry`.
+    /// Whether this playground can use `entry` through the runtime that serves it here: chat through llama.cpp's
+    /// server, embeddings through it or the in-process encoder, transcription through faster-whisper-server.
+    public func serves(_ entry: CatalogEntry) -> Bool {
+        guard accepts(entry), case .success(let runtime) = RuntimeKind.serving(entry) else { return false }
+        switch self {
+        case .chat: return runtime == .llamaServer
+        case .embeddings: return runtime == .llamaServer || runtime == .sentenceEncoder
+        case .transcribe: return runtime == .whisperServer
+        }
+    }
+
+    /// Whether this playground is for `entry`'s kind of model (by its capabilities alone).
     public func accepts(_ entry: CatalogEntry) -> Bool {
         switch self {
         case .chat: entry.capabilities.contains { [.textGeneration, .codeGeneration, .reasoning].contains($0) }

@@ -36,8 +36,7 @@ public struct PlaygroundModels: Sendable {
         if let runtimes {
             let loaded = Dictionary(uniqueKeysWithValues: await runtimes.loaded.map { ($0.name, $0) })
             var local: [PlaygroundChoices.Choice] = []
-            for entry in downloads.catalog.models where kind.accepts(entry) {
-                guard case .success = RuntimeKind.serving(entry) else { continue }
+            for entry in downloads.catalog.models where kind.serves(entry) {
                 guard downloaded(entry) else {
                     waiting += 1
                     continue
@@ -58,7 +57,7 @@ public struct PlaygroundModels: Sendable {
             }
             choices += local.filter { $0.state == "loaded" } + local.filter { $0.state != "loaded" }
         }
-        let wanted = selecting ?? preferred[kind]
+        let wanted = selecting ?? preferredModel(kind)
         let selected =
             choices.first { $0.id == wanted }?.id ?? choices.first { $0.state == "endpoint" }?.id
             ?? choices.first { $0.state == "loaded" }?.id ?? choices.first?.id
@@ -76,7 +75,7 @@ public struct PlaygroundModels: Sendable {
     /// - Throws: `invalidArgument` for a name that is not a chat model here, `incompleteSnapshot` when it is not
     ///   downloaded, what loading throws, and `unavailable` when nothing is there to chat with.
     public func chat(_ model: String?) async throws -> ChatPlayground {
-        if let endpoint = chatEndpoint, Self.isEndpoint(model, preferred: preferred[.chat]) { return endpoint }
+        if let endpoint = chatEndpoint, Self.isEndpoint(model, preferred: preferredModel(.chat)) { return endpoint }
         let (entry, running) = try await load(model, for: .chat)
         guard let endpoint = running.endpoint else {
             throw ModelDepotError(.unavailable, "\(entry.name)'s runtime has no endpoint to chat with.")
@@ -89,7 +88,7 @@ public struct PlaygroundModels: Sendable {
 
     /// The embeddings playground over `model`: an encoder in this process, or a server that embeds.
     public func embeddings(_ model: String?) async throws -> EmbeddingsPlayground {
-        if Self.isEndpoint(model, preferred: preferred[.embeddings]) {
+        if Self.isEndpoint(model, preferred: preferredModel(.embeddings)) {
             if let endpoint = embeddingsEndpoint { return endpoint }
             if let chat = chatEndpoint { return EmbeddingsPlayground(embedder: chat.provider, source: chat.source) }
         }
@@ -108,7 +107,7 @@ public struct PlaygroundModels: Sendable {
 
     /// The transcribe playground over `model`.
     public func transcribe(_ model: String?) async throws -> TranscribePlayground {
-        if let endpoint = transcribeEndpoint, Self.isEndpoint(model, preferred: preferred[.transcribe]) {
+        if let endpoint = transcribeEndpoint, Self.isEndpoint(model, preferred: preferredModel(.transcribe)) {
             return endpoint
         }
         let (entry, running) = try await load(model, for: .transcribe)
@@ -120,6 +119,14 @@ public struct PlaygroundModels: Sendable {
                 baseURL: endpoint, model: entry.name, traits: .fasterWhisperServer,
                 transport: OpenAICompatibleProvider.localTransport),
             source: "\(entry.name), loaded on this machine")
+    }
+
+    /// The model `kind` prefers, when the catalog has it and this playground can use it.
+    private func preferredModel(_ kind: PlaygroundKind) -> String? {
+        guard let name = preferred[kind], let entry = downloads.catalog.entry(named: name), kind.serves(entry) else {
+            return nil
+        }
+        return name
     }
 
     private func endpointSource(_ kind: PlaygroundKind) -> String? {
@@ -142,12 +149,12 @@ public struct PlaygroundModels: Sendable {
     /// `model` loaded (or the playground's default when nil), marked as used now.
     private func load(_ model: String?, for kind: PlaygroundKind) async throws -> (CatalogEntry, any RunningModel) {
         guard let runtimes else { throw ModelDepotError(.noPlaygroundModel, PlaygroundChoices.empty(kind)) }
-        var name = model.flatMap { $0.isEmpty ? nil : $0 } ?? preferred[kind]
+        var name = model.flatMap { $0.isEmpty ? nil : $0 } ?? preferredModel(kind)
         if name == nil { name = await choices(kind).selected }
         guard let name, name != Self.endpointID else {
             throw ModelDepotError(.noPlaygroundModel, PlaygroundChoices.empty(kind))
         }
-        guard let entry = downloads.catalog.entry(named: name), kind.accepts(entry) else {
+        guard let entry = downloads.catalog.entry(named: name), kind.serves(entry) else {
             throw ModelDepotError(
                 .invalidArgument, "'\(name.prefix(200))' is not a model the \(kind.rawValue) playground can use here.")
         }

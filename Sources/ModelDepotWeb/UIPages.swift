@@ -48,6 +48,8 @@ struct UIPages: Sendable {
         if let loaded {
             context["hasRuntimes"] = true
             context["loadedEmpty"] = loaded.emptyMessage ?? ""
+            // A flag, not the message: an empty string still opens a Mustache section.
+            context["hasLoaded"] = !loaded.rows.isEmpty
             context["loaded"] = loaded.rows.map(Self.loadedRow)
         }
         context["search"] = screen.filter.search
@@ -85,7 +87,8 @@ struct UIPages: Sendable {
             values["usePath"] = row.usePath ?? "/models/\(row.name)"
             values["loadable"] = row.usePath != nil
             values["selectable"] = row.status.selectable
-            values["unservedReason"] = row.unservedReason ?? ""
+            // Absent, not "": this Mustache opens a section for an empty string.
+            values["unservedReason"] = row.unservedReason
             return values
         }
         return render("models", context)
@@ -93,10 +96,12 @@ struct UIPages: Sendable {
 
     /// A row of the "Loaded models" panel (the script draws the same from `/api/ui/runtimes`).
     static func loadedRow(_ row: LoadedModelsScreen.Row) -> [String: Any] {
-        [
+        var values: [String: Any] = [
             "name": row.name, "runtimeText": row.runtimeText, "state": row.state, "whereText": row.whereText,
-            "memoryText": row.memoryText, "message": row.message ?? "", "usePath": row.usePath ?? "",
+            "memoryText": row.memoryText, "message": row.message ?? "",
         ]
+        values["usePath"] = row.usePath
+        return values
     }
 
     func model(_ screen: ModelDetailScreen, runtime: ModelRuntimeSummary?, offline: Bool) -> String {
@@ -213,7 +218,7 @@ struct UIPages: Sendable {
         context["ready"] = !choices.choices.isEmpty
         context["missing"] = choices.emptyMessage ?? ""
         context["kind"] = choices.kind.rawValue
-        context["waitingText"] = choices.waitingText ?? ""
+        context["waitingText"] = choices.waitingText
         context["source"] = choices.choices.first { $0.id == choices.selected }?.label ?? ""
         context["choices"] = choices.choices.map { choice -> [String: Any] in
             [

@@ -78,12 +78,18 @@ public struct WebApp: Sendable {
                 )
             },
             logger: logger)
-        let reloads =
+        var helpers =
             tls.map {
                 [ServiceGroupConfiguration.ServiceConfiguration(service: CertificateReloader(tls: $0, logger: logger))]
             } ?? []
+        if let runtimes {
+            helpers.append(
+                .init(
+                    service: IdleUnloader(runtimes: runtimes, logger: logger),
+                    successTerminationBehavior: .ignore))
+        }
         try await DrainingServer.run(
-            reloads + [
+            helpers + [
                 .init(service: app),
                 .init(
                     service: StreamCloser(streams: streams, downloads: downloads, runtimes: runtimes, logger: logger),

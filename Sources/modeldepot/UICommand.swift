@@ -156,7 +156,7 @@
                 catalog = started.catalog
                 StandardStreams.error(
                     Data(
-                        "demo Hub at \(started.endpoint.absoluteString): demo-chat to download, demo-embed here, demo-damaged damaged, demo-voice for /onboarding/demo-voice; cache \(cache.root.path)\n"
+                        "demo Hub at \(started.endpoint.absoluteString): demo-chat and demo-llama to download, demo-embed here, demo-damaged damaged, demo-voice for /onboarding/demo-voice; cache \(cache.root.path)\n"
                             .utf8))
             } else {
                 configuration = try hub.networkConfiguration()
@@ -215,14 +215,17 @@
                 guard let entry = catalog.entry(named: name) else {
                     throw ValidationError("\(flag) \(name) is not in the catalog; `modeldepot catalog` lists it.")
                 }
-                guard kind.accepts(entry), case .success = RuntimeKind.serving(entry) else {
+                guard kind.serves(entry) else {
                     throw ValidationError(
                         "\(flag) \(name) cannot be used for \(kind.rawValue) here: \(Self.unusable(entry, for: kind))")
                 }
                 StandardStreams.error(Data("Loading \(name)…\n".utf8))
                 try await runtimes.load(entry, ignoringMemory: true)
                 app.preferred[kind] = name
-                if kind == .chat, embedLocal == nil { app.preferred[.embeddings] = name }
+                // A chat server that also embeds serves the Embeddings page too, unless --embed-local says otherwise.
+                if kind == .chat, embedLocal == nil, PlaygroundKind.embeddings.serves(entry) {
+                    app.preferred[.embeddings] = name
+                }
             }
             app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
             SecondSignal.exitsAtOnce()

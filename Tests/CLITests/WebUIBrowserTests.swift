@@ -90,9 +90,28 @@ import Testing
             })
         #expect(
             kinds == [
-                "demo-chat": "notDownloaded", "demo-embed": "ready", "demo-damaged": "corrupt",
-                "demo-voice": "notDownloaded",
+                "demo-chat": "notDownloaded", "demo-llama": "notDownloaded", "demo-embed": "ready",
+                "demo-huge": "ready", "demo-damaged": "corrupt", "demo-voice": "notDownloaded",
             ])
+        // With nothing installed, the demo's sentence encoder runs in ui itself: Use → Embeddings works offline.
+        func post(_ path: String, _ body: String) async throws -> (Int, [String: Any]) {
+            let reply = try await AsyncHTTPTransport.patient.send(
+                TransportRequest(
+                    method: "POST", url: URL(string: base + path)!,
+                    headers: [("Cookie", cookie), ("Content-Type", "application/json"), ("Origin", base)],
+                    body: Array(body.utf8)))
+            var bytes: [UInt8] = []
+            for try await part in reply.body { bytes += part.bytes }
+            return (reply.status, (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]) ?? [:])
+        }
+        let (status, compared) = try await post(
+            "/api/ui/embeddings", #"{"sentences": ["a cat sits", "a cat sits", "markets fell"], "model": "demo-embed"}"#
+        )
+        #expect(status == 200 && compared["dimensions"] as? Int == 32, "\(compared)")
+        // A model too big for this machine is refused with its estimate, and a code the page offers to override.
+        let (refusedStatus, refusal) = try await post("/api/ui/models/demo-huge/load", "{}")
+        #expect(refusedStatus == 409 && refusal["code"] as? String == "insufficientMemory", "\(refusal)")
+        #expect((refusal["error"] as? String)?.contains("needs about") == true)
         // The download is slow enough to watch: the demo's bandwidth limit, shown in Settings and liftable there.
         let settings = try await AsyncHTTPTransport.patient.send(
             TransportRequest(url: URL(string: base + "/api/ui/settings")!, headers: [("Cookie", cookie)]))

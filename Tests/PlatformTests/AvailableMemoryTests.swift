@@ -30,6 +30,21 @@ import Testing
         #expect(AvailableMemory.cgroupHeadroom(membership: membership, read: Self.reader(files)) == 0)
     }
 
+    /// The page cache the kernel can drop (a model just downloaded) is not counted as used, and a hybrid system
+    /// whose v2 tree limits nothing falls back to the v1 memory controller.
+    @Test func reclaimableCacheIsFreeAndHybridSystemsReadV1() {
+        let files = [
+            "/sys/fs/cgroup/memory/box/memory.limit_in_bytes": "4000000000\n",
+            "/sys/fs/cgroup/memory/box/memory.usage_in_bytes": "3900000000\n",
+            "/sys/fs/cgroup/memory/box/memory.stat":
+                "cache 3000000000\ntotal_cache 3000000000\ntotal_inactive_file 2500000000\n",
+        ]
+        let membership = "4:memory:/box\n0::/box\n"
+        #expect(
+            AvailableMemory.cgroupHeadroom(membership: membership, read: Self.reader(files))
+                == Int64(2_600_000_000), "4 GB limit, 3.9 GB used of which 2.5 GB is cache the kernel can drop")
+    }
+
     @Test func noLimitAnywhereIsNil() {
         let files = ["/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"]
         #expect(AvailableMemory.cgroupHeadroom(membership: "4:memory:/gone/away\n", read: Self.reader(files)) == nil)

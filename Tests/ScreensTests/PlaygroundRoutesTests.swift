@@ -138,7 +138,7 @@ import Testing
                     buffer: try await client.execute(
                         uri: "/models/embed", method: .get, headers: WebRoutingTests.headers(cookie)
                     ).body)
-                #expect(page.contains(#"id="memory-estimate" class="plan warning""#), "\(page)")
+                #expect(page.contains(#"id="memory-estimate" class="estimate warning""#), "\(page)")
                 let anyway = try await load(#"{"ignoringMemory": true}"#)
                 #expect(anyway.status == .ok)
                 #expect(launcher.launches.withLock { $0 } == ["embed"])

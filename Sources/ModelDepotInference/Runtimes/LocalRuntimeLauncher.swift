@@ -47,7 +47,7 @@
                 guard let model = try? LocalModel.resolve(entry.name, catalog: catalog, cache: cache),
                     let size = FileStatus(path: model.file.path)?.size
                 else { return nil }
-                let context = UInt64(min(entry.contextLength ?? maximumContext, maximumContext))
+                let context = UInt64(max(1, min(entry.contextLength ?? maximumContext, maximumContext)))
                 let cacheBytes = (try? GGUFHeader.read(path: model.file.path))?.kvCacheBytes(context: context) ?? 0
                 return MemoryFit(
                     weightBytes: size, cacheBytes: Int64(clamping: cacheBytes),
@@ -76,7 +76,8 @@
                         : .success("ModelDepot's BERT encoder, in this process")
                 }
             }
-            if let found { installed.byKind.withLock { $0[kind] = found } }
+            // Only what was found is kept: a runtime installed while the app runs is found on the next look.
+            if case .success? = found { installed.byKind.withLock { $0[kind] = found } }
             return found
         }
 
@@ -86,7 +87,7 @@
                 let model = try LocalModel.resolve(entry.name, catalog: catalog, cache: cache)
                 return try await LocalModelServer.start(
                     model: model.file, alias: entry.name, runtime: chatRuntime,
-                    contextLength: min(entry.contextLength ?? maximumContext, maximumContext),
+                    contextLength: max(1, min(entry.contextLength ?? maximumContext, maximumContext)),
                     records: RuntimeRecords(cache: cache))
             case .whisperServer:
                 let model = try LocalTranscriptionModel.resolve(entry.name, catalog: catalog, cache: cache)

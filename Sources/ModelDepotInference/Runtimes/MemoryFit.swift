@@ -9,8 +9,9 @@ public struct MemoryFit: Sendable, Equatable {
     public var cacheBytes: Int64
     /// What the system says is available; nil when it does not say (then nothing is refused).
     public var availableBytes: Int64?
-    /// What models still loading will take of ``availableBytes`` (the system does not count it yet).
-    public var loadingBytes: Int64 = 0
+    /// What other models hold of ``availableBytes`` that the system does not count as taken: the estimates of
+    /// those still loading, and the weights of those loaded (mapped from disk, so the system counts them as free).
+    public var reservedBytes: Int64 = 0
 
     public init(weightBytes: Int64, cacheBytes: Int64, availableBytes: Int64?) {
         self.weightBytes = weightBytes
@@ -22,15 +23,17 @@ public struct MemoryFit: Sendable, Equatable {
 
     /// False when the model clearly does not fit: it needs more than is available once the models loading now
     /// have what they need.
-    public var fits: Bool { availableBytes.map { neededBytes <= $0 - loadingBytes } ?? true }
+    public var fits: Bool { availableBytes.map { neededBytes <= $0 - reservedBytes } ?? true }
 
     /// For people: "needs about 4.4 GB (4.1 GB of weights, 288 MB of cache); 2.0 GB available".
     public var summary: String {
         var text =
             "needs about \(ByteFormat.string(neededBytes)) (\(ByteFormat.string(weightBytes)) of weights, \(ByteFormat.string(cacheBytes)) of cache)"
         if let availableBytes {
-            text += "; \(ByteFormat.string(max(0, availableBytes - loadingBytes))) available"
-            if loadingBytes > 0 { text += " after the \(ByteFormat.string(loadingBytes)) of the models loading now" }
+            text += "; \(ByteFormat.string(max(0, availableBytes - reservedBytes))) available"
+            if reservedBytes > 0 {
+                text += " after the \(ByteFormat.string(reservedBytes)) other loaded or loading models hold"
+            }
         }
         return text
     }

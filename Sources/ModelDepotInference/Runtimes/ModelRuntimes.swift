@@ -41,13 +41,16 @@ public actor ModelRuntimes {
         var starting: Task<any RunningModel, any Error>?
         var lastUsed: Duration
         var memory: MemoryFit?
+        /// Which start this slot belongs to: a caller that waited on a start checks it is still the same one.
+        var generation: UInt64
     }
 
     private let launcher: any RuntimeLauncher
     private let clock: EngineClock
     private var slots: [String: Slot] = [:]
+    private var generations: UInt64 = 0
     /// A model nobody used for this long is unloaded by ``unloadIdle()``; nil: never.
-    public let idleTime: Duration?
+    public nonisolated let idleTime: Duration?
 
     public init(
         launcher: any RuntimeLauncher, idleTime: Duration? = .seconds(15 * 60),
@@ -69,11 +72,13 @@ public actor ModelRuntimes {
         }
     }
 
-    /// What loading `entry` would take against the memory available now (less what the models still loading will
-    /// take), to show before loading; nil when unknown.
-    public func memoryFit(_ entry: CatalogEntry) -> MemoryFit? {
+    /// What loading `entry` would take against the memory available now (less what other models hold: the whole
+    /// estimate of those still loading, and the weights of those loaded, which the system counts as free because
+    /// they are mapped from disk), to show before loading; nil when unknown. The estimate reads the model's header
+    /// and the system's figures off the cooperative pool.
+    public func memoryFit(_ entry: CatalogEntry) async -> MemoryFit? {
         guard case .success(let kind) = RuntimeKind.serving(entry) else { return nil }
-        return fit(entry, kind: kind)
+        return reserving(await estimate(entry, kind: kind), for: entry.name)
     }
 
     /// Whether the runtime for `kind` is installed here (what it is, or what installs it); nil when not known.
@@ -81,10 +86,18 @@ public actor ModelRuntimes {
         await launcher.installation(of: kind)
     }
 
-    private func fit(_ entry: CatalogEntry, kind: RuntimeKind) -> MemoryFit? {
-        guard var fit = launcher.memoryFit(entry, kind: kind) else { return nil }
-        fit.loadingBytes = slots.filter { $0.key != entry.name && $0.value.starting != nil }
-            .reduce(0) { $0 + ($1.value.memory?.neededBytes ?? 0) }
+    private func estimate(_ entry: CatalogEntry, kind: RuntimeKind) async -> MemoryFit? {
+        let launcher = launcher
+        return (try? await BlockingWork.run { launcher.memoryFit(entry, kind: kind) }) ?? nil
+    }
+
+    private func reserving(_ fit: MemoryFit?, for name: String) -> MemoryFit? {
+        guard var fit else { return nil }
+        fit.reservedBytes = slots.filter { $0.key != name }.values.reduce(0) { total, slot in
+            if slot.starting != nil { return total + (slot.memory?.neededBytes ?? 0) }
+            if slot.running != nil { return total + (slot.memory?.weightBytes ?? 0) }
+            return total
+        }
         return fit
     }
 
@@ -104,45 +117,38 @@ public actor ModelRuntimes {
         case .failure(let reason):
             throw ModelDepotError(.unavailable, "\(entry.name) cannot be loaded here: \(reason).")
         }
-        let alreadyUp = slots[entry.name]?.running?.isRunning == true || slots[entry.name]?.starting != nil
-        let memory = alreadyUp ? slots[entry.name]?.memory : fit(entry, kind: kind)
-        if !ignoringMemory, !alreadyUp, let memory, !memory.fits {
+        if let running = try await join(entry.name) { return running }
+        let estimated = await estimate(entry, kind: kind)
+        // The estimate suspended: a load that began meanwhile is joined, not started twice.
+        refreshExited()
+        if let running = try await join(entry.name) { return running }
+        let memory = reserving(estimated, for: entry.name)
+        if !ignoringMemory, let memory, !memory.fits {
             throw ModelDepotError(
                 .insufficientMemory,
                 "\(entry.name) does not fit in this machine's memory now: it \(memory.summary). Close other programs or load a smaller model; load it anyway to try."
             )
         }
-        let now = await elapsed()
-        if var slot = slots[entry.name] {
-            slot.lastUsed = now
-            slots[entry.name] = slot
-            if let running = slot.running, running.isRunning { return running }
-            if let starting = slot.starting {
-                let running = try await starting.value
-                // Unloaded while it started: the one who started it stops it; this caller must not use it.
-                guard slots[entry.name]?.starting == starting || slots[entry.name]?.running != nil else {
-                    throw Self.unloadedWhileStarting(entry.name)
-                }
-                return running
-            }
-        }
         let launcher = launcher
         let starting = Task { try await launcher.launch(entry, kind: kind) }
+        generations += 1
+        let generation = generations
         slots[entry.name] = Slot(
-            kind: kind, state: .loading, running: nil, starting: starting, lastUsed: now, memory: memory)
+            kind: kind, state: .loading, running: nil, starting: starting, lastUsed: clock.elapsed(), memory: memory,
+            generation: generation)
         do {
             let running = try await starting.value
             // An unload while it was starting wins: stop what just started.
-            guard slots[entry.name]?.starting == starting else {
+            guard slots[entry.name]?.generation == generation else {
                 await running.stop()
                 throw Self.unloadedWhileStarting(entry.name)
             }
-            slots[entry.name] = Slot(
-                kind: kind, state: .ready(endpoint: running.endpoint), running: running, starting: nil, lastUsed: now,
-                memory: memory)
+            slots[entry.name]?.state = .ready(endpoint: running.endpoint)
+            slots[entry.name]?.running = running
+            slots[entry.name]?.starting = nil
             return running
         } catch {
-            if slots[entry.name]?.starting == starting {
+            if slots[entry.name]?.generation == generation, slots[entry.name]?.running == nil {
                 slots[entry.name]?.starting = nil
                 slots[entry.name]?.state = .failed("\(error)")
             }
@@ -150,10 +156,25 @@ public actor ModelRuntimes {
         }
     }
 
+    /// The runtime of `name` when it runs or is starting (then once it has started), marked as used now; nil when
+    /// it must be started. A caller that waited on a start which was then unloaded gets an error, not a runtime
+    /// that was stopped (or another start's).
+    private func join(_ name: String) async throws -> (any RunningModel)? {
+        guard let slot = slots[name] else { return nil }
+        slots[name]?.lastUsed = clock.elapsed()
+        if let running = slot.running, running.isRunning { return running }
+        guard let starting = slot.starting else { return nil }
+        let running = try await starting.value
+        // Still the same start (the starter may not have recorded it as ready yet): not unloaded meanwhile.
+        guard slots[name]?.generation == slot.generation else {
+            throw Self.unloadedWhileStarting(name)
+        }
+        return running
+    }
+
     /// Marks `name` as used now (a chat turn, an embedding): the idle time starts over.
-    public func touch(_ name: String) async {
-        let now = await elapsed()
-        slots[name]?.lastUsed = now
+    public func touch(_ name: String) {
+        slots[name]?.lastUsed = clock.elapsed()
     }
 
     /// Stops `name`'s runtime (and a start in progress) and forgets it.
@@ -170,7 +191,7 @@ public actor ModelRuntimes {
         guard let idleTime else { return [] }
         var unloaded: [String] = []
         for name in slots.keys.sorted() {
-            let now = await elapsed()
+            let now = clock.elapsed()
             guard let slot = slots[name], slot.running != nil, now - slot.lastUsed >= idleTime else { continue }
             await unload(name)
             unloaded.append(name)
@@ -209,6 +230,4 @@ public actor ModelRuntimes {
             slots[name]?.state = .failed("the runtime stopped: \(running.lastLines())")
         }
     }
-
-    private func elapsed() async -> Duration { clock.elapsed() }
 }

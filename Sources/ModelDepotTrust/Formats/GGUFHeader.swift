@@ -196,10 +196,17 @@ public struct GGUFHeader: Sendable, Equatable {
     /// Reads (or skips) one metadata value of GGUF type `type`.
     private static func value(_ reader: inout BinaryFileReader, type: UInt32, wide: Bool, keep: Bool) throws -> Value {
         switch type {
-        case 0, 1, 7: return .number(UInt64(try reader.integer(UInt8.self)))
-        case 2, 3: return .number(UInt64(try reader.integer(UInt16.self)))
-        case 4, 5, 6: return .number(UInt64(try reader.integer(UInt32.self)))
-        case 10, 11, 12: return .number(try reader.integer(UInt64.self))
+        // A negative count means nothing a count can: the signed types keep only what is 0 or more.
+        case 0, 7: return .number(UInt64(try reader.integer(UInt8.self)))
+        case 1: return nonNegative(Int64(try reader.integer(Int8.self)))
+        case 2: return .number(UInt64(try reader.integer(UInt16.self)))
+        case 3: return nonNegative(Int64(try reader.integer(Int16.self)))
+        case 4: return .number(UInt64(try reader.integer(UInt32.self)))
+        case 5: return nonNegative(Int64(try reader.integer(Int32.self)))
+        case 6: _ = try reader.integer(UInt32.self); return .other
+        case 10: return .number(try reader.integer(UInt64.self))
+        case 11: return nonNegative(try reader.integer(Int64.self))
+        case 12: _ = try reader.integer(UInt64.self); return .other
         case 8:
             if keep { return .text(try string(&reader, wide: wide)) }
             let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
@@ -211,12 +218,13 @@ public struct GGUFHeader: Sendable, Equatable {
             // An integer array kept (per-layer head counts): one entry a layer, so a few thousand at most.
             if keep, integerTypes.contains(elementType), count <= 1 << 16 {
                 var values: [UInt64] = []
+                var valid = count > 0
                 for _ in 0..<count {
-                    if let number = try value(&reader, type: elementType, wide: wide, keep: false).number {
-                        values.append(number)
-                    }
+                    let number = try value(&reader, type: elementType, wide: wide, keep: false).number
+                    if let number { values.append(number) } else { valid = false }
                 }
-                return .numbers(values)
+                // An empty array, or one with a negative entry, says nothing the estimate can use.
+                return valid ? .numbers(values) : .other
             }
             if let width = fixedWidths[elementType] {
                 try reader.skip(Int64(clamping: count.multipliedReportingOverflow(by: width).partialValue))
@@ -230,6 +238,8 @@ public struct GGUFHeader: Sendable, Equatable {
         default: throw ModelDepotError(.invalidModelFile, "unknown GGUF metadata type \(type)")
         }
     }
+
+    private static func nonNegative(_ value: Int64) -> Value { value >= 0 ? .number(UInt64(value)) : .other }
 
     /// The unsigned and signed integer types (bool and floats excluded).
     private static let integerTypes: Set<UInt32> = [0, 1, 2, 3, 4, 5, 10, 11]

@@ -101,8 +101,10 @@ document.addEventListener("click", (event) => {
   if (button) runtimeAction(button);
 });
 
-// A playground's selector: choosing a model that is not loaded loads it (the page opens with the one "Use" chose,
-// and loads it at once); a model that does not fit offers "Load anyway". Requests name the selected model.
+// A playground's selector: choosing a model that is not loaded loads it; a model that does not fit offers "Load
+// anyway". The page loads its selection by itself only when this browser's own Use button chose it (a note in
+// sessionStorage): a link from elsewhere to /chat?model=… must not start a runtime. Requests name the selected
+// model, and one not loaded yet loads when used.
 function modelChoice() {
   const select = document.getElementById("model");
   if (!select) return;
@@ -114,16 +116,21 @@ function modelChoice() {
     status.dataset.state = state;
     status.textContent = text;
   }
+  let latest = 0; // the newest choice: an older one finishing late must not speak for it
   async function prepare(force) {
     const option = select.selectedOptions[0];
     if (!option) return;
+    const mine = ++latest;
+    submits().forEach((button) => { button.disabled = false; });
     anyway.hidden = true;
     source.textContent = option.value === "@endpoint" ? option.textContent : option.value;
     const url = new URL(window.location.href);
     url.searchParams.set("model", option.value);
     history.replaceState(null, "", url);
-    if (option.dataset.state === "endpoint" || (option.dataset.state === "loaded" && !force)) {
-      say(option.dataset.state === "loaded" ? "ready" : "idle", option.dataset.state === "loaded" ? option.value + " is loaded." : "");
+    if (option.dataset.state === "endpoint") { say("idle", ""); return; }
+    if (option.dataset.state === "loaded" && force !== "anyway") { say("ready", option.value + " is loaded."); return; }
+    if (force === "wait") {
+      say("idle", option.value + " loads when you use it. " + (option.dataset.detail || ""));
       return;
     }
     say("loading", "Loading " + option.value + "… " + (option.dataset.detail || ""));
@@ -132,19 +139,30 @@ function modelChoice() {
       await loadModel(option.value, force === "anyway");
       option.dataset.state = "loaded";
       option.textContent = option.value + " (loaded)";
-      say("ready", option.value + " is loaded.");
-      showMessage("");
+      if (mine === latest) { say("ready", option.value + " is loaded."); showMessage(""); }
     } catch (error) {
-      say("failed", error.message);
-      if (error.code === "insufficientMemory") anyway.hidden = false;
+      if (mine === latest) {
+        say("failed", error.message);
+        if (error.code === "insufficientMemory") anyway.hidden = false;
+      }
     } finally {
-      submits().forEach((button) => { button.disabled = false; });
+      if (mine === latest) submits().forEach((button) => { button.disabled = false; });
     }
   }
   select.addEventListener("change", () => prepare(false));
   anyway.addEventListener("click", () => prepare("anyway"));
-  prepare(false);
+  const chosen = sessionStorage.getItem("modeldepot-use");
+  sessionStorage.removeItem("modeldepot-use");
+  prepare(chosen !== null && chosen === select.value ? false : "wait");
 }
+
+// Use (a row's button, the panel's link) notes the model it chose, so that the playground loads it at once.
+document.addEventListener("click", (event) => {
+  const use = event.target.closest('button[data-action="use"], a.button[href*="?model="]');
+  if (!use) return;
+  const name = use.dataset.name || new URL(use.href, window.location.href).searchParams.get("model");
+  if (name) sessionStorage.setItem("modeldepot-use", name);
+}, true);
 
 document.addEventListener("DOMContentLoaded", () => {
   modelChoice();
