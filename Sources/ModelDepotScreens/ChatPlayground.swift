@@ -52,6 +52,9 @@ public struct ChatPlayground: Sendable {
     public let provider: any InferenceProvider
     /// Where replies come from, for the page ("http://127.0.0.1:8080/v1, model tiny-chat").
     public let source: String
+    /// The use of a loaded model this playground holds (nil for an endpoint): each reply's stream keeps it until it
+    /// ends, so the idle unload never stops a model mid-reply.
+    public var use: RuntimeUse?
 
     public init(provider: any InferenceProvider, source: String) {
         self.provider = provider
@@ -94,7 +97,9 @@ public struct ChatPlayground: Sendable {
     /// up) stops the generation and closes the connection to the model.
     public func reply(to request: Request) throws -> AsyncThrowingMapSequence<GenerationStream, [Event]> {
         let (messages, config) = try Self.validated(request)
+        let use = use
         return provider.stream(messages: messages, config: config).map { chunk in
+            withExtendedLifetime(use) {}
             var events: [Event] = chunk.text.isEmpty ? [] : [.text(chunk.text)]
             if chunk.isComplete { events.append(.finished(Self.summary(of: chunk))) }
             return events

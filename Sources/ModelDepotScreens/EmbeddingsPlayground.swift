@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotInference
 
 /// The Embeddings playground: how alike sentences are, by the cosine similarity of their vectors from any
 /// ``TextEmbedder`` (the in-process BERT encoder, an endpoint).
@@ -19,6 +20,10 @@ public struct EmbeddingsPlayground: Sendable {
     public let embedder: any TextEmbedder
     /// Where vectors come from, for the page.
     public let source: String
+
+    /// The use of a loaded model this playground holds (nil for an endpoint): the idle unload leaves the model
+    /// loaded while a request works with it.
+    public var use: RuntimeUse?
 
     public init(embedder: any TextEmbedder, source: String) {
         self.embedder = embedder

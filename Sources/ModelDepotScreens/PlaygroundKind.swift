@@ -6,10 +6,10 @@ import ModelDepotInference
 public enum PlaygroundKind: String, Sendable, Hashable, CaseIterable, Codable {
     case chat, embeddings, transcribe
 
-    /// The playground `entry` is used in, by its capabilities (text generation first: a chat model that also
-    /// embeds opens Chat); nil when none of them fits.
+    /// The playground `entry` is used in here (text generation first: a chat model that also embeds opens Chat);
+    /// nil when none can use it through a runtime here.
     public static func of(_ entry: CatalogEntry) -> PlaygroundKind? {
-        allCases.first { $0.accepts(entry) }
+        allCases.first { $0.serves(entry) }
     }
 
     /// Whether this playground can use `entry` through the runtime that serves it here: chat through llama.cpp's

@@ -76,14 +76,16 @@ public struct PlaygroundModels: Sendable {
     ///   downloaded, what loading throws, and `unavailable` when nothing is there to chat with.
     public func chat(_ model: String?) async throws -> ChatPlayground {
         if let endpoint = chatEndpoint, Self.isEndpoint(model, preferred: preferredModel(.chat)) { return endpoint }
-        let (entry, running) = try await load(model, for: .chat)
+        let (entry, running, use) = try await load(model, for: .chat)
         guard let endpoint = running.endpoint else {
             throw ModelDepotError(.unavailable, "\(entry.name)'s runtime has no endpoint to chat with.")
         }
-        return ChatPlayground(
+        var playground = ChatPlayground(
             provider: try OpenAICompatibleProvider(
                 baseURL: endpoint, model: entry.name, transport: OpenAICompatibleProvider.localTransport),
             source: "\(entry.name), loaded on this machine")
+        playground.use = use
+        return playground
     }
 
     /// The embeddings playground over `model`: an encoder in this process, or a server that embeds.
@@ -92,17 +94,20 @@ public struct PlaygroundModels: Sendable {
             if let endpoint = embeddingsEndpoint { return endpoint }
             if let chat = chatEndpoint { return EmbeddingsPlayground(embedder: chat.provider, source: chat.source) }
         }
-        let (entry, running) = try await load(model, for: .embeddings)
+        let (entry, running, use) = try await load(model, for: .embeddings)
+        var playground: EmbeddingsPlayground
         if let embedder = running.embedder {
-            return EmbeddingsPlayground(embedder: embedder, source: "\(entry.name), in this process")
-        }
-        guard let endpoint = running.endpoint else {
+            playground = EmbeddingsPlayground(embedder: embedder, source: "\(entry.name), in this process")
+        } else if let endpoint = running.endpoint {
+            playground = EmbeddingsPlayground(
+                embedder: try OpenAICompatibleProvider(
+                    baseURL: endpoint, model: entry.name, transport: OpenAICompatibleProvider.localTransport),
+                source: "\(entry.name), loaded on this machine")
+        } else {
             throw ModelDepotError(.unavailable, "\(entry.name)'s runtime neither embeds here nor has an endpoint.")
         }
-        return EmbeddingsPlayground(
-            embedder: try OpenAICompatibleProvider(
-                baseURL: endpoint, model: entry.name, transport: OpenAICompatibleProvider.localTransport),
-            source: "\(entry.name), loaded on this machine")
+        playground.use = use
+        return playground
     }
 
     /// The transcribe playground over `model`.
@@ -110,15 +115,17 @@ public struct PlaygroundModels: Sendable {
         if let endpoint = transcribeEndpoint, Self.isEndpoint(model, preferred: preferredModel(.transcribe)) {
             return endpoint
         }
-        let (entry, running) = try await load(model, for: .transcribe)
+        let (entry, running, use) = try await load(model, for: .transcribe)
         guard let endpoint = running.endpoint else {
             throw ModelDepotError(.unavailable, "\(entry.name)'s runtime has no endpoint to transcribe with.")
         }
-        return TranscribePlayground(
+        var playground = TranscribePlayground(
             transcriber: try OpenAICompatibleTranscriber(
                 baseURL: endpoint, model: entry.name, traits: .fasterWhisperServer,
                 transport: OpenAICompatibleProvider.localTransport),
             source: "\(entry.name), loaded on this machine")
+        playground.use = use
+        return playground
     }
 
     /// The model `kind` prefers, when the catalog has it and this playground can use it.
@@ -146,8 +153,11 @@ public struct PlaygroundModels: Sendable {
         (try? downloads.manager.readiness(of: entry))?.readiness.isLoadable == true
     }
 
-    /// `model` loaded (or the playground's default when nil), marked as used now.
-    private func load(_ model: String?, for kind: PlaygroundKind) async throws -> (CatalogEntry, any RunningModel) {
+    /// `model` loaded (or the playground's default when nil), with a use of it begun: the caller holds it while the
+    /// model works for it.
+    private func load(_ model: String?, for kind: PlaygroundKind) async throws -> (
+        CatalogEntry, any RunningModel, RuntimeUse
+    ) {
         guard let runtimes else { throw ModelDepotError(.noPlaygroundModel, PlaygroundChoices.empty(kind)) }
         var name = model.flatMap { $0.isEmpty ? nil : $0 } ?? preferredModel(kind)
         if name == nil { name = await choices(kind).selected }
@@ -164,8 +174,7 @@ public struct PlaygroundModels: Sendable {
                 remedy: .downloadFirst)
         }
         let running = try await runtimes.load(entry)
-        await runtimes.touch(entry.name)
-        return (entry, running)
+        return (entry, running, await runtimes.use(entry.name))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotInference
 
 /// The Transcribe screen: a recording in, its text, timed segments and subtitles out, from any ``Transcriber``
 /// (a local faster-whisper-server, an endpoint).
@@ -51,6 +52,10 @@ public struct TranscribePlayground: Sendable {
     public let transcriber: any Transcriber
     /// Where text comes from, for the page.
     public let source: String
+
+    /// The use of a loaded model this playground holds (nil for an endpoint): the idle unload leaves the model
+    /// loaded while a request works with it.
+    public var use: RuntimeUse?
 
     public init(transcriber: any Transcriber, source: String) {
         self.transcriber = transcriber

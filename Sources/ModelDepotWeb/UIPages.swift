@@ -108,12 +108,15 @@ struct UIPages: Sendable {
         var context = Self.frame(screen.name, page: "model", model: screen.name, offline: offline)
         context.merge(Self.status(screen.status)) { $1 }
         if let runtime {
-            context["runtime"] =
-                [
-                    "text": runtime.text, "installHint": runtime.installHint ?? "",
-                    "memoryText": runtime.memoryText ?? "", "fits": runtime.fits, "servable": runtime.servable,
-                    "loaded": runtime.state == "loaded" || runtime.state == "loading", "stateText": runtime.state ?? "",
-                ] as [String: Any]
+            // Absent, not "": this Mustache opens a section for an empty string.
+            var values: [String: Any] = [
+                "text": runtime.text, "fits": runtime.fits, "servable": runtime.servable,
+                "loaded": runtime.state == "loaded" || runtime.state == "loading",
+            ]
+            values["installHint"] = runtime.installHint
+            values["memoryText"] = runtime.memoryText
+            values["stateText"] = runtime.state
+            context["runtime"] = values
         }
         context["usePath"] = runtime?.usePath ?? ""
         context["selectable"] = screen.status.selectable
@@ -168,7 +171,7 @@ struct UIPages: Sendable {
     func storage(_ screen: StorageScreen, offline: Bool) -> String {
         var context = Self.frame("Storage", page: "storage", offline: offline)
         context["totalText"] = screen.totalText
-        context["freeSpaceText"] = screen.freeSpaceText ?? ""
+        context["freeSpaceText"] = screen.freeSpaceText
         context["cacheFolder"] = screen.cacheFolder
         context["emptyMessage"] = screen.emptyMessage
         context["hasRows"] = !screen.rows.isEmpty

@@ -90,18 +90,18 @@
             return writer.file(tensors: tensors)
         }
 
-        /// A GGUF whose header declares a model far too big for any machine here (400 layers, 64 KV heads of 128:
-        /// about 54 GB of KV cache at a 4096-token context) over one small tensor: loading it is refused with the
+        /// A GGUF whose header declares a model far too big for any machine (65536 layers, 1024 KV heads of 128:
+        /// 128 TiB of KV cache at a 4096-token context) over one small tensor: loading it is refused with the
         /// estimate, and loading it anyway shows how a runtime that fails to start is reported.
         static func oversizedGGUF() -> [UInt8] {
             var writer = GGUFWriter()
             writer.string("general.architecture", "llama")
             writer.string("general.name", "modeldepot-demo-huge")
             writer.uint32("llama.context_length", 131_072)
-            writer.uint32("llama.embedding_length", 16384)
-            writer.uint32("llama.block_count", 400)
-            writer.uint32("llama.attention.head_count", 128)
-            writer.uint32("llama.attention.head_count_kv", 64)
+            writer.uint32("llama.embedding_length", 131_072)
+            writer.uint32("llama.block_count", 65536)
+            writer.uint32("llama.attention.head_count", 1024)
+            writer.uint32("llama.attention.head_count_kv", 1024)
             writer.uint32("general.file_type", 0)
             return writer.file(tensors: [("token_embd.weight", [16, 16], Array(repeating: 0, count: 256))])
         }

@@ -187,7 +187,11 @@
                                 throw ModelDepotError(
                                     .unavailable, "\(entry.name) cannot run in this process: \(reason).")
                             }
-                            return InProcessEncoder(sentenceEmbedder: try SentenceEmbedder(entry, in: manager))
+                            // Reading and widening its weights is disk and CPU work: off the cooperative pool.
+                            return InProcessEncoder(
+                                sentenceEmbedder: try await BlockingWork.run {
+                                    try SentenceEmbedder(entry, in: manager)
+                                })
                         })))
             app.runtimes = runtimes
             made = runtimes

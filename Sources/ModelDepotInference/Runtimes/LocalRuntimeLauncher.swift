@@ -28,6 +28,8 @@
 
         private final class Found: Sendable {
             let byKind = Mutex<[RuntimeKind: Result<String, RuntimeUnavailable>]>([:])
+            /// When a runtime was last found missing: looked for again after a while, not on every page.
+            let missingSince = Mutex<[RuntimeKind: ContinuousClock.Instant]>([:])
         }
 
         public init(
@@ -48,10 +50,12 @@
                     let size = FileStatus(path: model.file.path)?.size
                 else { return nil }
                 let context = UInt64(max(1, min(entry.contextLength ?? maximumContext, maximumContext)))
-                let cacheBytes = (try? GGUFHeader.read(path: model.file.path))?.kvCacheBytes(context: context) ?? 0
-                return MemoryFit(
-                    weightBytes: size, cacheBytes: Int64(clamping: cacheBytes),
+                let cacheBytes = (try? GGUFHeader.read(path: model.file.path))?.kvCacheBytes(context: context)
+                var fit = MemoryFit(
+                    weightBytes: size, cacheBytes: Int64(clamping: cacheBytes ?? 0),
                     availableBytes: AvailableMemory.current())
+                fit.cacheKnown = cacheBytes != nil
+                return fit
             case .whisperServer, .sentenceEncoder:
                 return MemoryFit(weightBytes: entry.sizeBytes, cacheBytes: 0, availableBytes: AvailableMemory.current())
             }
@@ -59,6 +63,9 @@
 
         public func installation(of kind: RuntimeKind) async -> Result<String, RuntimeUnavailable>? {
             if let known = installed.byKind.withLock({ $0[kind] }) { return known }
+            if let since = installed.missingSince.withLock({ $0[kind] }), since.duration(to: .now) < .seconds(30) {
+                return .failure(RuntimeUnavailable(Self.installHint(kind)))
+            }
             let chatRuntime = chatRuntime
             let transcriptionRuntime = transcriptionRuntime
             let hasEncoder = encoder != nil
@@ -66,19 +73,32 @@
                 switch kind {
                 case .llamaServer:
                     (chatRuntime ?? LocalServerRuntime.find()).map { .success("\($0)") }
-                        ?? .failure(RuntimeUnavailable(LocalServerRuntime.installHint))
+                        ?? .failure(RuntimeUnavailable(Self.installHint(.llamaServer)))
                 case .whisperServer:
                     (transcriptionRuntime ?? TranscriptionServerRuntime.find()).map { .success("\($0)") }
-                        ?? .failure(RuntimeUnavailable(TranscriptionServerRuntime.installHint))
+                        ?? .failure(RuntimeUnavailable(Self.installHint(.whisperServer)))
                 case .sentenceEncoder:
                     !hasEncoder
-                        ? .failure(RuntimeUnavailable("this app does not link ModelDepotEmbeddings' encoder"))
+                        ? .failure(RuntimeUnavailable(Self.installHint(.sentenceEncoder)))
                         : .success("ModelDepot's BERT encoder, in this process")
                 }
             }
-            // Only what was found is kept: a runtime installed while the app runs is found on the next look.
-            if case .success? = found { installed.byKind.withLock { $0[kind] = found } }
+            // What was found is kept; a runtime missing is looked for again after 30 s (one installed while the app
+            // runs is found then), not on every page.
+            switch found {
+            case .success?: installed.byKind.withLock { $0[kind] = found }
+            case .failure?: installed.missingSince.withLock { $0[kind] = .now }
+            case nil: break
+            }
             return found
+        }
+
+        static func installHint(_ kind: RuntimeKind) -> String {
+            switch kind {
+            case .llamaServer: LocalServerRuntime.installHint
+            case .whisperServer: TranscriptionServerRuntime.installHint
+            case .sentenceEncoder: "this app does not link ModelDepotEmbeddings' encoder"
+            }
         }
 
         public func launch(_ entry: CatalogEntry, kind: RuntimeKind) async throws -> any RunningModel {

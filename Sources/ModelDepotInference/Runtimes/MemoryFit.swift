@@ -12,6 +12,9 @@ public struct MemoryFit: Sendable, Equatable {
     /// What other models hold of ``availableBytes`` that the system does not count as taken: the estimates of
     /// those still loading, and the weights of those loaded (mapped from disk, so the system counts them as free).
     public var reservedBytes: Int64 = 0
+    /// False when the runtime's cache could not be sized (a GGUF header without the figures): ``cacheBytes`` is 0
+    /// and the estimate is a lower bound.
+    public var cacheKnown = true
 
     public init(weightBytes: Int64, cacheBytes: Int64, availableBytes: Int64?) {
         self.weightBytes = weightBytes
@@ -28,7 +31,9 @@ public struct MemoryFit: Sendable, Equatable {
     /// For people: "needs about 4.4 GB (4.1 GB of weights, 288 MB of cache); 2.0 GB available".
     public var summary: String {
         var text =
-            "needs about \(ByteFormat.string(neededBytes)) (\(ByteFormat.string(weightBytes)) of weights, \(ByteFormat.string(cacheBytes)) of cache)"
+            cacheKnown
+            ? "needs about \(ByteFormat.string(neededBytes)) (\(ByteFormat.string(weightBytes)) of weights, \(ByteFormat.string(cacheBytes)) of cache)"
+            : "needs at least \(ByteFormat.string(weightBytes)) for its weights (its header does not give the cache's size)"
         if let availableBytes {
             text += "; \(ByteFormat.string(max(0, availableBytes - reservedBytes))) available"
             if reservedBytes > 0 {

@@ -22,15 +22,19 @@ public actor ModelRuntimes {
         public var memory: MemoryFit?
         /// What its process has in RAM now (a server's); nil for a model in this process or one not running.
         public var residentBytes: Int64?
+        /// Uses under way (``ModelRuntimes/use(_:)``): while there are any the idle unload leaves it loaded.
+        public var uses: Int
 
         public init(
-            name: String, kind: RuntimeKind, state: State, memory: MemoryFit? = nil, residentBytes: Int64? = nil
+            name: String, kind: RuntimeKind, state: State, memory: MemoryFit? = nil, residentBytes: Int64? = nil,
+            uses: Int = 0
         ) {
             self.name = name
             self.kind = kind
             self.state = state
             self.memory = memory
             self.residentBytes = residentBytes
+            self.uses = uses
         }
     }
 
@@ -43,12 +47,17 @@ public actor ModelRuntimes {
         var memory: MemoryFit?
         /// Which start this slot belongs to: a caller that waited on a start checks it is still the same one.
         var generation: UInt64
+        /// Uses under way (a reply streaming, a recording transcribing): the idle unload leaves it alone.
+        var uses = 0
     }
 
     private let launcher: any RuntimeLauncher
     private let clock: EngineClock
     private var slots: [String: Slot] = [:]
     private var generations: UInt64 = 0
+    /// Models loaded past the memory estimate once: a person said so, and a later load (after an idle unload, a
+    /// crash) is not refused again.
+    private var memoryOverridden: Set<String> = []
     /// A model nobody used for this long is unloaded by ``unloadIdle()``; nil: never.
     public nonisolated let idleTime: Duration?
 
@@ -68,7 +77,7 @@ public actor ModelRuntimes {
             let slot = slots[name]!
             return Loaded(
                 name: name, kind: slot.kind, state: slot.state, memory: slot.memory,
-                residentBytes: slot.running?.residentBytes)
+                residentBytes: slot.running?.residentBytes, uses: slot.uses)
         }
     }
 
@@ -91,11 +100,23 @@ public actor ModelRuntimes {
         return (try? await BlockingWork.run { launcher.memoryFit(entry, kind: kind) }) ?? nil
     }
 
+    /// Whether the system counts a file mapped into a running process as memory that is free: Linux's
+    /// `MemAvailable` does (llama.cpp maps GGUF weights), so a loaded llama.cpp model's weights are set aside by
+    /// hand; macOS counts pages in use as used. The in-process encoder and faster-whisper hold ordinary memory,
+    /// which every system counts.
+    #if os(Linux)
+        static let mappedWeightsCountAsFree = true
+    #else
+        static let mappedWeightsCountAsFree = false
+    #endif
+
     private func reserving(_ fit: MemoryFit?, for name: String) -> MemoryFit? {
         guard var fit else { return nil }
         fit.reservedBytes = slots.filter { $0.key != name }.values.reduce(0) { total, slot in
             if slot.starting != nil { return total + (slot.memory?.neededBytes ?? 0) }
-            if slot.running != nil { return total + (slot.memory?.weightBytes ?? 0) }
+            if slot.running != nil, slot.kind == .llamaServer, Self.mappedWeightsCountAsFree {
+                return total + (slot.memory?.weightBytes ?? 0)
+            }
             return total
         }
         return fit
@@ -123,7 +144,8 @@ public actor ModelRuntimes {
         refreshExited()
         if let running = try await join(entry.name) { return running }
         let memory = reserving(estimated, for: entry.name)
-        if !ignoringMemory, let memory, !memory.fits {
+        if ignoringMemory { memoryOverridden.insert(entry.name) }
+        if !ignoringMemory, !memoryOverridden.contains(entry.name), let memory, !memory.fits {
             throw ModelDepotError(
                 .insufficientMemory,
                 "\(entry.name) does not fit in this machine's memory now: it \(memory.summary). Close other programs or load a smaller model; load it anyway to try."
@@ -165,15 +187,35 @@ public actor ModelRuntimes {
         if let running = slot.running, running.isRunning { return running }
         guard let starting = slot.starting else { return nil }
         let running = try await starting.value
-        // Still the same start (the starter may not have recorded it as ready yet): not unloaded meanwhile.
+        // Still the same start, not unloaded meanwhile. The starter may not have resumed yet: whoever resumes first
+        // records it as ready, so that what this caller shows next says so.
         guard slots[name]?.generation == slot.generation else {
             throw Self.unloadedWhileStarting(name)
+        }
+        if slots[name]?.running == nil {
+            slots[name]?.running = running
+            slots[name]?.starting = nil
+            slots[name]?.state = .ready(endpoint: running.endpoint)
         }
         return running
     }
 
     /// Marks `name` as used now (a chat turn, an embedding): the idle time starts over.
     public func touch(_ name: String) {
+        slots[name]?.lastUsed = clock.elapsed()
+    }
+
+    /// A use of `name` begins (a reply that will stream, a recording to transcribe): until ``endUse(_:)`` the idle
+    /// unload leaves it loaded, however long the use takes.
+    public func beginUse(_ name: String) {
+        slots[name]?.uses += 1
+        slots[name]?.lastUsed = clock.elapsed()
+    }
+
+    /// A use begun with ``beginUse(_:)`` ended; the idle time starts now.
+    public func endUse(_ name: String) {
+        guard let uses = slots[name]?.uses else { return }
+        slots[name]?.uses = max(0, uses - 1)
         slots[name]?.lastUsed = clock.elapsed()
     }
 
@@ -192,7 +234,9 @@ public actor ModelRuntimes {
         var unloaded: [String] = []
         for name in slots.keys.sorted() {
             let now = clock.elapsed()
-            guard let slot = slots[name], slot.running != nil, now - slot.lastUsed >= idleTime else { continue }
+            guard let slot = slots[name], slot.running != nil, slot.uses == 0, now - slot.lastUsed >= idleTime else {
+                continue
+            }
             await unload(name)
             unloaded.append(name)
         }
@@ -222,12 +266,40 @@ public actor ModelRuntimes {
         ModelDepotError(.cancelled, "\(name) was unloaded while its runtime started; load it again to use it.")
     }
 
-    /// A runtime that stopped on its own is failed, with its last lines.
+    /// A runtime that stopped on its own is failed, with its last lines, and stopped for good (its process
+    /// reaped, its exit-time and runtime records dropped).
     private func refreshExited() {
         for (name, slot) in slots {
             guard let running = slot.running, !running.isRunning else { continue }
             slots[name]?.running = nil
             slots[name]?.state = .failed("the runtime stopped: \(running.lastLines())")
+            Task { await running.stop() }
         }
+    }
+}
+
+/// A use of a loaded model under way: while one is held the idle unload leaves the model loaded; it ends when the
+/// last reference goes (a reply's stream finished or was abandoned, a transcription returned).
+public final class RuntimeUse: Sendable {
+    let runtimes: ModelRuntimes
+    public let name: String
+
+    init(runtimes: ModelRuntimes, name: String) {
+        self.runtimes = runtimes
+        self.name = name
+    }
+
+    deinit {
+        let runtimes = runtimes
+        let name = name
+        Task { await runtimes.endUse(name) }
+    }
+}
+
+extension ModelRuntimes {
+    /// Begins a use of `name` (see ``beginUse(_:)``) that ends when the returned value goes.
+    public func use(_ name: String) -> RuntimeUse {
+        beginUse(name)
+        return RuntimeUse(runtimes: self, name: name)
     }
 }

@@ -30,7 +30,8 @@ struct BinaryFileReader {
     var offset: Int64 { bufferStart + Int64(index) }
 
     mutating func bytes(_ count: Int) throws -> ArraySlice<UInt8> {
-        guard count >= 0, offset + Int64(count) <= fileSize else { throw Truncated(offset: offset) }
+        // Compared without adding to the offset: a lying count must not overflow.
+        guard count >= 0, Int64(count) <= fileSize - offset else { throw Truncated(offset: offset) }
         if index + count > buffer.count {
             let kept = Array(buffer[index...])
             bufferStart += Int64(index)
@@ -45,7 +46,7 @@ struct BinaryFileReader {
     }
 
     mutating func skip(_ count: Int64) throws {
-        guard count >= 0, offset + count <= fileSize else { throw Truncated(offset: offset) }
+        guard count >= 0, count <= fileSize - offset else { throw Truncated(offset: offset) }
         let inBuffer = Int64(buffer.count - index)
         if count <= inBuffer {
             index += Int(count)

@@ -114,7 +114,11 @@ public struct GGUFHeader: Sendable, Equatable {
             case "general.name": header.name = value.text
             case "general.file_type": header.fileType = value.number.map(UInt32.init(truncatingIfNeeded:))
             case "general.parameter_count": header.parameterCount = value.number
-            case "general.alignment": alignment = max(1, value.number ?? 32)
+            case "general.alignment":
+                alignment = value.number ?? 32
+                guard (1...(1 << 20)).contains(alignment) else {
+                    throw ModelDepotError(.invalidModelFile, "an implausible GGUF alignment of \(alignment) bytes")
+                }
             default:
                 // `<arch>.…` keys, matched by their ending: the architecture need not come first.
                 if key.hasSuffix(".context_length") { header.contextLength = value.number }
@@ -140,13 +144,20 @@ public struct GGUFHeader: Sendable, Equatable {
             }
             var count: UInt64 = 1
             for _ in 0..<dimensions {
-                count = count.multipliedReportingOverflow(by: try readCount(&reader)).partialValue
+                let (product, overflow) = count.multipliedReportingOverflow(by: try readCount(&reader))
+                guard !overflow else { throw Self.implausibleTensor }
+                count = product
             }
             let type = try reader.integer(UInt32.self)
             let offset = try reader.integer(UInt64.self)
             elements &+= count
             if let (block, bytes) = typeSizes[type] {
-                end = max(end, offset &+ (count + block - 1) / block * bytes)
+                // Every number here is the file's: checked, so a lying one is refused rather than trapping.
+                let blocks = count / block + (count % block == 0 ? 0 : 1)
+                let (size, sizeOverflow) = blocks.multipliedReportingOverflow(by: bytes)
+                let (last, lastOverflow) = offset.addingReportingOverflow(size)
+                guard !sizeOverflow, !lastOverflow else { throw Self.implausibleTensor }
+                end = max(end, last)
             } else {
                 allKnown = false
             }
@@ -154,7 +165,9 @@ public struct GGUFHeader: Sendable, Equatable {
         if header.parameterCount == nil { header.parameterCount = elements }
         let dataStart = (UInt64(reader.offset) + alignment - 1) / alignment * alignment
         if allKnown {
-            let required = Int64(clamping: dataStart + end)
+            let (total, overflow) = dataStart.addingReportingOverflow(end)
+            guard !overflow else { throw Self.implausibleTensor }
+            let required = Int64(clamping: total)
             header.requiredFileSize = required
             if required > reader.fileSize {
                 throw ModelDepotError(
@@ -164,6 +177,9 @@ public struct GGUFHeader: Sendable, Equatable {
         }
         return header
     }
+
+    private static let implausibleTensor = ModelDepotError(
+        .invalidModelFile, "a GGUF tensor whose size or offset cannot be (it runs past any file)")
 
     private init(version: UInt32, tensorCount: UInt64, metadataCount: UInt64) {
         self.version = version
@@ -189,7 +205,8 @@ public struct GGUFHeader: Sendable, Equatable {
 
     private static func string(_ reader: inout BinaryFileReader, wide: Bool) throws -> String {
         let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
-        guard length < 1 << 30 else { throw ModelDepotError(.invalidModelFile, "a GGUF string of \(length) bytes") }
+        // Keys and tensor names: the GGUF specification caps keys at 65535 bytes, and ggml names at 64.
+        guard length < 1 << 16 else { throw ModelDepotError(.invalidModelFile, "a GGUF name of \(length) bytes") }
         return String(decoding: try reader.bytes(Int(length)), as: UTF8.self)
     }
 
@@ -208,13 +225,16 @@ public struct GGUFHeader: Sendable, Equatable {
         case 11: return nonNegative(try reader.integer(Int64.self))
         case 12: _ = try reader.integer(UInt64.self); return .other
         case 8:
-            if keep { return .text(try string(&reader, wide: wide)) }
             let length = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+            // Only short strings are kept (a model's name, its architecture); the rest are skipped unread.
+            if keep, length <= 1 << 16 { return .text(String(decoding: try reader.bytes(Int(length)), as: UTF8.self)) }
             try reader.skip(Int64(clamping: length))
             return .other
         case 9:
             let elementType = try reader.integer(UInt32.self)
             let count = wide ? try reader.integer(UInt64.self) : UInt64(try reader.integer(UInt32.self))
+            // ggml refuses arrays of arrays; so does this reader (each level would recurse).
+            guard elementType != 9 else { throw ModelDepotError(.invalidModelFile, "a GGUF array of arrays") }
             // An integer array kept (per-layer head counts): one entry a layer, so a few thousand at most.
             if keep, integerTypes.contains(elementType), count <= 1 << 16 {
                 var values: [UInt64] = []
@@ -227,7 +247,9 @@ public struct GGUFHeader: Sendable, Equatable {
                 return valid ? .numbers(values) : .other
             }
             if let width = fixedWidths[elementType] {
-                try reader.skip(Int64(clamping: count.multipliedReportingOverflow(by: width).partialValue))
+                let (bytes, overflow) = count.multipliedReportingOverflow(by: width)
+                guard !overflow else { throw ModelDepotError(.invalidModelFile, "a GGUF array of \(count) entries") }
+                try reader.skip(Int64(clamping: bytes))
             } else {
                 guard count < 1 << 26 else {
                     throw ModelDepotError(.invalidModelFile, "a GGUF array of \(count) entries")

@@ -111,7 +111,17 @@ function modelChoice() {
   const status = document.getElementById("model-status");
   const anyway = document.getElementById("load-anyway");
   const source = document.getElementById("source-name");
-  const submits = () => document.querySelectorAll("main form button[type=submit]");
+  // The buttons a load holds disabled, given back when it ends or another choice is made (a request in flight
+  // keeps its own buttons disabled; those are left alone).
+  let held = [];
+  function hold() {
+    held = [...document.querySelectorAll("main form button[type=submit]")].filter((button) => !button.disabled);
+    held.forEach((button) => { button.disabled = true; });
+  }
+  function release() {
+    held.forEach((button) => { button.disabled = false; });
+    held = [];
+  }
   function say(state, text) {
     status.dataset.state = state;
     status.textContent = text;
@@ -121,7 +131,7 @@ function modelChoice() {
     const option = select.selectedOptions[0];
     if (!option) return;
     const mine = ++latest;
-    submits().forEach((button) => { button.disabled = false; });
+    release();
     anyway.hidden = true;
     source.textContent = option.value === "@endpoint" ? option.textContent : option.value;
     const url = new URL(window.location.href);
@@ -134,7 +144,7 @@ function modelChoice() {
       return;
     }
     say("loading", "Loading " + option.value + "… " + (option.dataset.detail || ""));
-    submits().forEach((button) => { button.disabled = true; });
+    hold();
     try {
       await loadModel(option.value, force === "anyway");
       option.dataset.state = "loaded";
@@ -146,22 +156,29 @@ function modelChoice() {
         if (error.code === "insufficientMemory") anyway.hidden = false;
       }
     } finally {
-      if (mine === latest) submits().forEach((button) => { button.disabled = false; });
+      if (mine === latest) release();
     }
   }
   select.addEventListener("change", () => prepare(false));
   anyway.addEventListener("click", () => prepare("anyway"));
-  const chosen = sessionStorage.getItem("modeldepot-use");
+  let chosen = null;
+  try { chosen = JSON.parse(sessionStorage.getItem("modeldepot-use") || "null"); } catch (ignored) { /* none */ }
   sessionStorage.removeItem("modeldepot-use");
-  prepare(chosen !== null && chosen === select.value ? false : "wait");
+  const fresh = chosen && chosen.model === select.value && chosen.path === window.location.pathname
+    && Date.now() - chosen.at < 10000;
+  prepare(fresh ? false : "wait");
 }
 
-// Use (a row's button, the panel's link) notes the model it chose, so that the playground loads it at once.
+// Use (a row's button, the panel's link) notes which model it chose for which page, and when, so that the page it
+// opens in this tab loads it at once; a note older than 10 s, for another page or another model is ignored. A
+// click with a modifier (a new tab or window) leaves none.
 document.addEventListener("click", (event) => {
+  if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
   const use = event.target.closest('button[data-action="use"], a.button[href*="?model="]');
   if (!use) return;
-  const name = use.dataset.name || new URL(use.href, window.location.href).searchParams.get("model");
-  if (name) sessionStorage.setItem("modeldepot-use", name);
+  const target = new URL(use.dataset.use || use.getAttribute("href") || "", window.location.href);
+  const model = target.searchParams.get("model");
+  if (model) sessionStorage.setItem("modeldepot-use", JSON.stringify({ model, path: target.pathname, at: Date.now() }));
 }, true);
 
 document.addEventListener("DOMContentLoaded", () => {
