@@ -123,6 +123,9 @@ let package = Package(
         // What the mirror's dashboard reads (MirrorDashboardSource): the contract between the server, which
         // implements it, and the screens, which word it. Values only, so neither links the other.
         .target(name: "ModelDepotMirrorContract", dependencies: ["ModelDepotCore"]),
+        // Xet's primitives, in Swift (no C library to install): BLAKE3, LZ4 block decompression, byte grouping,
+        // content-defined chunking and the chunk, xorb and file hashes. Depends on nothing.
+        .target(name: "ModelDepotXet"),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
         // tasks. It re-exports the layers below, so `import ModelDepot` is enough.
         .target(
@@ -270,11 +273,12 @@ let package = Package(
         .executableTarget(
             name: "modeldepot-bench",
             dependencies: [
-                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotInference",
+                "ModelDepot", "ModelDepotEmbeddings", "ModelDepotInference", "ModelDepotXet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
+        .testTarget(name: "XetTests", dependencies: ["ModelDepotXet", "ModelDepotTesting"]),
         .testTarget(
             name: "ScreensTests",
             dependencies: [
