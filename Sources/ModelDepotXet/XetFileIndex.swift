@@ -1,0 +1,173 @@
+/// How a file is stored in Xet: its chunks (where each starts, its length and hash), grouped in order into xorbs of
+/// at most 64 MiB and 8192 chunks (xet-core's `MAX_XORB_BYTES`, `MAX_XORB_CHUNKS`), each chunk stored uncompressed;
+/// the xorbs' hashes and the file's. Built once per file (a file's chunking never changes) and kept; a CAS answers
+/// a reconstruction from it.
+public struct XetFileIndex: Sendable, Equatable, Codable {
+    public struct Chunk: Sendable, Equatable, Codable {
+        public var hash: String
+        public var length: Int
+    }
+
+    public struct Xorb: Sendable, Equatable, Codable {
+        public var hash: String
+        /// Indexes into ``XetFileIndex/chunks``: the xorb holds `chunks[firstChunk..<endChunk]`.
+        public var firstChunk: Int
+        public var endChunk: Int
+    }
+
+    public static let maximumXorbBytes = 64 << 20
+    public static let maximumXorbChunks = 8192
+
+    public var fileHash: String
+    public var size: Int64
+    public var chunks: [Chunk]
+    public var xorbs: [Xorb]
+
+    /// The index of `bytes`.
+    public static func build(_ bytes: [UInt8]) -> XetFileIndex {
+        var index = Builder()
+        bytes.withUnsafeBytes { index.feed($0) }
+        return index.finish()
+    }
+
+    /// Builds an index from a file read in pieces of any size (the bytes of a piece are hashed as its chunks
+    /// complete), so a file larger than memory can be indexed.
+    public struct Builder: Sendable {
+        /// Xorbs close at this many stored bytes (smaller in tests, to make several).
+        public var maximumXorbBytes = XetFileIndex.maximumXorbBytes
+        private var chunker = XetChunker()
+        private var pending: [UInt8] = []
+        private var chunks: [Chunk] = []
+        private var leaves: [(hash: XetHash, size: UInt64)] = []
+        private var size: Int64 = 0
+
+        public init() {}
+
+        public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+            size += Int64(bytes.count)
+            var start = 0
+            for length in chunker.feed(bytes) {
+                let fromPending = pending.count
+                let end = start + (length - fromPending)
+                pending += bytes[start..<end]
+                add(pending)
+                pending.removeAll(keepingCapacity: true)
+                start = end
+            }
+            pending += bytes[start...]
+        }
+
+        public mutating func finish() -> XetFileIndex {
+            if chunker.finish() != nil { add(pending) }
+            pending = []
+            var xorbs: [Xorb] = []
+            var first = 0
+            var bytes = 0
+            for (index, chunk) in chunks.enumerated() {
+                let stored = chunk.length + XorbChunks.headerLength
+                if index > first, bytes + stored > maximumXorbBytes || index - first == XetFileIndex.maximumXorbChunks {
+                    xorbs.append(xorb(first, index))
+                    first = index
+                    bytes = 0
+                }
+                bytes += stored
+            }
+            if first < chunks.count { xorbs.append(xorb(first, chunks.count)) }
+            return XetFileIndex(fileHash: XetHash.file(leaves).description, size: size, chunks: chunks, xorbs: xorbs)
+        }
+
+        private mutating func add(_ chunk: [UInt8]) {
+            let hash = XetHash.chunk(chunk)
+            chunks.append(Chunk(hash: hash.description, length: chunk.count))
+            leaves.append((hash, UInt64(chunk.count)))
+        }
+
+        private func xorb(_ first: Int, _ end: Int) -> Xorb {
+            Xorb(hash: XetHash.xorb(Array(leaves[first..<end])).description, firstChunk: first, endChunk: end)
+        }
+    }
+
+    /// The stored chunks `chunks` (counted within `xorb`) of the xorb, as a CAS serves them: each chunk's header
+    /// and bytes, the bytes read from the file with `read(offset, length)`.
+    public func stored(
+        _ chunks: Range<Int>, of xorb: Xorb, read: (Int64, Int) throws -> [UInt8]
+    ) rethrows -> [UInt8] {
+        var run: [UInt8] = []
+        for index in (xorb.firstChunk + chunks.lowerBound)..<(xorb.firstChunk + chunks.upperBound) {
+            run += XorbChunks.stored(try read(offset(ofChunk: index), self.chunks[index].length))
+        }
+        return run
+    }
+
+    /// Where chunk `index` starts in the file.
+    public func offset(ofChunk index: Int) -> Int64 {
+        chunks[..<index].reduce(0) { $0 + Int64($1.length) }
+    }
+
+    /// Where chunk `index` of `xorb` is stored in the xorb's serialization: its header's first byte.
+    public func storedOffset(ofChunk index: Int, in xorb: Xorb) -> Int {
+        chunks[xorb.firstChunk..<index].reduce(0) { $0 + $1.length + XorbChunks.headerLength }
+    }
+}
+
+extension XetFileIndex {
+    /// A reconstruction (Xet documentation, "Download protocol": `QueryReconstructionResponse`): the terms that
+    /// rebuild bytes `range` of the file — each a xorb and a range of its chunks — how far into the first term's
+    /// bytes the range starts, and for each xorb where its chunks' stored bytes are (a chunk range and the
+    /// inclusive byte range of the serialization that holds it).
+    public struct Reconstruction: Sendable, Equatable {
+        public struct Term: Sendable, Equatable {
+            public var xorb: String
+            public var chunks: Range<Int>
+            public var unpackedLength: Int
+        }
+
+        public struct Fetch: Sendable, Equatable {
+            public var xorb: String
+            public var chunks: Range<Int>
+            /// Inclusive, as the protocol's `url_range` is.
+            public var bytes: ClosedRange<Int>
+        }
+
+        public var offsetIntoFirstRange: Int64
+        public var terms: [Term]
+        public var fetches: [Fetch]
+    }
+
+    /// The reconstruction of bytes `range` of the file (all of it when nil); nil when the range starts past the
+    /// end. Chunk ranges are counted within each xorb.
+    public func reconstruction(of range: Range<Int64>? = nil) -> Reconstruction? {
+        let wanted = range ?? 0..<size
+        guard wanted.lowerBound < max(size, 1) || (size == 0 && wanted.lowerBound == 0) else { return nil }
+        let end = min(wanted.upperBound, size)
+        var terms: [Reconstruction.Term] = []
+        var fetches: [Reconstruction.Fetch] = []
+        var firstOffset: Int64 = 0
+        var position: Int64 = 0
+        for xorb in xorbs {
+            var first: Int?
+            var last = 0
+            var unpacked = 0
+            var chunkStart = position
+            for index in xorb.firstChunk..<xorb.endChunk {
+                let length = Int64(chunks[index].length)
+                defer { chunkStart += length }
+                guard chunkStart + length > wanted.lowerBound, chunkStart < end else { continue }
+                if first == nil {
+                    first = index
+                    if terms.isEmpty { firstOffset = wanted.lowerBound - chunkStart }
+                }
+                last = index
+                unpacked += Int(length)
+            }
+            position = chunkStart
+            guard let first else { continue }
+            let local = (first - xorb.firstChunk)..<(last + 1 - xorb.firstChunk)
+            terms.append(.init(xorb: xorb.hash, chunks: local, unpackedLength: unpacked))
+            let from = storedOffset(ofChunk: first, in: xorb)
+            let to = storedOffset(ofChunk: last + 1, in: xorb) - 1
+            fetches.append(.init(xorb: xorb.hash, chunks: local, bytes: from...to))
+        }
+        return Reconstruction(offsetIntoFirstRange: firstOffset, terms: terms, fetches: fetches)
+    }
+}
