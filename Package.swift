@@ -228,6 +228,7 @@ let package = Package(
         .target(
             name: "ModelDepotServer",
             dependencies: [
+                "ModelDepotXet",
                 "ModelDepot",
                 // What its dashboard reads: implemented here, worded by the screens, which the mirror does not link.
                 "ModelDepotMirrorContract",

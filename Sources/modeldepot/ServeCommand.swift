@@ -132,6 +132,14 @@
                 """)
         var ui = false
 
+        @Flag(
+            help: """
+                Offer files through Xet too, as the Hub does: each file's Xet index is built the first time it is \
+                asked for (plain HTTP meanwhile), resolves carry X-Xet-Hash, the xet-read-token route issues read \
+                tokens, and a CAS answers at /xet. Off by default.
+                """)
+        var xet = false
+
         @Option(help: "With --ui: a file holding the token that allows pinning and evicting from the dashboard.")
         var adminTokenFile: String?
 
@@ -248,6 +256,11 @@
             let warning = server.faults.map { " (injecting faults on purpose: \($0))" } ?? ""
             server.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             server.tls = try tlsOptions.serverTLS()
+            if xet {
+                // Beside the mirror's other state: the first folder served, or the cache.
+                let first = roots.first ?? datasetRoots.first ?? cacheFolder
+                server.enableXet(folder: first.appendingPathComponent(".modeldepot/xet"))
+            }
             if ui {
                 let adminToken = try adminTokenFile.map(Self.readToken)
                 if let adminToken, adminToken == token {

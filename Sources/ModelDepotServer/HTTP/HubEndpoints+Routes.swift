@@ -74,6 +74,9 @@ extension HubEndpoints {
         routes.endpoint(RouterPath("\(id)/paths-info/:revision"), [.post]) { request, context in
             try await pathsInfo(type, repo(context), revision: Self.revision(context), request: request)
         }
+        routes.endpoint(RouterPath("\(id)/xet-read-token/:revision"), read) { request, context in
+            try await xetReadToken(type, repo(context), revision: Self.revision(context), request: request)
+        }
         routes.endpoint(RouterPath("\(id)/commits/:revision"), read) { _, context in
             try await commits(type, repo(context), revision: Self.revision(context))
         }

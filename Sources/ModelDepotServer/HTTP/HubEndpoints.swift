@@ -32,6 +32,8 @@ struct HubEndpoints: Sendable {
     var smallFiles: SmallFileCache? = nil
     /// The scheme clients reach this server by (`https` with `--tls-cert`), for the absolute URLs of `Link` headers.
     var scheme = "http"
+    /// Xet's side (`serve --xet`): files offered through Xet once indexed; nil: plain HTTP only.
+    var xet: XetStore? = nil
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 
@@ -142,10 +144,14 @@ struct HubEndpoints: Sendable {
         guard let file = snapshot.file(at: path) else {
             throw HubServerError.entryNotFound(path, commit: snapshot.commit)
         }
+        let xetHeaders = await xetHeaders(for: file, type, id, commit: snapshot.commit, request: request)
         if let base = lfsRedirectBase, let sha256 = file.sha256 {
-            return FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
+            var response = FileResponse.redirect(for: file, sha256: sha256, commit: snapshot.commit, to: base)
+            response.headers.append(contentsOf: xetHeaders)
+            return response
         }
-        let (response, pulling) = try await fileResponse(file, of: snapshot, request, context)
+        var (response, pulling) = try await fileResponse(file, of: snapshot, request, context)
+        response.headers.append(contentsOf: xetHeaders)
         return pulling ? response : marked(response, snapshot, revision: revision)
     }
 
@@ -211,7 +217,7 @@ struct HubEndpoints: Sendable {
         return nil
     }
 
-    private func snapshot(_ type: RepoType, _ id: RepoID, _ revision: String?) async throws -> RepoSnapshot {
+    func snapshot(_ type: RepoType, _ id: RepoID, _ revision: String?) async throws -> RepoSnapshot {
         guard let snapshot = try await source.snapshot(type: type, id: id, revision: revision) else {
             throw HubServerError.repoNotFound(id.description)
         }

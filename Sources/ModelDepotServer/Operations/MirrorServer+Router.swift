@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import ModelDepotHTTP
 
@@ -48,6 +49,17 @@ extension MirrorServer {
             source: source, token: token, treePageSize: treePageSize, lfsRedirectBase: lfsRedirectBase,
             faults: faults, metrics: metrics, branchMaxAge: branchMaxAge,
             sendsFilesWithSendfile: sendsFilesWithSendfile && tls == nil,
-            smallFiles: smallFiles, scheme: tls == nil ? "http" : "https")
+            smallFiles: smallFiles, scheme: tls == nil ? "http" : "https", xet: xet)
+    }
+
+    /// Serves the files through Xet too (`serve --xet`): each file's Xet index is built in the background the first
+    /// time it is asked for and kept in `folder`; resolves then carry `X-Xet-Hash` and the `xet-auth` link, the
+    /// `xet-read-token` route issues read tokens, and the CAS answers at `/xet` (a repository owned by `xet` still
+    /// resolves). Off by default.
+    public mutating func enableXet(folder: URL) {
+        let store = XetStore(folder: folder)
+        xet = store
+        let routes = XetRoutes(store: store, scheme: tls == nil ? "http" : "https")
+        mount("/xet") { routes.add(to: $0) }
     }
 }

@@ -53,6 +53,8 @@ public struct MirrorServer: Sendable {
     public let dashboard: MirrorDashboard
     /// Route groups other modules answer on the mirror's port (``mount(_:onDrain:routes:)``).
     var mounts: [Mount] = []
+    /// Xet's side, when ``enableXet(folder:)`` turned it on.
+    var xet: XetStore?
     /// When set, the mirror speaks HTTPS with this certificate (read again on SIGHUP); files then go through memory,
     /// not `sendfile` (TLS encrypts every byte in the process).
     public var tls: ServerTLS?

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ModelDepotCore
+import ModelDepotXet
+import NIOCore
+
+/// The mirror's CAS (Xet documentation, "CAS API" and "Download protocol"), mounted at `/xet`: reconstructions of
+/// the files it indexed (API v1; v2 answers 404 so clients fall back, as hf_xet does), and the stored chunks of
+/// their xorbs by byte range. Reconstructions need the read token the `xet-read-token` route issued, as
+/// `Authorization: Bearer`; xorb URLs carry it in their query, since clients fetch them as they fetch a signed
+/// URL, without credentials. A token reads only files of the repository it was issued for.
+struct XetRoutes: Sendable {
+    let store: XetStore
+    /// `http` or `https`: how clients reach the mirror, for the xorb URLs.
+    let scheme: String
+
+    func add(to group: RouterGroup<MirrorRequestContext>) {
+        group.endpoint("/v1/reconstructions/:hash", [.get]) { request, context in
+            try await reconstruction(request, hash: context.parameters.get("hash") ?? "")
+        }
+        group.endpoint("/v2/reconstructions/:hash", [.get]) { _, _ in
+            Self.error(404, "This CAS answers reconstructions through /v1.")
+        }
+        group.endpoint("/xorbs/:hash", [.get]) { request, context in
+            try await xorb(request, hash: context.parameters.get("hash") ?? "")
+        }
+    }
+
+    private func reconstruction(_ request: Request, hash: String) async throws -> Response {
+        guard let token = Self.bearer(request), let repository = await store.repository(of: token) else {
+            return Self.error(401, "A Xet read token is required (from the repository's xet-read-token route).")
+        }
+        guard let entry = await store.file(hash, readableBy: repository) else {
+            return Self.error(404, "No file with Xet hash \(hash.prefix(64)) in \(repository).")
+        }
+        var range: Range<Int64>?
+        if let header = request.headers[.range] {
+            guard let parsed = Self.byteRange(header, size: entry.index.size) else {
+                return Self.error(416, "The range \(header.prefix(100)) is not one this file has.")
+            }
+            range = parsed
+        }
+        guard let plan = entry.index.reconstruction(of: range) else {
+            return Self.error(416, "The range starts past the end of the file.")
+        }
+        let host = request.head.authority ?? "127.0.0.1"
+        var fetchInfo: [String: [[String: Any]]] = [:]
+        for fetch in plan.fetches {
+            fetchInfo[fetch.xorb, default: []].append([
+                "range": ["start": fetch.chunks.lowerBound, "end": fetch.chunks.upperBound],
+                "url": "\(scheme)://\(host)/xet/xorbs/\(fetch.xorb)?token=\(token)",
+                "url_range": ["start": fetch.bytes.lowerBound, "end": fetch.bytes.upperBound],
+            ])
+        }
+        let body: [String: Any] = [
+            "offset_into_first_range": plan.offsetIntoFirstRange,
+            "terms": plan.terms.map { term in
+                [
+                    "hash": term.xorb, "unpacked_length": term.unpackedLength,
+                    "range": ["start": term.chunks.lowerBound, "end": term.chunks.upperBound],
+                ] as [String: Any]
+            },
+            "fetch_info": fetchInfo,
+        ]
+        return HubEndpoints.json(body)
+    }
+
+    private func xorb(_ request: Request, hash: String) async throws -> Response {
+        guard let token = request.uri.queryParameters["token"].map(String.init),
+            let repository = await store.repository(of: token)
+        else {
+            return Self.error(403, "This xorb URL's token is missing or expired: ask for the reconstruction again.")
+        }
+        guard let (entry, xorb) = await store.xorb(hash, readableBy: repository) else {
+            return Self.error(404, "No xorb \(hash.prefix(64)) in \(repository).")
+        }
+        let total = Int64(entry.index.storedOffset(ofChunk: xorb.endChunk, in: xorb))
+        var wanted: Range<Int64> = 0..<total
+        if let header = request.headers[.range] {
+            guard let parsed = Self.byteRange(header, size: total) else {
+                return Self.error(416, "The range \(header.prefix(100)) is not one this xorb has.")
+            }
+            wanted = parsed
+        }
+        // The chunks the range touches, read from the file and stored as the xorb stores them.
+        var first = xorb.endChunk
+        var last = xorb.firstChunk
+        for index in xorb.firstChunk..<xorb.endChunk {
+            let start = Int64(entry.index.storedOffset(ofChunk: index, in: xorb))
+            let end = start + Int64(entry.index.chunks[index].length + XorbChunks.headerLength)
+            if end > wanted.lowerBound, start < wanted.upperBound {
+                first = min(first, index)
+                last = max(last, index)
+            }
+        }
+        guard first <= last else { return Self.error(416, "The range holds no chunk.") }
+        let index = entry.index
+        let path = entry.diskPath
+        let local = (first - xorb.firstChunk)..<(last + 1 - xorb.firstChunk)
+        let run = try await BlockingWork.run { () -> [UInt8] in
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw ModelDepotError(.fileSystem, "The file behind xorb \(hash) is gone.")
+            }
+            defer { try? handle.close() }
+            return try index.stored(local, of: xorb) { offset, length in
+                try handle.seek(toOffset: UInt64(offset))
+                let bytes = try handle.read(upToCount: length) ?? Data()
+                guard bytes.count == length else {
+                    throw ModelDepotError(.sizeMismatch, "The file behind xorb \(hash) changed.")
+                }
+                return Array(bytes)
+            }
+        }
+        let runStart = Int64(entry.index.storedOffset(ofChunk: first, in: xorb))
+        let from = Int(wanted.lowerBound - runStart)
+        let bytes = run[from..<(from + Int(wanted.count))]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/octet-stream"
+        headers[.contentLength] = "\(bytes.count)"
+        let partial = request.headers[.range] != nil
+        if partial {
+            headers[.contentRange] = "bytes \(wanted.lowerBound)-\(wanted.upperBound - 1)/\(total)"
+        }
+        return Response(
+            status: partial ? .partialContent : .ok, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// `bytes=S-E` or `bytes=S-` (one range) within `size`, as a half-open range; nil otherwise.
+    static func byteRange(_ header: String, size: Int64) -> Range<Int64>? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let parts = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int64(parts[0]), start >= 0, start < size else { return nil }
+        let end = parts[1].isEmpty ? size - 1 : Int64(parts[1]).map { min($0, size - 1) }
+        guard let end, end >= start else { return nil }
+        return start..<(end + 1)
+    }
+
+    static func bearer(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization], value.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func error(_ status: Int, _ message: String) -> Response {
+        var response = HubEndpoints.json(["error": message])
+        response.status = HTTPResponse.Status(code: status)
+        return response
+    }
+}
