@@ -334,6 +334,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
+                "ModelDepotXet",
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotHTTP", "ModelDepotPlatform", "ModelDepotServer",
                 "ModelDepotTesting", "ModelDepotTransfer",
                 .product(name: "Logging", package: "swift-log"),

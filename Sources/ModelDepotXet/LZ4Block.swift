@@ -9,6 +9,7 @@ public enum LZ4Block {
 
     /// The bytes `block` decompresses to, which must be exactly `size` bytes.
     public static func decompress(_ block: some Collection<UInt8>, size: Int) throws -> [UInt8] {
+        guard size >= 0 else { throw Malformed(description: "a size of \(size) bytes") }
         let input = Array(block)
         var output = [UInt8](repeating: 0, count: size)
         var written = 0

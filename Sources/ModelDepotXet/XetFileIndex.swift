@@ -88,15 +88,52 @@ public struct XetFileIndex: Sendable, Equatable, Codable {
     }
 
     /// The stored chunks `chunks` (counted within `xorb`) of the xorb, as a CAS serves them: each chunk's header
-    /// and bytes, the bytes read from the file with `read(offset, length)`.
+    /// and bytes, the bytes read from the file with `read(offset, length)`. `xorbOffset` is where the xorb's first
+    /// chunk starts in the file (``xorbOffsets()``); computed here when nil.
     public func stored(
-        _ chunks: Range<Int>, of xorb: Xorb, read: (Int64, Int) throws -> [UInt8]
+        _ chunks: Range<Int>, of xorb: Xorb, xorbOffset: Int64? = nil, read: (Int64, Int) throws -> [UInt8]
     ) rethrows -> [UInt8] {
+        let first = xorb.firstChunk + chunks.lowerBound
+        var offset =
+            (xorbOffset ?? self.offset(ofChunk: xorb.firstChunk))
+            + self.chunks[xorb.firstChunk..<first].reduce(0) { $0 + Int64($1.length) }
         var run: [UInt8] = []
-        for index in (xorb.firstChunk + chunks.lowerBound)..<(xorb.firstChunk + chunks.upperBound) {
-            run += XorbChunks.stored(try read(offset(ofChunk: index), self.chunks[index].length))
+        for index in first..<(xorb.firstChunk + chunks.upperBound) {
+            let length = self.chunks[index].length
+            run += XorbChunks.stored(try read(offset, length))
+            offset += Int64(length)
         }
         return run
+    }
+
+    /// Where each xorb's first chunk starts in the file, in one pass (a CAS keeps them: finding one by summing the
+    /// chunks before it on every request would cost a pass per request).
+    public func xorbOffsets() -> [Int64] {
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(xorbs.count)
+        var offset: Int64 = 0
+        for xorb in xorbs {
+            offsets.append(offset)
+            offset += chunks[xorb.firstChunk..<xorb.endChunk].reduce(0) { $0 + Int64($1.length) }
+        }
+        return offsets
+    }
+
+    /// Whether the index is one a file of `size` bytes can have: chunks within Xet's limits adding up to the
+    /// size, xorbs that cover the chunks in order. A kept index that is not is built again.
+    public func isConsistent(size: Int64) -> Bool {
+        guard self.size == size,
+            chunks.allSatisfy({ $0.length > 0 && $0.length <= XetChunker.maximumSize }),
+            chunks.reduce(0, { $0 + Int64($1.length) }) == size
+        else { return false }
+        var next = 0
+        for xorb in xorbs {
+            guard xorb.firstChunk == next, xorb.endChunk > xorb.firstChunk, xorb.endChunk <= chunks.count else {
+                return false
+            }
+            next = xorb.endChunk
+        }
+        return next == chunks.count
     }
 
     /// Where chunk `index` starts in the file.

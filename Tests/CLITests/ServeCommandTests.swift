@@ -108,6 +108,8 @@ import Testing
             ($0["preferredName"] as? [String: Any])?["name"] as? String
         }
         #expect(
-            Set(switches).subtracting(["help", "version"]) == ["cache", "ui", "no-sendfile", "finish-abandoned-pulls"])
+            Set(switches).subtracting(["help", "version"]) == [
+                "cache", "ui", "no-sendfile", "finish-abandoned-pulls", "xet",
+            ])
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
+import ModelDepotXet
 import Testing
 
 /// The mirror speaking Xet (`serve --xet`) to the client most of the world uses, huggingface_hub 2.4 with hf_xet
@@ -15,6 +16,7 @@ import Testing
             "acme/xet/small.bin": SampleData.bytes(count: 300_000, seed: 71),
             "acme/xet/weights.bin": SampleData.bytes(count: 70 << 20, seed: 72),
             "acme/xet/empty.txt": [],
+            "acme/other/notes.bin": SampleData.bytes(count: 200_000, seed: 73),
         ]
         let root = try TemporaryDirectory(prefix: "modeldepot-xet-mirror")
         defer { root.remove() }
@@ -42,6 +44,8 @@ import Testing
             #expect(try await mirror.get("/xet/v1/reconstructions/\(hash)").status == 401)
             #expect(headers.header("Link")?.contains("rel=\"xet-auth\"") == true)
 
+            try await Self.checkTokensAndRanges(mirror, weights: try #require(files["acme/xet/weights.bin"]))
+
             let names = ["small.bin", "weights.bin", "empty.txt"]
             let answer = try await PythonInteropTests.runPython(
                 script: "xet_client.py",
@@ -60,5 +64,58 @@ import Testing
                 }
             }
         }
+    }
+
+    /// A token reads only its repository; a xorb URL without a token reads nothing; a reconstruction of a range that
+    /// starts mid-file, followed by HTTP Range requests on the xorbs, gives exactly those bytes.
+    static func checkTokensAndRanges(_ mirror: MirrorFixture, weights: [UInt8]) async throws {
+        func token(_ repository: String) async throws -> String {
+            let reply = try await mirror.get("/api/models/\(repository)/xet-read-token/main")
+            #expect(reply.header("X-Xet-Cas-Url")?.hasSuffix("/xet") == true)
+            return try #require(reply.header("X-Xet-Access-Token"))
+        }
+        // acme/other's files are indexed too, so its token is a real one.
+        _ = try await mirror.get("/acme/other/resolve/main/notes.bin", method: "HEAD")
+        let own = try await token("acme/xet")
+        let foreign = try await token("acme/other")
+        let resolved = try await mirror.get("/acme/xet/resolve/main/weights.bin", method: "HEAD")
+        let hash = try #require(resolved.header("X-Xet-Hash"))
+        let path = "/xet/v1/reconstructions/\(hash)"
+        #expect(try await mirror.get(path, headers: [("Authorization", "Bearer \(foreign)")]).status == 404)
+        #expect(try await mirror.get(path, headers: [("Authorization", "Bearer not-a-token")]).status == 401)
+        let start = 40 << 20 - 12345
+        let end = 66 << 20 + 777
+        let plan = try await mirror.get(
+            path, headers: [("Authorization", "Bearer \(own)"), ("Range", "bytes=\(start)-\(end)")])
+        #expect(plan.status == 200)
+        let json = try #require(plan.json as? [String: Any])
+        let terms = try #require(json["terms"] as? [[String: Any]])
+        let fetchInfo = try #require(json["fetch_info"] as? [String: [[String: Any]]])
+        var chunksOf: [String: (start: Int, chunks: [[UInt8]])] = [:]
+        for (xorb, fetches) in fetchInfo {
+            for fetch in fetches {
+                let urlText = try #require(fetch["url"] as? String)
+                let url = try #require(URL(string: urlText))
+                let urlRange = try #require(fetch["url_range"] as? [String: Int])
+                let chunkRange = try #require(fetch["range"] as? [String: Int])
+                let pathAndQuery = url.path + "?" + (url.query ?? "")
+                let bare = try await mirror.get(url.path)
+                #expect(bare.status == 403, "a xorb URL without its token reads nothing")
+                let bytes = try await mirror.get(
+                    pathAndQuery, headers: [("Range", "bytes=\(urlRange["start"]!)-\(urlRange["end"]!)")])
+                #expect(bytes.status == 206)
+                chunksOf[xorb] = (chunkRange["start"]!, try XorbChunks.read(bytes.body))
+            }
+        }
+        var rebuilt: [UInt8] = []
+        for term in terms {
+            let xorb = try #require(term["hash"] as? String)
+            let range = try #require(term["range"] as? [String: Int])
+            let (first, chunks) = try #require(chunksOf[xorb])
+            rebuilt += chunks[(range["start"]! - first)..<(range["end"]! - first)].flatMap { $0 }
+        }
+        let offset = try #require(json["offset_into_first_range"] as? Int)
+        #expect(terms.count >= 2, "the range crosses from the first xorb into the second")
+        #expect(Array(rebuilt.dropFirst(offset).prefix(end - start + 1)) == Array(weights[start...end]))
     }
 }

@@ -72,10 +72,23 @@ struct XetRoutes: Sendable {
         else {
             return Self.error(403, "This xorb URL's token is missing or expired: ask for the reconstruction again.")
         }
-        guard let (entry, xorb) = await store.xorb(hash, readableBy: repository) else {
+        guard let (entry, position) = await store.xorb(hash, readableBy: repository) else {
             return Self.error(404, "No xorb \(hash.prefix(64)) in \(repository).")
         }
-        let total = Int64(entry.index.storedOffset(ofChunk: xorb.endChunk, in: xorb))
+        let index = entry.index
+        let xorb = index.xorbs[position]
+        // Where each of the xorb's chunks is stored in it, and where it is in the file: one pass.
+        var storedStarts: [Int64] = []
+        var fileStarts: [Int64] = []
+        var stored: Int64 = 0
+        var inFile = entry.xorbOffsets[position]
+        for chunk in index.chunks[xorb.firstChunk..<xorb.endChunk] {
+            storedStarts.append(stored)
+            fileStarts.append(inFile)
+            stored += Int64(chunk.length + XorbChunks.headerLength)
+            inFile += Int64(chunk.length)
+        }
+        let total = stored
         var wanted: Range<Int64> = 0..<total
         if let header = request.headers[.range] {
             guard let parsed = Self.byteRange(header, size: total) else {
@@ -83,48 +96,57 @@ struct XetRoutes: Sendable {
             }
             wanted = parsed
         }
-        // The chunks the range touches, read from the file and stored as the xorb stores them.
-        var first = xorb.endChunk
-        var last = xorb.firstChunk
-        for index in xorb.firstChunk..<xorb.endChunk {
-            let start = Int64(entry.index.storedOffset(ofChunk: index, in: xorb))
-            let end = start + Int64(entry.index.chunks[index].length + XorbChunks.headerLength)
-            if end > wanted.lowerBound, start < wanted.upperBound {
-                first = min(first, index)
-                last = max(last, index)
-            }
+        // The file must still be what was indexed: its bytes are served under the index's hashes.
+        guard XetStore.stamp(of: entry.diskPath) == entry.stamp else {
+            await store.forget(entry.etag)
+            return Self.error(409, "The file behind xorb \(hash.prefix(64)) changed; ask for the file again.")
         }
-        guard first <= last else { return Self.error(416, "The range holds no chunk.") }
-        let index = entry.index
         let path = entry.diskPath
-        let local = (first - xorb.firstChunk)..<(last + 1 - xorb.firstChunk)
-        let run = try await BlockingWork.run { () -> [UInt8] in
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw ModelDepotError(.fileSystem, "The file behind xorb \(hash) is gone.")
-            }
-            defer { try? handle.close() }
-            return try index.stored(local, of: xorb) { offset, length in
-                try handle.seek(toOffset: UInt64(offset))
-                let bytes = try handle.read(upToCount: length) ?? Data()
-                guard bytes.count == length else {
-                    throw ModelDepotError(.sizeMismatch, "The file behind xorb \(hash) changed.")
-                }
-                return Array(bytes)
-            }
-        }
-        let runStart = Int64(entry.index.storedOffset(ofChunk: first, in: xorb))
-        let from = Int(wanted.lowerBound - runStart)
-        let bytes = run[from..<(from + Int(wanted.count))]
+        let chunkLengths = index.chunks[xorb.firstChunk..<xorb.endChunk].map(\.length)
+        let (storedAt, fileAt, range) = (storedStarts, fileStarts, wanted)
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"
-        headers[.contentLength] = "\(bytes.count)"
+        headers[.contentLength] = "\(wanted.count)"
         let partial = request.headers[.range] != nil
-        if partial {
-            headers[.contentRange] = "bytes \(wanted.lowerBound)-\(wanted.upperBound - 1)/\(total)"
+        if partial { headers[.contentRange] = "bytes \(wanted.lowerBound)-\(wanted.upperBound - 1)/\(total)" }
+        // Streamed a few chunks at a time, read off the cooperative pool: a 64 MiB xorb never sits in memory.
+        let body = ResponseBody(contentLength: Int(range.count)) { writer in
+            // The first chunk that ends after the range's start.
+            var next = 0
+            while next < chunkLengths.count,
+                storedAt[next] + Int64(chunkLengths[next] + XorbChunks.headerLength) <= range.lowerBound
+            {
+                next += 1
+            }
+            while next < chunkLengths.count, storedAt[next] < range.upperBound {
+                let batch = next..<min(chunkLengths.count, next + 16)
+                let (starts, lengths) = (fileAt, chunkLengths)
+                let run = try await BlockingWork.run { () -> [UInt8] in
+                    guard let handle = FileHandle(forReadingAtPath: path) else {
+                        throw ModelDepotError(.fileSystem, "The file behind a xorb is gone.")
+                    }
+                    defer { try? handle.close() }
+                    var run: [UInt8] = []
+                    for chunk in batch {
+                        try handle.seek(toOffset: UInt64(starts[chunk]))
+                        let bytes = try handle.read(upToCount: lengths[chunk]) ?? Data()
+                        guard bytes.count == lengths[chunk] else {
+                            throw ModelDepotError(.sourceChanged, "The file behind a xorb changed.")
+                        }
+                        run += XorbChunks.stored(bytes)
+                    }
+                    return run
+                }
+                // Only the part of the batch inside the range asked for.
+                let runStart = storedAt[batch.lowerBound]
+                let from = Int(max(0, range.lowerBound - runStart))
+                let to = Int(min(Int64(run.count), range.upperBound - runStart))
+                if from < to { try await writer.write(ByteBuffer(bytes: run[from..<to])) }
+                next = batch.upperBound
+            }
+            try await writer.finish(nil)
         }
-        return Response(
-            status: partial ? .partialContent : .ok, headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: partial ? .partialContent : .ok, headers: headers, body: body)
     }
 
     /// `bytes=S-E` or `bytes=S-` (one range) within `size`, as a half-open range; nil otherwise.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCore
+import ModelDepotPlatform
 import ModelDepotXet
 
 /// The mirror's Xet side (`serve --xet`): each file's Xet index, built once from its bytes in the background the
@@ -8,10 +9,16 @@ import ModelDepotXet
 /// what the CAS routes answer from them.
 actor XetStore {
     struct Entry {
+        var etag: String
         var index: XetFileIndex
         var diskPath: String
+        /// The file on disk as it was indexed (size, modification and status-change times, inode): a file changed
+        /// since is indexed again, and its bytes are never served under the old hashes.
+        var stamp: Stamp
         /// The repositories (`models/acme/big`) that serve it: a token for one of them may read it.
         var repositories: Set<String>
+        /// Where each xorb's first chunk starts in the file.
+        var xorbOffsets: [Int64]
     }
 
     struct Token {
@@ -23,62 +30,104 @@ actor XetStore {
     /// How long a read token lasts (the Hub's last about an hour; clients refresh them through the token route).
     let tokenLifetime: TimeInterval
     private var entries: [String: Entry] = [:]
-    private var etagOfFile: [String: String] = [:]
-    private var xorbs: [String: (etag: String, xorb: Int)] = [:]
+    /// File and xorb hashes to what holds them: several files may share one (the same content in two
+    /// repositories, a shared first xorb).
+    private var etagsOfFile: [String: Set<String>] = [:]
+    private var xorbs: [String: [(etag: String, xorb: Int)]] = [:]
     private var building: Set<String> = []
+    /// Builds that failed, and when: not tried again for a minute (a file still being written, one gone).
+    private var failed: [String: Date] = [:]
     private var tokens: [String: Token] = [:]
+    /// Files indexed at once; more wait for a later request (each build reads and hashes a whole file).
+    static let concurrentBuilds = 2
+    /// Tokens kept at most (the oldest go first): minting them must not grow memory without bound.
+    static let maximumTokens = 10_000
 
     init(folder: URL, tokenLifetime: TimeInterval = 3600) {
         self.folder = folder
         self.tokenLifetime = tokenLifetime
     }
 
-    /// `file`'s index when it is built; nil while it is being built (started now if it was not), or when the file
-    /// is empty or not on disk. Cheap after the first time.
+    /// `file`'s index when it is built and the file on disk is still what was indexed; nil while it is being built
+    /// (started now if it was not and a build slot is free), or when the file is empty, not on disk, or failed to
+    /// index within the last minute.
     func index(for file: ServedFile, repository: String) async -> XetFileIndex? {
-        guard file.size > 0 else { return nil }
+        guard file.size > 0, let stamp = Self.stamp(of: file.diskPath), stamp.size == file.size else { return nil }
+        let size = stamp.size
         let etag = file.etag
         if var entry = entries[etag] {
-            if !entry.repositories.contains(repository) {
-                entry.repositories.insert(repository)
-                entry.diskPath = file.diskPath
-                entries[etag] = entry
+            guard entry.stamp == stamp, entry.index.size == size else {
+                // Changed on disk since it was indexed: its hashes no longer describe its bytes.
+                forget(etag)
+                return nil
             }
+            entry.repositories.insert(repository)
+            entry.diskPath = file.diskPath
+            entries[etag] = entry
             return entry.index
         }
-        guard !building.contains(etag), HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag) else { return nil }
+        guard !building.contains(etag), building.count < Self.concurrentBuilds,
+            HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag)
+        else { return nil }
+        if let when = failed[etag], Date().timeIntervalSince(when) < 60 { return nil }
         building.insert(etag)
         let saved = folder.appendingPathComponent("\(etag).json")
-        // A kept index is read at once (a small file); one to build is built in the background.
-        if let kept = try? await BlockingWork.run({ try Self.load(saved, size: file.size) }) {
-            register(kept, etag: etag, file: file, repository: repository)
-            return kept
-        }
         let path = file.diskPath
         let folder = folder
         Task {
-            let built = try? await BlockingWork.run { () -> XetFileIndex in
-                let index = try Self.build(path: path, size: file.size)
+            // A kept index is read, checked and used; else the file is read whole and indexed.
+            let index = try? await BlockingWork.run { () -> XetFileIndex in
+                if let kept = try? Self.load(saved, size: size) { return kept }
+                let index = try Self.build(path: path, size: size)
+                guard Self.stamp(of: path) == stamp else {
+                    throw ModelDepotError(.sourceChanged, "\(path) changed while it was indexed.")
+                }
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let data = try JSONEncoder().encode(index)
-                try data.write(to: saved, options: .atomic)
+                try JSONEncoder().encode(index).write(to: saved, options: .atomic)
                 return index
             }
-            await self.finishBuilding(built, etag: etag, file: file, repository: repository)
+            await self.finishBuilding(index, etag: etag, path: path, stamp: stamp, repository: repository)
         }
         return nil
     }
 
-    private func finishBuilding(_ index: XetFileIndex?, etag: String, file: ServedFile, repository: String) {
-        if let index { register(index, etag: etag, file: file, repository: repository) }
+    private func finishBuilding(
+        _ index: XetFileIndex?, etag: String, path: String, stamp: Stamp, repository: String
+    ) {
         building.remove(etag)
+        guard let index else {
+            failed[etag] = Date()
+            return
+        }
+        failed[etag] = nil
+        entries[etag] = Entry(
+            etag: etag, index: index, diskPath: path, stamp: stamp, repositories: [repository],
+            xorbOffsets: index.xorbOffsets())
+        etagsOfFile[index.fileHash, default: []].insert(etag)
+        for (position, xorb) in index.xorbs.enumerated() { xorbs[xorb.hash, default: []].append((etag, position)) }
     }
 
-    private func register(_ index: XetFileIndex, etag: String, file: ServedFile, repository: String) {
-        building.remove(etag)
-        entries[etag] = Entry(index: index, diskPath: file.diskPath, repositories: [repository])
-        etagOfFile[index.fileHash] = etag
-        for (position, xorb) in index.xorbs.enumerated() { xorbs[xorb.hash] = (etag, position) }
+    /// Drops what is known of `etag` (its file changed, or a read of it failed).
+    func forget(_ etag: String) {
+        guard let entry = entries.removeValue(forKey: etag) else { return }
+        etagsOfFile[entry.index.fileHash]?.remove(etag)
+        for xorb in entry.index.xorbs { xorbs[xorb.hash]?.removeAll { $0.etag == etag } }
+    }
+
+    /// What identifies a file's content on disk without reading it.
+    struct Stamp: Sendable, Equatable {
+        let size: Int64
+        let modified: Int64
+        let changed: Int64
+        let inode: UInt64
+    }
+
+    /// A regular file's stamp now; nil when there is none at `path`.
+    static func stamp(of path: String) -> Stamp? {
+        guard let status = FileStatus(path: path), status.kind == .file else { return nil }
+        return Stamp(
+            size: status.size, modified: status.modifiedNanoseconds, changed: status.changedNanoseconds,
+            inode: status.inode)
     }
 
     /// Reads `file` in pieces and indexes it; fails when it is not `size` bytes.
@@ -99,10 +148,10 @@ actor XetStore {
         return builder.finish()
     }
 
-    /// A kept index, when it is one of a file of `size` bytes.
+    /// A kept index, when it is a consistent one of a file of `size` bytes.
     static func load(_ url: URL, size: Int64) throws -> XetFileIndex {
         let index = try JSONDecoder().decode(XetFileIndex.self, from: Data(contentsOf: url))
-        guard index.size == size, index.chunks.reduce(0, { $0 + Int64($1.length) }) == size else {
+        guard index.isConsistent(size: size) else {
             throw ModelDepotError(.sizeMismatch, "\(url.path) is not an index of this file.")
         }
         return index
@@ -113,7 +162,13 @@ actor XetStore {
     /// A new read token for `repository`, and when it expires.
     func issueToken(for repository: String) -> (token: String, expires: Date) {
         let now = Date()
-        tokens = tokens.filter { $0.value.expires > now }
+        if tokens.count >= Self.maximumTokens {
+            tokens = tokens.filter { $0.value.expires > now }
+            // Still full: the ones closest to expiry go.
+            for (token, _) in tokens.sorted(by: { $0.value.expires < $1.value.expires }).prefix(tokens.count / 10 + 1) {
+                tokens[token] = nil
+            }
+        }
         var random = SystemRandomNumberGenerator()
         let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
         let expires = now.addingTimeInterval(tokenLifetime)
@@ -131,15 +186,14 @@ actor XetStore {
 
     /// The index of the file whose Xet hash is `fileHash`, when `repository` serves it.
     func file(_ fileHash: String, readableBy repository: String) -> Entry? {
-        guard let etag = etagOfFile[fileHash], let entry = entries[etag], entry.repositories.contains(repository)
-        else { return nil }
-        return entry
+        etagsOfFile[fileHash]?.lazy.compactMap { self.entries[$0] }.first { $0.repositories.contains(repository) }
     }
 
-    /// The xorb `hash`, its file's index and path, when `repository` serves that file.
-    func xorb(_ hash: String, readableBy repository: String) -> (entry: Entry, xorb: XetFileIndex.Xorb)? {
-        guard let (etag, position) = xorbs[hash], let entry = entries[etag], entry.repositories.contains(repository)
-        else { return nil }
-        return (entry, entry.index.xorbs[position])
+    /// The xorb `hash`, the file that holds it and where, when `repository` serves that file.
+    func xorb(_ hash: String, readableBy repository: String) -> (entry: Entry, position: Int)? {
+        for (etag, position) in xorbs[hash] ?? [] {
+            if let entry = entries[etag], entry.repositories.contains(repository) { return (entry, position) }
+        }
+        return nil
     }
 }
