@@ -36,6 +36,13 @@ import Testing
                 }
                 try #require(indexed, "\(name) was not indexed")
             }
+            // Listings carry each indexed file's xetHash, as the Hub's do.
+            let listing = try #require(try await mirror.get("/api/models/acme/xet/tree/main").json as? [[String: Any]])
+            for entry in listing {
+                let name = try #require(entry["path"] as? String)
+                let resolved = try await mirror.get("/acme/xet/resolve/main/\(name)", method: "HEAD")
+                #expect(entry["xetHash"] as? String == resolved.header("X-Xet-Hash"), "\(name)")
+            }
             let empty = try await mirror.get("/acme/xet/resolve/main/empty.txt", method: "HEAD")
             #expect(empty.header("X-Xet-Hash") == nil, "an empty file goes by plain HTTP")
             // Without a read token the CAS answers nothing.

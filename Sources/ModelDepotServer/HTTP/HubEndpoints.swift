@@ -48,7 +48,7 @@ struct HubEndpoints: Sendable {
     func pathsInfo(_ type: RepoType, _ id: RepoID, revision: String, request: Request) async throws -> Response {
         let snapshot = try await snapshot(type, id, revision)
         let form = try await PathsInfoForm.read(from: request)
-        var entries = HubJSON.pathsInfo(snapshot, paths: form.paths)
+        var entries = await withXetHashes(HubJSON.pathsInfo(snapshot, paths: form.paths), snapshot)
         if form.expand, let last = await Self.lastCommit(of: snapshot) {
             entries = HubJSON.expanded(entries, lastCommit: last)
         }
@@ -108,7 +108,8 @@ struct HubEndpoints: Sendable {
         let snapshot = try await snapshot(type, id, revision)
         let recursive = query["recursive"].map { $0.lowercased() == "true" } ?? false
         let expand = query["expand"].map { $0.lowercased() == "true" } ?? false
-        if !expand, query["cursor"] == nil {
+        // With Xet, listings carry each indexed file's xetHash, which appears as indexes are built: not kept.
+        if !expand, query["cursor"] == nil, xet == nil {
             // A listing that fits one page is kept with the snapshot; longer ones are paged as they come.
             let key = "tree \(recursive) \(path ?? "")"
             let listing = try snapshot.rendered.answer(key) {
@@ -127,6 +128,7 @@ struct HubEndpoints: Sendable {
         guard var entries = HubJSON.tree(snapshot, path: path, recursive: recursive) else {
             throw HubServerError.entryNotFound(path ?? "", commit: snapshot.commit)
         }
+        entries = await withXetHashes(entries, snapshot)
         if expand, let last = await Self.lastCommit(of: snapshot) {
             entries = HubJSON.expanded(entries, lastCommit: last)
         }

@@ -40,4 +40,18 @@ extension HubEndpoints {
         response.headers[.cacheControl] = "no-store"
         return response
     }
+
+    /// `entries` (a tree listing's or paths-info's) with `xetHash` on the files whose Xet index is built, as the
+    /// Hub lists them.
+    func withXetHashes(_ entries: [[String: Any]], _ snapshot: RepoSnapshot) async -> [[String: Any]] {
+        guard let xet else { return entries }
+        var listed = entries
+        for position in listed.indices where listed[position]["type"] as? String == "file" {
+            guard let path = listed[position]["path"] as? String, let file = snapshot.file(at: path),
+                let hash = await xet.readyFileHash(etag: file.etag)
+            else { continue }
+            listed[position]["xetHash"] = hash
+        }
+        return listed
+    }
 }

@@ -107,6 +107,9 @@ actor XetStore {
         for (position, xorb) in index.xorbs.enumerated() { xorbs[xorb.hash, default: []].append((etag, position)) }
     }
 
+    /// The Xet hash of the file `etag` names, when its index is built (a listing never starts a build).
+    func readyFileHash(etag: String) -> String? { entries[etag]?.index.fileHash }
+
     /// Drops what is known of `etag` (its file changed, or a read of it failed).
     func forget(_ etag: String) {
         guard let entry = entries.removeValue(forKey: etag) else { return }
