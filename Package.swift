@@ -278,7 +278,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform"]),
+        .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform", "CModelDepotPlatform"]),
         .testTarget(name: "XetTests", dependencies: ["ModelDepotXet", "ModelDepotTesting"]),
         .testTarget(
             name: "ScreensTests",

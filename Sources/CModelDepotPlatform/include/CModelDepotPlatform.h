@@ -20,4 +20,8 @@
 int modeldepot_spawn(const char *path, char *const argv[], char *const envp[], const char *output, int flags,
                      pid_t *pid);
 
+/// Linux only: the calling thread's id (`gettid(2)`, which Swift's Glibc does not import), for per-thread
+/// priorities. 0 elsewhere.
+pid_t modeldepot_thread_id(void);
+
 #endif

@@ -78,7 +78,8 @@ actor XetStore {
             // A kept index is read, checked and used; else the file is read whole and indexed.
             let index = try? await BlockingWork.run { () -> XetFileIndex in
                 if let kept = try? Self.load(saved, size: size) { return kept }
-                let index = try Self.build(path: path, size: size)
+                // At a lower priority: the downloads the mirror serves meanwhile come first.
+                let index = try BackgroundPriority.run { try Self.build(path: path, size: size) }
                 guard Self.stamp(of: path) == stamp else {
                     throw ModelDepotError(.sourceChanged, "\(path) changed while it was indexed.")
                 }
