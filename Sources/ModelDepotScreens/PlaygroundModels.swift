@@ -65,7 +65,7 @@ public struct PlaygroundModels: Sendable {
             kind: kind, choices: choices, selected: selected,
             waitingText: waiting == 0
                 ? nil
-                : "\(waiting == 1 ? "1 more model" : "\(waiting) more models") of this kind can be used here once downloaded: see Models.",
+                : "\(waiting == 1 ? "1 more model" : "\(waiting) more models") of this kind can be used here once downloaded.",
             emptyMessage: choices.isEmpty ? PlaygroundChoices.empty(kind) : nil)
     }
 
