@@ -26,8 +26,9 @@ import Testing
             let task = ScriptedTask()
             let body = BackpressuredBody(task: task, limit: 64, pauses: true)
             let chunks = 200
-            // The delegate's thread: a 16-byte chunk whenever the task runs; after a second of being suspended with
-            // nothing left unread, the task is stuck for good.
+            // The delegate's thread: a 16-byte chunk whenever the task runs; after 10 s of being suspended with
+            // nothing left unread, the task is stuck for good. (It was 1 s, which a fresh-clone run of the whole
+            // suite on 2 cores exceeded once without anything being stuck: the reader was not scheduled in time.)
             let stuck = Mutex(false)
             let delivered = Thread {
                 var sent = 0
@@ -35,11 +36,13 @@ import Testing
                 while sent < chunks {
                     if task.suspended.withLock({ $0 }) {
                         if waitingSince == nil { waitingSince = Date() }
-                        if !body.isPaused, Date().timeIntervalSince(waitingSince!) > 1 {
+                        if !body.isPaused, Date().timeIntervalSince(waitingSince!) > 10 {
                             stuck.withLock { $0 = true }
                             body.completed(nil)
                             return
                         }
+                        // Waiting for the reader, without taking a core from it.
+                        Thread.sleep(forTimeInterval: 0.0001)
                         continue
                     }
                     waitingSince = nil
