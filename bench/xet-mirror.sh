@@ -31,16 +31,18 @@ with open(path, "wb") as out:
     for _ in range(half // (1 << 20)): out.write(os.urandom(1 << 20))
 PY
 cp "$work/plain/acme/big/weights.bin" "$work/xet/acme/big/weights.bin"
-start_mirror() {  # start_mirror FOLDER EXTRA…: prints the port
+# start_mirror FOLDER EXTRA…: sets `port`. Not in a subshell: the mirror's pid must reach `pids` for the cleanup.
+start_mirror() {
     local folder=$1; shift
-    local port; port=$(free_port)
+    port=$(free_port)
     "$bin" serve --root "$folder" --port "$port" "$@" > "$folder.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.05; done
-    echo "$port"
 }
-plain=$(start_mirror "$work/plain")
-xet=$(start_mirror "$work/xet" --xet)
+start_mirror "$work/plain"
+plain=$port
+start_mirror "$work/xet" --xet
+xet=$port
 fetch() { curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$1/acme/big/resolve/main/weights.bin"; }
 fetch "$plain" > /dev/null  # the page cache warm for both (same bytes, two copies)
 t_plain=$(fetch "$plain")
