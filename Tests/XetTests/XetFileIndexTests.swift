@@ -1,3 +1,4 @@
+import ModelDepotTesting
 import ModelDepotXet
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// the offset into the first — gets exactly the bytes it asked for, for any range; xorbs close at their limit; a
 /// stored run that lies is refused.
 @Suite struct XetFileIndexTests {
-    static let file = XetOracleTests.random((5 << 20) + 4321, seed: 91)
+    static let file = SampleData.bytes(count: (5 << 20) + 4321, seed: 91)
 
     /// What a client does with a reconstruction.
     static func follow(_ plan: XetFileIndex.Reconstruction, _ index: XetFileIndex, length: Int) throws -> [UInt8] {

@@ -12,25 +12,6 @@ import Testing
         .deletingLastPathComponent()
     static let python = packageRoot.appendingPathComponent(".venv-xet/bin/python")
 
-    /// Bytes that do not repeat (SplitMix64 from `seed`).
-    static func random(_ count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed
-        var bytes = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            mixed ^= mixed >> 31
-            for shift in 0..<8 where index < count {
-                bytes[index] = UInt8(truncatingIfNeeded: mixed >> (8 * UInt64(shift)))
-                index += 1
-            }
-        }
-        return bytes
-    }
-
     /// Bytes that compress and repeat: numbered lines with a varying word, as text and tokenizer files are.
     static func text(_ count: Int, seed: Int) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -68,11 +49,11 @@ import Testing
             0, 1, 63, 64, 65, 127, 128, 1023, 1024, 1025, 2047, 2048, 2049, 3072, 3073, 4096, 4097, 8191, 8192, 8193,
             16384, 31 * 1024 + 5, 65536, 100_003, 1 << 20, (1 << 20) + 1,
         ]
-        let blake3Files = hashSizes.map { add("blake3-\($0)", Self.random($0, seed: UInt64($0) + 1)) }
+        let blake3Files = hashSizes.map { add("blake3-\($0)", SampleData.bytes(count: $0, seed: UInt64($0) + 1)) }
         // LZ4: random (literals only), text (matches, overlapping ones), floats, zeros (long runs).
         var lz4Files: [String] = []
         for size in [1, 4, 12, 13, 64, 65_535, 65_536, 65_537, 200_000] {
-            lz4Files.append(add("lz4-random-\(size)", Self.random(size, seed: UInt64(size) * 3)))
+            lz4Files.append(add("lz4-random-\(size)", SampleData.bytes(count: size, seed: UInt64(size) * 3)))
             lz4Files.append(add("lz4-text-\(size)", Self.text(size, seed: size)))
             lz4Files.append(add("lz4-floats-\(size)", Self.floats(size)))
             lz4Files.append(add("lz4-zeros-\(size)", [UInt8](repeating: 0, count: size)))
@@ -80,11 +61,13 @@ import Testing
         // Files through Xet: empty, single chunks, at the minimum and maximum chunk, many chunks (a tree of several
         // levels), text whose lines repeat, zeros (every chunk cut at the maximum).
         let xetFiles = [
-            add("xet-empty", []), add("xet-1", [42]), add("xet-8191", Self.random(8191, seed: 5)),
-            add("xet-8192", Self.random(8192, seed: 6)), add("xet-65536", Self.random(65536, seed: 7)),
-            add("xet-131072", Self.random(131_072, seed: 8)), add("xet-131073", Self.random(131_073, seed: 9)),
-            add("xet-random-3m", Self.random(3 << 20, seed: 10)),
-            add("xet-random-9m", Self.random((9 << 20) + 12345, seed: 11)),
+            add("xet-empty", []), add("xet-1", [42]), add("xet-8191", SampleData.bytes(count: 8191, seed: 5)),
+            add("xet-8192", SampleData.bytes(count: 8192, seed: 6)),
+            add("xet-65536", SampleData.bytes(count: 65536, seed: 7)),
+            add("xet-131072", SampleData.bytes(count: 131_072, seed: 8)),
+            add("xet-131073", SampleData.bytes(count: 131_073, seed: 9)),
+            add("xet-random-3m", SampleData.bytes(count: 3 << 20, seed: 10)),
+            add("xet-random-9m", SampleData.bytes(count: (9 << 20) + 12345, seed: 11)),
             add("xet-text-2m", Self.text(2 << 20, seed: 1)), add("xet-zeros-1m", [UInt8](repeating: 0, count: 1 << 20)),
             add("xet-floats-4m", Self.floats(4 << 20)),
         ]

@@ -1,3 +1,4 @@
+import ModelDepotTesting
 import ModelDepotXet
 import Testing
 
@@ -38,8 +39,8 @@ import Testing
 
     /// Boundaries follow the content: bytes put in front of a file move its later boundaries by as much.
     @Test func boundariesFollowTheContent() {
-        let body = XetOracleTests.random(2 << 20, seed: 77)
-        let prefix = XetOracleTests.random(5000, seed: 78)
+        let body = SampleData.bytes(count: 2 << 20, seed: 77)
+        let prefix = SampleData.bytes(count: 5000, seed: 78)
         func ends(_ lengths: [Int]) -> Set<Int> {
             Set(lengths.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1) })
         }
