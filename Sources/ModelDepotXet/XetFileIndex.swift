@@ -140,71 +140,18 @@ public struct XetFileIndex: Sendable, Equatable, Codable {
     public func offset(ofChunk index: Int) -> Int64 {
         chunks[..<index].reduce(0) { $0 + Int64($1.length) }
     }
-
-    /// Where chunk `index` of `xorb` is stored in the xorb's serialization: its header's first byte.
-    public func storedOffset(ofChunk index: Int, in xorb: Xorb) -> Int {
-        chunks[xorb.firstChunk..<index].reduce(0) { $0 + $1.length + XorbChunks.headerLength }
-    }
 }
 
 extension XetFileIndex {
-    /// A reconstruction (Xet documentation, "Download protocol": `QueryReconstructionResponse`): the terms that
-    /// rebuild bytes `range` of the file — each a xorb and a range of its chunks — how far into the first term's
-    /// bytes the range starts, and for each xorb where its chunks' stored bytes are (a chunk range and the
-    /// inclusive byte range of the serialization that holds it).
-    public struct Reconstruction: Sendable, Equatable {
-        public struct Term: Sendable, Equatable {
-            public var xorb: String
-            public var chunks: Range<Int>
-            public var unpackedLength: Int
-        }
-
-        public struct Fetch: Sendable, Equatable {
-            public var xorb: String
-            public var chunks: Range<Int>
-            /// Inclusive, as the protocol's `url_range` is.
-            public var bytes: ClosedRange<Int>
-        }
-
-        public var offsetIntoFirstRange: Int64
-        public var terms: [Term]
-        public var fetches: [Fetch]
-    }
-
     /// The reconstruction of bytes `range` of the file (all of it when nil); nil when the range starts past the
     /// end. Chunk ranges are counted within each xorb.
-    public func reconstruction(of range: Range<Int64>? = nil) -> Reconstruction? {
-        let wanted = range ?? 0..<size
-        guard wanted.lowerBound < max(size, 1) || (size == 0 && wanted.lowerBound == 0) else { return nil }
-        let end = min(wanted.upperBound, size)
-        var terms: [Reconstruction.Term] = []
-        var fetches: [Reconstruction.Fetch] = []
-        var firstOffset: Int64 = 0
-        var position: Int64 = 0
-        for xorb in xorbs {
-            var first: Int?
-            var last = 0
-            var unpacked = 0
-            var chunkStart = position
-            for index in xorb.firstChunk..<xorb.endChunk {
-                let length = Int64(chunks[index].length)
-                defer { chunkStart += length }
-                guard chunkStart + length > wanted.lowerBound, chunkStart < end else { continue }
-                if first == nil {
-                    first = index
-                    if terms.isEmpty { firstOffset = wanted.lowerBound - chunkStart }
-                }
-                last = index
-                unpacked += Int(length)
-            }
-            position = chunkStart
-            guard let first else { continue }
-            let local = (first - xorb.firstChunk)..<(last + 1 - xorb.firstChunk)
-            terms.append(.init(xorb: xorb.hash, chunks: local, unpackedLength: unpacked))
-            let from = storedOffset(ofChunk: first, in: xorb)
-            let to = storedOffset(ofChunk: last + 1, in: xorb) - 1
-            fetches.append(.init(xorb: xorb.hash, chunks: local, bytes: from...to))
+    public func reconstruction(of range: Range<Int64>? = nil) -> XetReconstruction? {
+        let pieces = xorbs.map { xorb in
+            let lengths = chunks[xorb.firstChunk..<xorb.endChunk].map(\.length)
+            return XetReconstruction.Piece(
+                xorb: xorb.hash, firstChunk: 0, lengths: lengths, storedStart: 0,
+                storedLengths: lengths.map { $0 + XorbChunks.headerLength })
         }
-        return Reconstruction(offsetIntoFirstRange: firstOffset, terms: terms, fetches: fetches)
+        return XetReconstruction.plan(pieces, size: size, range: range)
     }
 }

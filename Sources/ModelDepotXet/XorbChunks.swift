@@ -27,14 +27,26 @@ public enum XorbChunks {
         return [0] + length + [Scheme.none.rawValue] + length + Array(chunk)
     }
 
-    /// The chunks a run of stored chunks holds, decompressed and checked: a header of an unknown version or scheme,
+    /// The chunks a run of stored chunks holds, decompressed and checked (``records(_:)``).
+    public static func read(_ run: some Collection<UInt8>) throws -> [[UInt8]] {
+        try records(run).map(\.bytes)
+    }
+
+    /// A chunk as a run stores it: where its header and bytes are in the run, and its bytes decompressed.
+    public struct Record: Sendable, Equatable {
+        public var stored: Range<Int>
+        public var bytes: [UInt8]
+    }
+
+    /// The chunks of a run of stored chunks, decompressed and checked: a header of an unknown version or scheme,
     /// a length past the run or past Xet's 128 KiB chunk limit, or bytes that do not decompress to the length the
     /// header gives are refused.
-    public static func read(_ run: some Collection<UInt8>) throws -> [[UInt8]] {
+    public static func records(_ run: some Collection<UInt8>) throws -> [Record] {
         let bytes = Array(run)
-        var chunks: [[UInt8]] = []
+        var records: [Record] = []
         var at = 0
         while at < bytes.count {
+            let start = at
             guard bytes.count - at >= headerLength else { throw Malformed(description: "a chunk header is cut off") }
             let version = bytes[at]
             guard version == 0 else { throw Malformed(description: "a chunk header of version \(version)") }
@@ -50,26 +62,28 @@ public enum XorbChunks {
             guard bytes.count - at >= stored else { throw Malformed(description: "a chunk's bytes are cut off") }
             let body = bytes[at..<(at + stored)]
             at += stored
+            let chunk: [UInt8]
             switch scheme {
             case .none:
                 guard stored == size else {
                     throw Malformed(description: "an uncompressed chunk of \(stored) bytes that says \(size)")
                 }
-                chunks.append(Array(body))
+                chunk = Array(body)
             case .lz4:
-                chunks.append(try decompressed(body, size: size))
+                chunk = try decompressed(body, size: size)
             case .byteGrouping4LZ4:
-                chunks.append(ByteGrouping.ungroup(try decompressed(body, size: size)))
+                chunk = ByteGrouping.ungroup(try decompressed(body, size: size))
             }
+            records.append(Record(stored: start..<at, bytes: chunk))
         }
-        return chunks
+        return records
     }
 
     private static func decompressed(_ body: ArraySlice<UInt8>, size: Int) throws -> [UInt8] {
         do {
-            return try LZ4Block.decompress(body, size: size)
+            return try LZ4Frame.decompress(body, size: size)
         } catch let error as LZ4Block.Malformed {
-            throw Malformed(description: "a chunk's LZ4 block: \(error.description)")
+            throw Malformed(description: "a chunk's LZ4 frame: \(error.description)")
         }
     }
 }

@@ -140,6 +140,15 @@
                 """)
         var xet = false
 
+        @Flag(
+            help: """
+                With --xet: take uploads as the Hub's CAS does, so hf_xet can write into this mirror as into a test \
+                store. The xet-write-token route issues write tokens (behind --token-file, as every route is); \
+                xorbs are checked against their hashes and files against their chunks; at most 16 GiB is kept, \
+                and uploaded files are read back through Xet, not listed as repository files.
+                """)
+        var xetUploads = false
+
         @Option(help: "With --ui: a file holding the token that allows pinning and evicting from the dashboard.")
         var adminTokenFile: String?
 
@@ -155,6 +164,7 @@
                 throw ValidationError(
                     "Give --root DIR, --dataset-root DIR, --cache, --upstream URL, or several of them.")
             }
+            if xetUploads, !xet { throw ValidationError("--xet-uploads takes uploads through Xet: add --xet.") }
             if let upstream {
                 guard let url = URL(string: upstream), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                     url.host?.isEmpty == false
@@ -259,7 +269,7 @@
             if xet {
                 // Beside the mirror's other state: the first folder served, or the cache.
                 let first = roots.first ?? datasetRoots.first ?? cacheFolder
-                server.enableXet(folder: first.appendingPathComponent(".modeldepot/xet"))
+                server.enableXet(folder: first.appendingPathComponent(".modeldepot/xet"), acceptsUploads: xetUploads)
             }
             if ui {
                 let adminToken = try adminTokenFile.map(Self.readToken)

@@ -54,8 +54,14 @@ struct MirrorFixture {
     func get(
         _ path: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: String? = nil
     ) async throws -> Reply {
+        try await send(path, method: method, headers: headers, bytes: body.map { Array($0.utf8) })
+    }
+
+    func send(
+        _ path: String, method: String = "POST", headers: [(name: String, value: String)] = [], bytes: [UInt8]?
+    ) async throws -> Reply {
         let response = try await AsyncHTTPTransport.patient.send(
-            TransportRequest(method: method, url: url(path), headers: headers, body: body.map { Array($0.utf8) }))
+            TransportRequest(method: method, url: url(path), headers: headers, body: bytes))
         var body: [UInt8] = []
         for try await buffer in response.body { body += buffer.bytes }
         return Reply(status: response.status, headers: response.headers, body: body)

@@ -84,6 +84,8 @@ import Testing
         // acme/other's files are indexed too, so its token is a real one.
         _ = try await mirror.get("/acme/other/resolve/main/notes.bin", method: "HEAD")
         let own = try await token("acme/xet")
+        let write = try await mirror.get("/api/models/acme/xet/xet-write-token/main")
+        #expect(write.status == 403, "no write tokens without --xet-uploads")
         let foreign = try await token("acme/other")
         let resolved = try await mirror.get("/acme/xet/resolve/main/weights.bin", method: "HEAD")
         let hash = try #require(resolved.header("X-Xet-Hash"))

@@ -68,14 +68,15 @@ import Testing
 
     /// Runs a script of `Tests/PythonPeers` with the venv's Python and returns the JSON object it printed.
     static func runPython(
-        script: String, _ arguments: [String], endpoint: URL?, home: URL, environment: [String: String] = [:]
+        script: String, _ arguments: [String], endpoint: URL?, home: URL, environment: [String: String] = [:],
+        interpreter: URL = python
     ) async throws -> [String: Any] {
         try #require(
-            FileManager.default.isExecutableFile(atPath: python.path),
+            FileManager.default.isExecutableFile(atPath: interpreter.path),
             "the Python peer is missing: python3 -m venv .venv && .venv/bin/pip install huggingface-hub==2.4.0 (scripts/test does this)"
         )
         let process = Process()
-        process.executableURL = python
+        process.executableURL = interpreter
         process.arguments = [packageRoot.appendingPathComponent("Tests/PythonPeers/\(script)").path] + arguments
         process.environment = [
             "HF_ENDPOINT": endpoint?.absoluteString ?? "http://127.0.0.1:9", "HF_HOME": home.path,

@@ -10,7 +10,7 @@ import Testing
     static let file = SampleData.bytes(count: (5 << 20) + 4321, seed: 91)
 
     /// What a client does with a reconstruction.
-    static func follow(_ plan: XetFileIndex.Reconstruction, _ index: XetFileIndex, length: Int) throws -> [UInt8] {
+    static func follow(_ plan: XetReconstruction, _ index: XetFileIndex, length: Int) throws -> [UInt8] {
         var fetched: [String: (Range<Int>, [[UInt8]])] = [:]
         for fetch in plan.fetches {
             let xorb = try #require(index.xorbs.first { $0.hash == fetch.xorb })

@@ -4,8 +4,8 @@ import ModelDepotXet
 import Testing
 
 /// ModelDepot's Xet primitives against the references, on generated inputs with sizes around every boundary:
-/// BLAKE3 plain and keyed against PyPI blake3 (C); LZ4 blocks that PyPI lz4 (C) compressed, in both its modes,
-/// decompressed byte-exact; and whole files chunked and hashed against hf_xet's `hash_files` — the file hash covers
+/// BLAKE3 plain and keyed against PyPI blake3 (C); LZ4 blocks that PyPI lz4 (C) compressed, in both its modes, and
+/// LZ4 frames (linked and independent blocks, checksums, the content size), decompressed byte-exact; and whole files chunked and hashed against hf_xet's `hash_files` — the file hash covers
 /// every chunk's boundary, hash and size, so equal file hashes mean the chunking and hashing are Xet's.
 @Suite struct XetOracleTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -115,6 +115,15 @@ import Testing
                 let block = try Data(contentsOf: URL(fileURLWithPath: try #require(answers[label]?[path])))
                 #expect(
                     try LZ4Block.decompress(Array(block), size: original.count) == original,
+                    "\(label) \((path as NSString).lastPathComponent)")
+            }
+        }
+        for label in ["frame_linked", "frame_independent", "frame_checksums", "frame_high"] {
+            for path in lz4Files {
+                let original = try #require(inputs[path])
+                let frame = try Data(contentsOf: URL(fileURLWithPath: try #require(answers[label]?[path])))
+                #expect(
+                    try LZ4Frame.decompress(Array(frame), size: original.count) == original,
                     "\(label) \((path as NSString).lastPathComponent)")
             }
         }

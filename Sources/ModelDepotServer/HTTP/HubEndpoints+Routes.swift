@@ -75,7 +75,10 @@ extension HubEndpoints {
             try await pathsInfo(type, repo(context), revision: Self.revision(context), request: request)
         }
         routes.endpoint(RouterPath("\(id)/xet-read-token/:revision"), read) { request, context in
-            try await xetReadToken(type, repo(context), revision: Self.revision(context), request: request)
+            try await xetToken(type, repo(context), revision: Self.revision(context), writes: false, request: request)
+        }
+        routes.endpoint(RouterPath("\(id)/xet-write-token/:revision"), read) { request, context in
+            try await xetToken(type, repo(context), revision: Self.revision(context), writes: true, request: request)
         }
         routes.endpoint(RouterPath("\(id)/commits/:revision"), read) { _, context in
             try await commits(type, repo(context), revision: Self.revision(context))

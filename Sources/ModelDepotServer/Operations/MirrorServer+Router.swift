@@ -55,11 +55,14 @@ extension MirrorServer {
     /// Serves the files through Xet too (`serve --xet`): each file's Xet index is built in the background the first
     /// time it is asked for and kept in `folder`; resolves then carry `X-Xet-Hash` and the `xet-auth` link, the
     /// `xet-read-token` route issues read tokens, and the CAS answers at `/xet` (a repository owned by `xet` still
-    /// resolves). Off by default.
-    public mutating func enableXet(folder: URL) {
-        let store = XetStore(folder: folder)
+    /// resolves). Off by default. With `acceptsUploads`, the `xet-write-token` route issues write tokens and the CAS
+    /// takes xorbs and shards as the Hub's does (kept in `folder/uploads`, at most `uploadLimit` bytes of xorbs, read
+    /// back through reconstructions).
+    public mutating func enableXet(folder: URL, acceptsUploads: Bool = false, uploadLimit: Int64 = 16 << 30) {
+        let store = XetStore(folder: folder, acceptsUploads: acceptsUploads, uploadLimit: uploadLimit)
         xet = store
         let routes = XetRoutes(store: store, scheme: tls == nil ? "http" : "https")
         mount("/xet") { routes.add(to: $0) }
+        mount("/v1") { routes.addTelemetry(to: $0) }
     }
 }

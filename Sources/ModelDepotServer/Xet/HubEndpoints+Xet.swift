@@ -22,14 +22,22 @@ extension HubEndpoints {
 
     /// `GET /api/models/{id}/xet-read-token/{revision}`: a short-lived token that reads the repository's files from
     /// the CAS at `/xet`, in the headers the Hub sends (`X-Xet-Cas-Url`, `X-Xet-Access-Token`,
-    /// `X-Xet-Token-Expiration`) and as JSON. Behind the mirror's own token, as every route is.
-    func xetReadToken(_ type: RepoType, _ id: RepoID, revision: String, request: Request) async throws -> Response {
+    /// `X-Xet-Token-Expiration`) and as JSON. `xet-write-token` (`writes`) issues one that may upload too, when the
+    /// mirror takes uploads (`serve --xet-uploads`). Behind the mirror's own token, as every route is.
+    func xetToken(_ type: RepoType, _ id: RepoID, revision: String, writes: Bool, request: Request) async throws
+        -> Response
+    {
         guard let xet else {
             throw HubServerError(
                 status: 404, code: nil, message: "This mirror does not serve Xet (serve --xet).", commit: nil)
         }
+        if writes, xet.uploads == nil {
+            throw HubServerError(
+                status: 403, code: nil, message: "This mirror takes no Xet uploads (serve --xet-uploads).",
+                commit: nil)
+        }
         _ = try await snapshot(type, id, revision)
-        let (token, expires) = await xet.issueToken(for: "\(type.apiSegment)/\(id)")
+        let (token, expires) = await xet.issueToken(for: "\(type.apiSegment)/\(id)", writes: writes)
         let host = request.head.authority ?? "127.0.0.1"
         let casURL = "\(scheme)://\(host)/xet"
         let expiry = Int(expires.timeIntervalSince1970)

@@ -25,25 +25,36 @@ struct XetRoutes: Sendable {
         group.endpoint("/xorbs/:hash", [.get]) { request, context in
             try await xorb(request, hash: context.parameters.get("hash") ?? "")
         }
+        addUploads(to: group)
     }
 
     private func reconstruction(_ request: Request, hash: String) async throws -> Response {
         guard let token = Self.bearer(request), let repository = await store.repository(of: token) else {
             return Self.error(401, "A Xet read token is required (from the repository's xet-read-token route).")
         }
-        guard let entry = await store.file(hash, readableBy: repository) else {
+        // A file the mirror indexed, or one a client uploaded (made of pieces of its xorbs).
+        let size: Int64
+        var index: XetFileIndex?
+        var pieces: [XetReconstruction.Piece] = []
+        if let entry = await store.file(hash, readableBy: repository) {
+            size = entry.index.size
+            index = entry.index
+        } else if let uploaded = await store.uploads?.file(hash, readableBy: repository) {
+            size = uploaded.file.size
+            pieces = uploaded.pieces
+        } else {
             return Self.error(404, "No file with Xet hash \(hash.prefix(64)) in \(repository).")
         }
         var range: Range<Int64>?
         if let header = request.headers[.range] {
-            guard let parsed = Self.byteRange(header, size: entry.index.size) else {
+            guard let parsed = Self.byteRange(header, size: size) else {
                 return Self.error(416, "The range \(header.prefix(100)) is not one this file has.")
             }
             range = parsed
         }
-        guard let plan = entry.index.reconstruction(of: range) else {
-            return Self.error(416, "The range starts past the end of the file.")
-        }
+        let planned =
+            index.map { $0.reconstruction(of: range) } ?? XetReconstruction.plan(pieces, size: size, range: range)
+        guard let plan = planned else { return Self.error(416, "The range starts past the end of the file.") }
         let host = request.head.authority ?? "127.0.0.1"
         var fetchInfo: [String: [[String: Any]]] = [:]
         for fetch in plan.fetches {
@@ -73,6 +84,9 @@ struct XetRoutes: Sendable {
             return Self.error(403, "This xorb URL's token is missing or expired: ask for the reconstruction again.")
         }
         guard let (entry, position) = await store.xorb(hash, readableBy: repository) else {
+            if let uploaded = await store.uploads?.xorb(hash, readableBy: repository) {
+                return try Self.uploadedXorb(request, path: uploaded.path, length: uploaded.length)
+            }
             return Self.error(404, "No xorb \(hash.prefix(64)) in \(repository).")
         }
         let index = entry.index

@@ -24,6 +24,8 @@ actor XetStore {
     struct Token {
         let repository: String
         let expires: Date
+        /// A write token (the `xet-write-token` route's) may also upload xorbs and shards.
+        let writes: Bool
     }
 
     let folder: URL
@@ -43,9 +45,16 @@ actor XetStore {
     /// Tokens kept at most (the oldest go first): minting them must not grow memory without bound.
     static let maximumTokens = 10_000
 
-    init(folder: URL, tokenLifetime: TimeInterval = 3600) {
+    /// What clients upload, when the mirror takes uploads (`serve --xet-uploads`).
+    let uploads: XetUploads?
+
+    init(
+        folder: URL, tokenLifetime: TimeInterval = 3600, acceptsUploads: Bool = false, uploadLimit: Int64 = 16 << 30
+    ) {
         self.folder = folder
         self.tokenLifetime = tokenLifetime
+        uploads =
+            acceptsUploads ? XetUploads(folder: folder.appendingPathComponent("uploads"), limit: uploadLimit) : nil
     }
 
     /// `file`'s index when it is built and the file on disk is still what was indexed; nil while it is being built
@@ -163,8 +172,8 @@ actor XetStore {
 
     // MARK: Tokens
 
-    /// A new read token for `repository`, and when it expires.
-    func issueToken(for repository: String) -> (token: String, expires: Date) {
+    /// A new token for `repository` (a read token, or a write token that reads too), and when it expires.
+    func issueToken(for repository: String, writes: Bool = false) -> (token: String, expires: Date) {
         let now = Date()
         if tokens.count >= Self.maximumTokens {
             tokens = tokens.filter { $0.value.expires > now }
@@ -176,13 +185,19 @@ actor XetStore {
         var random = SystemRandomNumberGenerator()
         let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
         let expires = now.addingTimeInterval(tokenLifetime)
-        tokens[token] = Token(repository: repository, expires: expires)
+        tokens[token] = Token(repository: repository, expires: expires, writes: writes)
         return (token, expires)
     }
 
     /// The repository `token` may read, when it is one this store issued and it has not expired.
     func repository(of token: String) -> String? {
         guard let found = tokens[token], found.expires > Date() else { return nil }
+        return found.repository
+    }
+
+    /// The repository `token` may write to, when it is a write token this store issued and it has not expired.
+    func repository(writingWith token: String) -> String? {
+        guard let found = tokens[token], found.writes, found.expires > Date() else { return nil }
         return found.repository
     }
 
