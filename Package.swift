@@ -137,6 +137,7 @@ let package = Package(
                 "ModelDepotHub",
                 "ModelDepotCache",
                 "ModelDepotTrust",
+                "ModelDepotXet",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -13,7 +13,8 @@ package struct RecordedTree: Sendable, Hashable {
         package var blobID: String
         package var lfsSHA256: String?
         package var lfsSize: Int64?
-        var xetHash: String?
+        /// The Xet hash the listing gave (64 hex digits), when the file can be pulled through Xet.
+        package var xetHash: String?
 
         package init(
             size: Int64, blobID: String, lfsSHA256: String? = nil, lfsSize: Int64? = nil, xetHash: String? = nil
@@ -30,6 +31,13 @@ package struct RecordedTree: Sendable, Hashable {
     }
 
     static let formatVersion = 1
+
+    /// `text` when it is a Xet hash as Xet prints them (64 lowercase hex digits); a listing's other values are
+    /// dropped, so the file goes by HTTP.
+    static func xetHash(_ text: String) -> String? {
+        text.utf8.count == 64 && text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+            ? text : nil
+    }
 
     package var files: [RepoFilePath: File]
 
@@ -48,7 +56,7 @@ package struct RecordedTree: Sendable, Hashable {
             }
             files[path] = File(
                 size: entry.lfs?.size ?? entry.size, blobID: entry.oid, lfsSHA256: entry.lfs?.oid,
-                lfsSize: entry.lfs?.size)
+                lfsSize: entry.lfs?.size, xetHash: entry.xetHash.flatMap(Self.xetHash))
         }
         self.files = files
     }
@@ -67,7 +75,8 @@ package struct RecordedTree: Sendable, Hashable {
             }
             let file = File(
                 size: size, blobID: blobID, lfsSHA256: info["lfs_sha256"] as? String,
-                lfsSize: (info["lfs_size"] as? NSNumber)?.int64Value, xetHash: info["xet_hash"] as? String)
+                lfsSize: (info["lfs_size"] as? NSNumber)?.int64Value,
+                xetHash: (info["xet_hash"] as? String).flatMap(Self.xetHash))
             guard HubEncoding.isSafeBlobName(file.etag) else {
                 throw ModelDepotError(.protocolViolation, "The tree cache names an unsafe blob for \(path).")
             }

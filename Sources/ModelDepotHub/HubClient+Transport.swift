@@ -4,8 +4,11 @@ import ModelDepotTransfer
 
 // One request to the Hub: the identity encoding, the token for the endpoint only, retries, bounded bodies.
 extension HubClient {
-    /// Sends one request with the identity encoding and, for the endpoint's origin, the token.
-    func send(method: String, url: URL, extraHeaders: [(String, String)] = []) async throws -> TransportResponse {
+    /// Sends one request with the identity encoding and, for the endpoint's origin, the token (never when not
+    /// `authorizing`: a Xet CAS on the endpoint's host gets its own token, not the Hub's).
+    func send(method: String, url: URL, extraHeaders: [(String, String)] = [], authorizing: Bool = true) async throws
+        -> TransportResponse
+    {
         guard !isOffline else {
             throw ModelDepotError(
                 .notCached,
@@ -13,7 +16,8 @@ extension HubClient {
                 remedy: .goOnline)
         }
         let headers =
-            [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + extraHeaders + authorization(for: url)
+            [("Accept-Encoding", "identity"), ("User-Agent", "modeldepot/0.1")] + extraHeaders
+            + (authorizing ? authorization(for: url) : [])
         do {
             if try await pacer.pace(waiting: { wait in tellWaiting(wait) }) { waitObserver?(nil) }
             let response = try await transport.send(TransportRequest(method: method, url: url, headers: headers))

@@ -46,4 +46,12 @@ package enum AtomicFile {
             throw SystemCallError("Cannot move \(temporary) to \(path)", code: code)
         }
     }
+
+    /// Moves the finished file at `from` into place at `path` in one step (`rename(2)`, replacing what is there),
+    /// first giving it `mode` (less the umask is not applied: the mode is set as given), as a finished download is.
+    package static func moveIntoPlace(_ from: String, atPath path: String, mode: mode_t = 0o644) throws(SystemCallError)
+    {
+        chmod(from, mode)
+        guard rename(from, path) == 0 else { throw SystemCallError("Cannot move \(from) to \(path)", code: errno) }
+    }
 }

@@ -2,9 +2,10 @@
 /// and `ByteGrouping4LZ4`; xet-core compresses with lz4_flex's `FrameEncoder`): a magic number, a descriptor (flags,
 /// the largest block size, optionally the content size and a dictionary id, a header checksum), blocks — each a
 /// 4-byte length whose top bit marks it stored uncompressed, its bytes, optionally a checksum — an end mark, and
-/// optionally a content checksum. The xxHash32 checksums are skipped, not verified: every chunk is verified whole by
-/// its BLAKE3 hash, which a crafted frame cannot forge as it can a checksum. Everything else is checked: a frame that
-/// is not exactly one frame of exactly the expected size is refused.
+/// optionally a content checksum. Every xxHash32 checksum the frame carries is verified, as lz4_flex's
+/// `FrameDecoder` verifies them (a frame accepted here must be one hf_xet can read), and a frame that is not exactly
+/// one frame of exactly the expected size is refused. Checksums guard against accidents only: a chunk's BLAKE3 hash
+/// is what proves its bytes.
 public enum LZ4Frame {
     static let magic: [UInt8] = [0x04, 0x22, 0x4d, 0x18]
 
@@ -39,12 +40,16 @@ public enum LZ4Frame {
             }
             read += 8
         }
-        read += 1  // The header checksum.
+        // The header checksum: the second byte of the xxHash32 of the descriptor (flags to the last optional field).
+        guard input.count > read, UInt8(truncatingIfNeeded: XXHash32.hash(input[4..<read]) >> 8) == input[read] else {
+            throw LZ4Block.Malformed(description: "an LZ4 frame whose header checksum is wrong")
+        }
+        read += 1
         var output = [UInt8](repeating: 0, count: size)
         var written = 0
         while true {
             guard input.count - read >= 4 else { throw LZ4Block.Malformed(description: "an LZ4 frame is cut off") }
-            let word = input[read..<(read + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            let word = Self.word(input, at: read)
             read += 4
             if word == 0 { break }
             let length = Int(word & 0x7fff_ffff)
@@ -69,9 +74,19 @@ public enum LZ4Frame {
                     }
                 }
             }
+            if blockChecksums {
+                guard input.count - read - length >= 4,
+                    XXHash32.hash(input[read..<(read + length)]) == Self.word(input, at: read + length)
+                else { throw LZ4Block.Malformed(description: "an LZ4 frame's block checksum is wrong") }
+            }
             read += length + (blockChecksums ? 4 : 0)
         }
-        read += contentChecksum ? 4 : 0
+        if contentChecksum {
+            guard input.count - read >= 4, XXHash32.hash(output[0..<written]) == Self.word(input, at: read) else {
+                throw LZ4Block.Malformed(description: "an LZ4 frame's content checksum is wrong")
+            }
+            read += 4
+        }
         guard read == input.count else {
             throw LZ4Block.Malformed(description: "an LZ4 frame with \(input.count - read) bytes where its end was due")
         }
@@ -79,5 +94,9 @@ public enum LZ4Frame {
             throw LZ4Block.Malformed(description: "the LZ4 frame decompresses to \(written) bytes, not \(size)")
         }
         return output
+    }
+
+    private static func word(_ bytes: [UInt8], at: Int) -> UInt32 {
+        bytes[at..<(at + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 }

@@ -27,7 +27,7 @@ public enum XorbChunks {
         return [0] + length + [Scheme.none.rawValue] + length + Array(chunk)
     }
 
-    /// The chunks a run of stored chunks holds, decompressed and checked (``records(_:)``).
+    /// The chunks a run of stored chunks holds, decompressed and checked (``records(_:maximumChunks:maximumBytes:)``).
     public static func read(_ run: some Collection<UInt8>) throws -> [[UInt8]] {
         try records(run).map(\.bytes)
     }
@@ -40,13 +40,22 @@ public enum XorbChunks {
 
     /// The chunks of a run of stored chunks, decompressed and checked: a header of an unknown version or scheme,
     /// a length past the run or past Xet's 128 KiB chunk limit, or bytes that do not decompress to the length the
-    /// header gives are refused.
-    public static func records(_ run: some Collection<UInt8>) throws -> [Record] {
+    /// header gives are refused. So are more than `maximumChunks` chunks, or chunks adding up to more than
+    /// `maximumBytes`: both are checked before a chunk is decompressed, so a small run cannot make the reader hold
+    /// gigabytes (a 541-byte LZ4 frame may say 128 KiB).
+    public static func records(
+        _ run: some Collection<UInt8>, maximumChunks: Int = XetFileIndex.maximumXorbChunks,
+        maximumBytes: Int = XetFileIndex.maximumXorbBytes
+    ) throws -> [Record] {
         let bytes = Array(run)
         var records: [Record] = []
+        var total = 0
         var at = 0
         while at < bytes.count {
             let start = at
+            guard records.count < maximumChunks else {
+                throw Malformed(description: "more than \(maximumChunks) chunks")
+            }
             guard bytes.count - at >= headerLength else { throw Malformed(description: "a chunk header is cut off") }
             let version = bytes[at]
             guard version == 0 else { throw Malformed(description: "a chunk header of version \(version)") }
@@ -57,6 +66,10 @@ public enum XorbChunks {
             }
             guard size <= XetChunker.maximumSize, stored <= 2 * XetChunker.maximumSize else {
                 throw Malformed(description: "a chunk of \(size) bytes (\(stored) stored), past Xet's limit")
+            }
+            total += size
+            guard total <= maximumBytes else {
+                throw Malformed(description: "chunks adding up to more than \(maximumBytes) bytes")
             }
             at += headerLength
             guard bytes.count - at >= stored else { throw Malformed(description: "a chunk's bytes are cut off") }

@@ -22,14 +22,6 @@ public struct XorbLayout: Sendable, Equatable, Codable {
     public static func verifying(_ bytes: [UInt8], as expected: XetHash) throws -> XorbLayout {
         let records = try XorbChunks.records(bytes)
         guard !records.isEmpty else { throw XorbChunks.Malformed(description: "the xorb holds no chunks") }
-        guard records.count <= XetFileIndex.maximumXorbChunks else {
-            throw XorbChunks.Malformed(
-                description: "the xorb holds \(records.count) chunks, past Xet's \(XetFileIndex.maximumXorbChunks)")
-        }
-        let unpacked = records.reduce(0) { $0 + $1.bytes.count }
-        guard unpacked <= XetFileIndex.maximumXorbBytes else {
-            throw XorbChunks.Malformed(description: "the xorb holds \(unpacked) bytes, past Xet's 64 MiB")
-        }
         guard records.allSatisfy({ !$0.bytes.isEmpty }) else {
             throw XorbChunks.Malformed(description: "the xorb holds an empty chunk")
         }

@@ -143,7 +143,7 @@
         @Flag(
             help: """
                 With --xet: take uploads as the Hub's CAS does, so hf_xet can write into this mirror as into a test \
-                store. The xet-write-token route issues write tokens (behind --token-file, as every route is); \
+                store. The xet-write-token route issues write tokens behind --token-file (required); \
                 xorbs are checked against their hashes and files against their chunks; at most 16 GiB is kept, \
                 and uploaded files are read back through Xet, not listed as repository files.
                 """)
@@ -165,6 +165,11 @@
                     "Give --root DIR, --dataset-root DIR, --cache, --upstream URL, or several of them.")
             }
             if xetUploads, !xet { throw ValidationError("--xet-uploads takes uploads through Xet: add --xet.") }
+            if xetUploads, tokenFile == nil {
+                throw ValidationError(
+                    "--xet-uploads lets whoever may get a write token fill the disk: give --token-file so only "
+                        + "clients with the mirror's token can.")
+            }
             if let upstream {
                 guard let url = URL(string: upstream), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                     url.host?.isEmpty == false

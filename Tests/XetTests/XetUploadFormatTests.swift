@@ -5,12 +5,19 @@ import Testing
 /// What a CAS reads from clients, attacked: LZ4 frames that lie, shards that are not one, xorbs sent under a hash
 /// they do not have. Each is refused with a reason; what is well formed round-trips.
 @Suite struct XetUploadFormatTests {
-    /// A frame of version 01 with independent blocks of at most 64 KiB, no checksums, no content size.
-    static func frame(_ blocks: [[UInt8]], flags: UInt8 = 0x60, descriptor: UInt8 = 0x40) -> [UInt8] {
-        var out: [UInt8] = [0x04, 0x22, 0x4d, 0x18, flags, descriptor, 0]
+    /// A frame of version 01 with independent blocks of at most 64 KiB, no checksums, no content size (unless
+    /// `flags`, `descriptor` and `contentSize` say otherwise), its header checksum right.
+    static func frame(
+        _ blocks: [[UInt8]], flags: UInt8 = 0x60, descriptor: UInt8 = 0x40, contentSize: UInt64? = nil
+    ) -> [UInt8] {
+        var header: [UInt8] = [flags, descriptor]
+        if let contentSize { header += (0..<8).map { UInt8(truncatingIfNeeded: contentSize >> (8 * UInt64($0))) } }
+        var out: [UInt8] = [0x04, 0x22, 0x4d, 0x18] + header + [UInt8(truncatingIfNeeded: XXHash32.hash(header) >> 8)]
         for block in blocks { out += block }
         return out + [0, 0, 0, 0]
     }
+
+    static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
 
     static func blockLength(_ length: Int, stored: Bool = false) -> [UInt8] {
         let word = UInt32(length) | (stored ? 0x8000_0000 : 0)
@@ -30,7 +37,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("no magic number", [0x04, 0x22, 0x4d, 0x19, 0x60, 0x40, 0, 0, 0, 0, 0] as [UInt8], 0),
+        ("no magic number", [0x04, 0x22, 0x4d, 0x19, 0x60, 0x40, 0x82, 0, 0, 0, 0] as [UInt8], 0),
+        ("a wrong header checksum", Array(frame([]).prefix(6)) + [0x00, 0, 0, 0, 0], 0),
         ("version 2", frame([], flags: 0xA0), 0),
         ("reserved bits", frame([], descriptor: 0x41), 0),
         ("a dictionary", frame([], flags: 0x61), 0),
@@ -53,6 +61,34 @@ import Testing
     static func xorb(_ chunks: [[UInt8]]) -> (bytes: [UInt8], hash: XetHash) {
         let hash = XetHash.xorb(chunks.map { (XetHash.chunk($0), UInt64($0.count)) })
         return (chunks.flatMap { XorbChunks.stored($0) }, hash)
+    }
+
+    @Test func checksumsThatAreRightPass() throws {
+        let block = Self.blockLength(1, stored: true) + [7] + Self.le32(XXHash32.hash([7]))
+        #expect(try LZ4Frame.decompress(Self.frame([block], flags: 0x70), size: 1) == [7])
+        let content = Self.frame([Self.blockLength(1, stored: true) + [7]], flags: 0x64) + Self.le32(XXHash32.hash([7]))
+        #expect(try LZ4Frame.decompress(content, size: 1) == [7])
+        // xxHash32's published values for the empty input and for "a" (seed 0).
+        #expect(XXHash32.hash([]) == 0x02CC_5D05)
+        #expect(XXHash32.hash(Array("a".utf8)) == 0x550D_7456)
+    }
+
+    /// Small runs that would decompress to gigabytes, or hold millions of chunks, are refused before they do.
+    @Test func bombsAreRefusedBeforeTheyGoOff() throws {
+        // One literal, then a match of 131,071 bytes at offset 1: 524 bytes that say 128 KiB.
+        let block: [UInt8] = [0x1F, 65, 0x01, 0x00] + [UInt8](repeating: 255, count: 513) + [237]
+        let frame = Self.frame([Self.blockLength(block.count) + block], descriptor: 0x50)
+        #expect(try LZ4Frame.decompress(frame, size: 131_072).count == 131_072)
+        let stored = UInt32(frame.count)
+        let header: [UInt8] = [
+            0, UInt8(stored & 0xff), UInt8(stored >> 8 & 0xff), UInt8(stored >> 16), 1, 0x00, 0x00, 0x02,
+        ]
+        let bomb = [[UInt8]](repeating: header + frame, count: 600).flatMap { $0 }
+        let bombError = #expect(throws: XorbChunks.Malformed.self) { try XorbChunks.records(bomb) }
+        #expect(bombError?.description == "chunks adding up to more than 67108864 bytes")
+        let dust = [[UInt8]](repeating: XorbChunks.stored([1]), count: 9000).flatMap { $0 }
+        let dustError = #expect(throws: XorbChunks.Malformed.self) { try XorbChunks.records(dust) }
+        #expect(dustError?.description == "more than 8192 chunks")
     }
 
     @Test func aXorbIsCheckedAgainstItsHash() throws {
@@ -103,10 +139,13 @@ import Testing
         huge[48 + 38] = 0xff
         huge[48 + 39] = 0x3f
         #expect(throws: XorbChunks.Malformed.self, "a huge count") { try XetShard(parsing: huge) }
-        // A reversed chunk range.
-        var reversed = shard
-        reversed.files[0].segments[0].chunks = 1..<1
-        #expect(throws: XorbChunks.Malformed.self, "an empty range") { try XetShard(parsing: reversed.serialized()) }
+        // An empty chunk range, and a reversed one (start 5, end 2: patched in, as Swift cannot make one).
+        var empty = shard
+        empty.files[0].segments[0].chunks = 1..<1
+        #expect(throws: XorbChunks.Malformed.self, "an empty range") { try XetShard(parsing: empty.serialized()) }
+        var reversed = bytes
+        reversed.replaceSubrange(136..<144, with: Self.le32(5) + Self.le32(2))
+        #expect(throws: XorbChunks.Malformed.self, "a reversed range") { try XetShard(parsing: reversed) }
         var version = bytes
         version[32] = 3
         #expect(throws: XorbChunks.Malformed.self, "version 3") { try XetShard(parsing: version) }

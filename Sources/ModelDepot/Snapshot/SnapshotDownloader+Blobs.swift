@@ -87,6 +87,13 @@ extension SnapshotDownloader {
         }
         let lock = repository.lockFile(etag)
         try HubCache.createFolder(lock.deletingLastPathComponent())
+        if let received = try await pullThroughXet(
+            listed, etag: etag, size: expectedSize, blob: blob, lock: lock, tracker: tracker)
+        {
+            if linking { try repository.link(path, commit: commit, toBlob: etag) }
+            tracker.verified(blob.path)
+            return (received, etag)
+        }
         let partial = repository.partialBlob(etag)
         // The resolve URL at the commit is stable across runs (a CDN's signed URL is not), so it keys the resume
         // sidecar; the engine follows the redirect itself and drops the token when it leaves the origin.

@@ -23,6 +23,8 @@ final class SnapshotProgressTracker: Sendable {
         var meter = SpeedMeter()
         var lastEmit: Duration?
         var verified: [String] = []
+        /// Whether a Xet failure was already said (the pull says it once, then goes on by HTTP).
+        var xetFailureSaid = false
     }
 
     private let state: Mutex<State>
@@ -35,6 +37,14 @@ final class SnapshotProgressTracker: Sendable {
         self.clock = clock
         self.interval = interval
         self.report = report
+    }
+
+    /// True the first time in the pull, false after: a Xet failure is said once, not once per file.
+    func firstXetFailure() -> Bool {
+        state.withLock { state in
+            defer { state.xetFailureSaid = true }
+            return !state.xetFailureSaid
+        }
     }
 
     func start(endpoint: String) {

@@ -22,6 +22,8 @@ public struct SnapshotRequest: Sendable, Hashable {
     /// When set, the files go into this plain folder instead of the cache (`hf download --local-dir`), with
     /// huggingface_hub's metadata beside them; files it already holds for this commit or etag are kept.
     public var localDirectory: LocalDirectory?
+    /// Whether files the endpoint stores in Xet come through Xet (``XetMode``; `modeldepot pull --xet`).
+    public var xet: XetMode = .auto
 
     /// A request for the files of `repo` at `revision` that match `include` and not `exclude` (all when empty).
     ///
@@ -48,4 +50,14 @@ public struct SnapshotRequest: Sendable, Hashable {
         self.forceDownload = forceDownload
         self.localDirectory = localDirectory
     }
+}
+
+/// Whether a pull fetches through Xet the files the endpoint offers that way (the listing gives their `xetHash`).
+public enum XetMode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Through Xet where offered; by HTTP otherwise, and by HTTP again when Xet fails (said once per pull).
+    case auto
+    /// Always by HTTP.
+    case never
+    /// Through Xet where offered, and a Xet failure fails the pull; files not offered through Xet go by HTTP.
+    case always
 }

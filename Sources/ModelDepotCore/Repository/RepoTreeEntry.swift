@@ -32,9 +32,12 @@ public struct RepoTreeEntry: Sendable, Hashable, Codable {
     public var path: String
     /// LFS facts for LFS-tracked files; nil for files git stores itself.
     public var lfs: LFS?
+    /// The file's Xet hash, when the server stores it in Xet and says so (the Hub's `xetHash`).
+    public var xetHash: String?
 
     /// An entry as the Hub lists it.
-    public init(type: Kind, oid: String, size: Int64, path: String, lfs: LFS? = nil) {
+    public init(type: Kind, oid: String, size: Int64, path: String, lfs: LFS? = nil, xetHash: String? = nil) {
+        self.xetHash = xetHash
         self.type = type
         self.oid = oid
         self.size = size

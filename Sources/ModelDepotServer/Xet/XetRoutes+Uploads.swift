@@ -71,7 +71,7 @@ extension XetRoutes {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: XetUploads.maximumXorbBody)
-        } catch {
+        } catch is NIOTooManyBytesError {
             return Self.error(413, "A xorb is at most 64 MiB of chunks.")
         }
         do {
@@ -91,12 +91,13 @@ extension XetRoutes {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: XetUploads.maximumShardBody)
-        } catch {
+        } catch is NIOTooManyBytesError {
             return Self.error(413, "A shard is at most 16 MiB.")
         }
         let shard: XetShard
         do {
-            shard = try XetShard(parsing: Array(body.readableBytesView))
+            let bytes = Array(body.readableBytesView)
+            shard = try await BlockingWork.run { try XetShard(parsing: bytes) }
         } catch let error as XorbChunks.Malformed {
             return Self.error(400, "Shard refused: \(error.description).")
         }
@@ -109,8 +110,9 @@ extension XetRoutes {
     }
 
     /// Bytes of an uploaded xorb as it was sent (its chunks as the client compressed them), all or one range,
-    /// streamed from disk a MiB at a time off the cooperative pool.
-    static func uploadedXorb(_ request: Request, path: String, length: Int) throws -> Response {
+    /// streamed from disk a MiB at a time off the cooperative pool — only bytes within one of the `readable` spans
+    /// (the chunks the reader's repository cites), as the Hub signs a xorb URL for a range.
+    static func uploadedXorb(_ request: Request, path: String, length: Int, readable: [Range<Int>]) throws -> Response {
         var wanted: Range<Int64> = 0..<Int64(length)
         let partial = request.headers[.range] != nil
         if let header = request.headers[.range] {
@@ -118,6 +120,10 @@ extension XetRoutes {
                 return error(416, "The range \(header.prefix(100)) is not one this xorb has.")
             }
             wanted = parsed
+        }
+        guard readable.contains(where: { $0.lowerBound <= wanted.lowerBound && wanted.upperBound <= $0.upperBound })
+        else {
+            return error(403, "Those bytes of the xorb hold no chunk a file of this repository cites.")
         }
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"

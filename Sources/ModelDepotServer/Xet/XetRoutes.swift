@@ -85,7 +85,8 @@ struct XetRoutes: Sendable {
         }
         guard let (entry, position) = await store.xorb(hash, readableBy: repository) else {
             if let uploaded = await store.uploads?.xorb(hash, readableBy: repository) {
-                return try Self.uploadedXorb(request, path: uploaded.path, length: uploaded.length)
+                return try Self.uploadedXorb(
+                    request, path: uploaded.path, length: uploaded.length, readable: uploaded.spans)
             }
             return Self.error(404, "No xorb \(hash.prefix(64)) in \(repository).")
         }

@@ -1,0 +1,43 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotTransfer
+
+extension SnapshotDownloader {
+    /// Pulls `listed` into `blob` through Xet when the request allows it and the listing offers it (a SHA-256-named
+    /// LFS file with a `xetHash`), under the blob's lock, as an HTTP pull would hold it. Returns the bytes received,
+    /// or nil when the file goes by HTTP: not offered, mirrors in front (they serve it by HTTP), or — in `auto` —
+    /// Xet failed (said once per pull; the HTTP pull that follows verifies from scratch).
+    func pullThroughXet(
+        _ listed: ListedFile, etag: String, size: Int64, blob: URL, lock: URL, tracker: SnapshotProgressTracker
+    ) async throws -> Int64? {
+        let request = listed.request
+        guard request.xet != .never, let xetHash = listed.listing.xetHash, HubEncoding.isSHA256(etag), size > 0,
+            hub.mirrors.isEmpty
+        else { return nil }
+        let held = try await FileLock.acquire(path: lock.path, clock: EngineClock(clock))
+        defer { held.release(keepingFile: true) }
+        // Another process may have finished it while this one waited for the lock.
+        if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size { return 0 }
+        let path = listed.path.value
+        do {
+            let access = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
+            let pull = XetPull(
+                hub: hub, access: access, fileHash: xetHash, size: size, expectedSHA256: etag, destination: blob,
+                partialPath: blob.path + ".xet.incomplete",
+                connections: min(4, downloader.configuration.maxConnections),
+                progress: { done in tracker.fileProgress(path, done: done, size: size) })
+            return try await pull.run().bytesFromNetwork
+        } catch let error as ModelDepotError
+            where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
+        {
+            if tracker.firstXetFailure() {
+                logger.notice(
+                    "Xet failed; files go by HTTP instead",
+                    metadata: ["file": "\(path)", "error": "\(error.message)"])
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import ModelDepotCore
+import ModelDepotHub
+import ModelDepotPlatform
+import ModelDepotTransfer
+import ModelDepotXet
+
+/// Pulls one file through Xet (Xet documentation, "Download protocol"): the file's reconstruction from the CAS, the
+/// xorb byte ranges it names fetched a few at a time, each chunk decompressed (stored, LZ4, byte grouping + LZ4) and
+/// written where its term puts it in a partial file; then the file's Xet hash recomputed from every chunk's hash,
+/// its SHA-256 checked against the blob's name, and only then the file moved into place. Any lie — a chunk that
+/// decompresses to other bytes, a range that holds other chunks, terms that do not add up — fails the pull and
+/// leaves nothing where a finished file would be.
+struct XetPull: Sendable {
+    let hub: HubClient
+    let access: XetAccess
+    let fileHash: String
+    let size: Int64
+    let expectedSHA256: String
+    let destination: URL
+    let partialPath: String
+    /// Xorb ranges fetched at once (each up to 64 MiB held in memory while it is decoded).
+    let connections: Int
+    /// Told the bytes written so far.
+    let progress: @Sendable (Int64) -> Void
+
+    struct Outcome: Sendable {
+        /// Bytes the xorb ranges took on the wire.
+        var bytesFromNetwork: Int64
+    }
+
+    func run() async throws -> Outcome {
+        let reconstruction = access.casURL.appendingPathComponent("v1/reconstructions/\(fileHash)")
+        let (answer, _) = try await hub.xetGet(
+            reconstruction, bearer: access.token, bearerOrigin: access.casURL, limit: 64 << 20)
+        let plan: XetDownloadPlan
+        do {
+            plan = try XetDownloadPlan(json: answer, size: size)
+        } catch let refused as XetDownloadPlan.Refused {
+            throw ModelDepotError(
+                .protocolViolation,
+                "The Xet CAS \(access.casURL.host ?? "") sent a reconstruction of \(fileHash) that cannot be this file: \(refused.description)."
+            )
+        }
+        let path = partialPath
+        let size = size
+        try await BlockingWork.run {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+                let handle = FileHandle(forWritingAtPath: path)
+            else { throw ModelDepotError(.fileSystem, "Cannot create \(path) for a Xet pull.") }
+            defer { try? handle.close() }
+            try handle.truncate(atOffset: UInt64(size))
+        }
+        do {
+            let received = try await fetchAll(plan)
+            try await verifyAndPublish(plan, leaves: received.leaves)
+            return Outcome(bytesFromNetwork: received.bytes)
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
+        }
+    }
+
+    /// Fetches every range the plan uses, at most `connections` at once, writing each term's bytes into place;
+    /// returns each term's chunk hashes and sizes, and the bytes received.
+    private func fetchAll(_ plan: XetDownloadPlan) async throws -> (
+        leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int64
+    ) {
+        var termsOfFetch = [[Int]](repeating: [], count: plan.fetches.count)
+        for (index, term) in plan.terms.enumerated() { termsOfFetch[term.fetch].append(index) }
+        var leaves = [[(hash: XetHash, size: UInt64)]](repeating: [], count: plan.terms.count)
+        var received: Int64 = 0
+        var written: Int64 = 0
+        try await withThrowingTaskGroup(of: (fetch: Int, leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int).self) {
+            group in
+            var next = 0
+            func start() {
+                guard next < plan.fetches.count else { return }
+                let index = next
+                next += 1
+                let fetch = plan.fetches[index]
+                let terms = termsOfFetch[index].map { plan.terms[$0] }
+                group.addTask { try await self.fetch(fetch, for: terms, index: index) }
+            }
+            for _ in 0..<max(1, connections) { start() }
+            while let done = try await group.next() {
+                for (position, term) in termsOfFetch[done.fetch].enumerated() {
+                    leaves[term] = done.leaves[position]
+                    written += Int64(plan.terms[term].unpackedLength)
+                }
+                received += Int64(done.bytes)
+                progress(written)
+                start()
+            }
+        }
+        return (leaves, received)
+    }
+
+    /// One xorb range: fetched (no credentials: the URL is the CAS's to sign), decoded, checked against the terms
+    /// that use it, and their bytes written into the partial file.
+    private func fetch(_ fetch: XetDownloadPlan.Fetch, for terms: [XetDownloadPlan.Term], index: Int) async throws
+        -> (fetch: Int, leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int)
+    {
+        let expected = Int(fetch.bytes.upperBound - fetch.bytes.lowerBound + 1)
+        let (body, _) = try await hub.xetGet(fetch.url, range: fetch.bytes, limit: expected + 1)
+        guard body.count == expected else {
+            throw ModelDepotError(
+                .sizeMismatch,
+                "A xorb range of \(fileHash) came with \(body.count) bytes, not the \(expected) asked for.")
+        }
+        let path = partialPath
+        let hash = fileHash
+        let leaves = try await BlockingWork.run { () -> [[(hash: XetHash, size: UInt64)]] in
+            let records: [XorbChunks.Record]
+            do {
+                records = try XorbChunks.records(body, maximumChunks: fetch.chunks.count)
+            } catch let malformed as XorbChunks.Malformed {
+                throw ModelDepotError(
+                    .checksumMismatch, "A xorb range of \(hash) is not chunks: \(malformed.description).")
+            }
+            guard records.count == fetch.chunks.count else {
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "A xorb range of \(hash) holds \(records.count) chunks, not \(fetch.chunks.count).")
+            }
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw ModelDepotError(.fileSystem, "The partial file \(path) of a Xet pull is gone.")
+            }
+            defer { try? handle.close() }
+            return try terms.map { term in
+                let chunks = records[
+                    (term.chunks.lowerBound - fetch.chunks.lowerBound)..<(term.chunks.upperBound
+                        - fetch.chunks.lowerBound)]
+                guard chunks.reduce(0, { $0 + $1.bytes.count }) == term.unpackedLength else {
+                    throw ModelDepotError(
+                        .checksumMismatch,
+                        "A term of \(hash) decodes to other than the \(term.unpackedLength) bytes it says.")
+                }
+                try handle.seek(toOffset: UInt64(term.fileOffset))
+                for chunk in chunks { try handle.write(contentsOf: chunk.bytes) }
+                return chunks.map { (XetHash.chunk($0.bytes), UInt64($0.bytes.count)) }
+            }
+        }
+        return (index, leaves, body.count)
+    }
+
+    /// The file is what its name says, twice over: the Xet hash its chunks make, and its SHA-256; then it moves into
+    /// place.
+    private func verifyAndPublish(_ plan: XetDownloadPlan, leaves: [[(hash: XetHash, size: UInt64)]]) async throws {
+        let (path, hash, expected, destination) = (partialPath, fileHash, expectedSHA256, destination)
+        try await BlockingWork.run {
+            let computed = XetHash.file(leaves.flatMap { $0 }).description
+            guard computed == hash else {
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "The chunks the Xet CAS sent make the file \(computed), not \(hash); nothing was kept.")
+            }
+            let sha256 = try FileDigests.sha256(ofFileAt: path)
+            guard sha256 == expected else {
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "The file pulled through Xet has SHA-256 \(sha256), not \(expected); nothing was kept.")
+            }
+            do {
+                try AtomicFile.moveIntoPlace(path, atPath: destination.path)
+            } catch {
+                throw ModelDepotError(.fileSystem, "\(error)")
+            }
+        }
+    }
+}
