@@ -59,7 +59,10 @@
                         connections: progress.activeConnections > 0 ? progress.activeConnections : nil,
                         alreadyPresent: progress.alreadyCached ? true : nil, files: progress.filesCompleted,
                         totalFiles: progress.totalFiles, currentFile: progress.currentFile,
-                        waiting: Self.waitText(progress), endpoint: progress.endpoint))
+                        waiting: Self.waitText(progress), endpoint: progress.endpoint,
+                        xetFiles: progress.xetFiles > 0 ? progress.xetFiles : nil,
+                        xetBytesFromNetwork: progress.xetFiles > 0 ? progress.xetBytesFromNetwork : nil,
+                        xetBytesFromDisk: progress.xetFiles > 0 ? progress.xetBytesFromDisk : nil))
             case .plain:
                 waits.update(Self.waitText(progress), isServerWait: progress.waiting?.isServerWait == true)
                 let newEndpoint = endpointShown.withLock { shown -> String? in
@@ -225,6 +228,10 @@
         var waiting: String?
         /// The server files come from (`host:port`): the Hub, or the mirror in use.
         var endpoint: String?
+        /// Files pulled through Xet, and their bytes from the network and copied from disk.
+        var xetFiles: Int?
+        var xetBytesFromNetwork: Int64?
+        var xetBytesFromDisk: Int64?
 
         init(
             event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil,
@@ -233,8 +240,12 @@
             bytesReceived: Int64? = nil, bytesResumed: Int64? = nil, alreadyPresent: Bool? = nil, code: String? = nil,
             message: String? = nil, files: Int? = nil, totalFiles: Int? = nil, currentFile: String? = nil,
             repo: String? = nil, commit: String? = nil, filesDownloaded: Int? = nil, paths: [String]? = nil,
-            waiting: String? = nil, endpoint: String? = nil
+            waiting: String? = nil, endpoint: String? = nil, xetFiles: Int? = nil, xetBytesFromNetwork: Int64? = nil,
+            xetBytesFromDisk: Int64? = nil
         ) {
+            self.xetFiles = xetFiles
+            self.xetBytesFromNetwork = xetBytesFromNetwork
+            self.xetBytesFromDisk = xetBytesFromDisk
             self.endpoint = endpoint
             self.paths = paths
             self.waiting = waiting

@@ -82,6 +82,13 @@
         @Flag(help: "Repository: list what would be downloaded, its size and the free space after; download nothing.")
         var dryRun = false
 
+        @Option(
+            help: """
+                Repository: fetch the files the endpoint stores in Xet through Xet: auto (where offered; by HTTP \
+                when Xet fails, said once), never, or always (a Xet failure fails the pull).
+                """)
+        var xet: XetMode = .auto
+
         @Flag(help: "Flush the file to disk before moving it into place (survives power loss; slower).")
         var fsync = false
 
@@ -248,7 +255,7 @@
                     "'\(source)' names revision '\(named)' and --revision says '\(revision)'; give one.")
             }
             let named = files + (reference.path.map { [$0] } ?? [])
-            let request = SnapshotRequest(
+            var request = SnapshotRequest(
                 repo: reference.repo, type: reference.type, revision: revision ?? reference.revision ?? "main",
                 include: include, exclude: exclude, files: named.isEmpty ? nil : named, forceDownload: forceDownload,
                 localDirectory: localDir.map {
@@ -257,6 +264,7 @@
                             fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0,
                             relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)))
                 })
+            request.xet = xet
             let models = try manager()
             if dryRun {
                 try await render(models.plan(request), request, with: models)
@@ -322,6 +330,7 @@
                 var request = entry.snapshotRequest
                 request.revision = revision ?? request.revision
                 request.forceDownload = forceDownload
+                request.xet = xet
                 if dryRun {
                     try await render(models.plan(request), request, with: models)
                     continue
@@ -349,4 +358,6 @@
     extension PullCommand {
         var failuresAsJSON: Bool { outputOptions.json }
     }
+
+    extension XetMode: ExpressibleByArgument {}
 #endif

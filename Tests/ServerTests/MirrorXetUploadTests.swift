@@ -81,6 +81,21 @@ import Testing
             let foreign = try await Self.token(mirror, "read", "acme/other")
             let path = "/xet/v1/reconstructions/\(hash)"
             #expect(try await mirror.get(path, headers: [("Authorization", "Bearer \(foreign)")]).status == 404)
+            // ModelDepot's own client reads every file hf_xet wrote — its LZ4 frames, its byte grouping, its
+            // deduplicated repeat — byte-exact, through the same pull a repository file takes.
+            let casURL = try #require(URL(string: mirror.baseURL.absoluteString + "/xet"))
+            let access = XetAccess(casURL: casURL, token: own, expires: Date().addingTimeInterval(600))
+            for file in files where !file.bytes.isEmpty {
+                let target = root.path("ours-\(file.name)")
+                let outcome = try await XetPull(
+                    hub: HubClient(endpoint: mirror.baseURL), access: access,
+                    fileHash: XetHash.file(of: file.bytes).hash.description, size: Int64(file.bytes.count),
+                    expectedSHA256: SampleData.sha256(file.bytes), destination: target,
+                    partialPath: target.path + ".incomplete", connections: 4
+                ).run()
+                #expect(try [UInt8](Data(contentsOf: target)) == file.bytes, "\(file.name) through our XetPull")
+                #expect(outcome.bytesFromNetwork > 0)
+            }
             let plan = try await mirror.get(path, headers: [("Authorization", "Bearer \(own)")])
             let terms = (plan.json as? [String: Any])?["terms"] as? [Any]
             #expect((terms?.count ?? 0) >= 2, "the repeat is a second term citing the same chunks")

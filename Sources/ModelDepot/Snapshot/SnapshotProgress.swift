@@ -42,6 +42,11 @@ public struct SnapshotProgress: Sendable, Equatable {
     /// True when every selected file was in the cache before the pull started: it downloads nothing, and this
     /// one `completed` event is all it reports (no downloading phase, no speed).
     public var alreadyCached = false
+    /// Files pulled through Xet so far, and their bytes: received from the network (xorb ranges, as sent) and copied
+    /// from files already on disk (chunks a cached file shares).
+    public var xetFiles = 0
+    public var xetBytesFromNetwork: Int64 = 0
+    public var xetBytesFromDisk: Int64 = 0
     /// In the `compiling` phase: models compiled so far, and in all.
     public var modelsCompiled = 0
     public var modelsToCompile = 0

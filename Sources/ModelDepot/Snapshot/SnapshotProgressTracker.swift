@@ -47,6 +47,15 @@ final class SnapshotProgressTracker: Sendable {
         }
     }
 
+    /// A file came through Xet: `network` bytes received, `disk` bytes copied from cached files.
+    func xetFinished(network: Int64, disk: Int64) {
+        emit(force: true) { state in
+            state.progress.xetFiles += 1
+            state.progress.xetBytesFromNetwork += network
+            state.progress.xetBytesFromDisk += disk
+        }
+    }
+
     func start(endpoint: String) {
         emit(force: true) { state in
             state.endpoint = endpoint

@@ -21,6 +21,7 @@ extension SnapshotDownloader {
         // Another process may have finished it while this one waited for the lock.
         if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size { return 0 }
         let path = listed.path.value
+        try HubCache.createFolder(blob.deletingLastPathComponent())
         do {
             let access = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
             let pull = XetPull(
@@ -28,7 +29,9 @@ extension SnapshotDownloader {
                 partialPath: blob.path + ".xet.incomplete",
                 connections: min(4, downloader.configuration.maxConnections),
                 progress: { done in tracker.fileProgress(path, done: done, size: size) })
-            return try await pull.run().bytesFromNetwork
+            let outcome = try await pull.run()
+            tracker.xetFinished(network: outcome.bytesFromNetwork, disk: 0)
+            return outcome.bytesFromNetwork
         } catch let error as ModelDepotError
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
         {

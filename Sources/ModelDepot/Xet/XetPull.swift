@@ -11,7 +11,7 @@ import ModelDepotXet
 /// its SHA-256 checked against the blob's name, and only then the file moved into place. Any lie — a chunk that
 /// decompresses to other bytes, a range that holds other chunks, terms that do not add up — fails the pull and
 /// leaves nothing where a finished file would be.
-struct XetPull: Sendable {
+package struct XetPull: Sendable {
     let hub: HubClient
     let access: XetAccess
     let fileHash: String
@@ -24,12 +24,27 @@ struct XetPull: Sendable {
     /// Told the bytes written so far.
     let progress: @Sendable (Int64) -> Void
 
-    struct Outcome: Sendable {
-        /// Bytes the xorb ranges took on the wire.
-        var bytesFromNetwork: Int64
+    package init(
+        hub: HubClient, access: XetAccess, fileHash: String, size: Int64, expectedSHA256: String, destination: URL,
+        partialPath: String, connections: Int, progress: @escaping @Sendable (Int64) -> Void = { _ in }
+    ) {
+        self.hub = hub
+        self.access = access
+        self.fileHash = fileHash
+        self.size = size
+        self.expectedSHA256 = expectedSHA256
+        self.destination = destination
+        self.partialPath = partialPath
+        self.connections = connections
+        self.progress = progress
     }
 
-    func run() async throws -> Outcome {
+    package struct Outcome: Sendable {
+        /// Bytes the xorb ranges took on the wire.
+        package var bytesFromNetwork: Int64
+    }
+
+    package func run() async throws -> Outcome {
         let reconstruction = access.casURL.appendingPathComponent("v1/reconstructions/\(fileHash)")
         let (answer, _) = try await hub.xetGet(
             reconstruction, bearer: access.token, bearerOrigin: access.casURL, limit: 64 << 20)

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotServer
+import ModelDepotTesting
+import ModelDepotTransfer
+import ModelDepotXet
+import Synchronization
+import Testing
+
+/// `SnapshotDownloader` pulling through Xet from a mirror that speaks it (`serve --xet`): the files come through
+/// reconstructions and xorb ranges, byte-exact, into the cache as Python lays it out; a CAS whose bytes are tampered
+/// with is caught by the chunk hashes — in `auto` the pull goes on by HTTP, in `always` it fails — and nothing
+/// corrupt is ever linked or left looking finished.
+@Suite struct XetPullTests {
+    static let files: [String: [UInt8]] = [
+        "acme/xet/weights.bin": SampleData.bytes(count: 3 << 20, seed: 101),
+        "acme/xet/notes.bin": Array(
+            (0..<5000).map { "note \($0 % 89): chunks are content-defined\n" }.joined().utf8),
+    ]
+
+    /// A mirror serving the files through Xet, once each file's index is built.
+    static func withIndexedMirror(_ body: (MirrorFixture, TemporaryDirectory) async throws -> Void) async throws {
+        let root = try TemporaryDirectory(prefix: "modeldepot-xet-pull")
+        defer { root.remove() }
+        try root.write(files)
+        var server = MirrorServer(
+            roots: [root.url], caches: [], stateFolder: root.path(".state"),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        server.enableXet(folder: root.path(".state/xet"))
+        try await MirrorFixture.serving(server, root: root) { mirror in
+            for name in ["weights.bin", "notes.bin"] {
+                let indexed = await waitUntil(timeout: .seconds(120)) {
+                    (try? await mirror.get("/acme/xet/resolve/main/\(name)", method: "HEAD"))?.header("X-Xet-Hash")
+                        != nil
+                }
+                try #require(indexed, "\(name) was not indexed")
+            }
+            try await body(mirror, root)
+        }
+    }
+
+    static func pull(
+        _ mirror: MirrorFixture, cache: HubCache, mode: XetMode, transport: any HTTPTransport = DefaultTransport.shared
+    ) async throws -> (Snapshot, SnapshotProgress?) {
+        var request = SnapshotRequest(repo: try RepoID("acme/xet"))
+        request.xet = mode
+        let last = Mutex<SnapshotProgress?>(nil)
+        let snapshot = try await SnapshotDownloader(
+            hub: HubClient(endpoint: mirror.baseURL, transport: transport), cache: cache
+        ).download(request) { progress in last.withLock { $0 = progress } }
+        return (snapshot, last.withLock { $0 })
+    }
+
+    @Test func pullsThroughXetByteExactIntoPythonsLayout() async throws {
+        try await Self.withIndexedMirror { mirror, root in
+            let cache = HubCache(root: root.path("cache"))
+            let (snapshot, progress) = try await Self.pull(mirror, cache: cache, mode: .always)
+            for (path, bytes) in Self.files {
+                let name = String(path.dropFirst("acme/xet/".count))
+                let linked = snapshot.folder.appendingPathComponent(name)
+                #expect(try [UInt8](Data(contentsOf: linked)) == bytes, "\(name) arrived byte-exact")
+                // The blob is named by the SHA-256, as Python names it, and nothing of the pull is left beside it.
+                let blob = linked.resolvingSymlinksInPath()
+                #expect(blob.lastPathComponent == SampleData.sha256(bytes))
+            }
+            let blobs = try FileManager.default.contentsOfDirectory(atPath: snapshot.folder.path + "/../../blobs")
+            #expect(!blobs.contains { $0.hasSuffix(".incomplete") }, "\(blobs)")
+            #expect(progress?.xetFiles == 2, "both came through Xet: \(String(describing: progress))")
+            let total = Self.files.values.reduce(0) { $0 + $1.count }
+            let received = progress?.xetBytesFromNetwork ?? 0
+            #expect(received >= Int64(total) && received < Int64(total) + 65_536, "stored chunks and headers")
+        }
+    }
+
+    @Test func aTamperedXorbIsCaughtThenHTTPTakesOverInAutoAndTheAlwaysPullFails() async throws {
+        try await Self.withIndexedMirror { mirror, root in
+            let tampering = TamperingTransport(base: DefaultTransport.shared)
+            let strict = HubCache(root: root.path("strict-cache"))
+            await #expect(throws: ModelDepotError.self, "always: a bad chunk fails the pull") {
+                _ = try await Self.pull(mirror, cache: strict, mode: .always, transport: tampering)
+            }
+            #expect(tampering.tampered > 0, "the xorb bytes were tampered with")
+            let blobs = strict.root.path + "/models--acme--xet/blobs"
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? []
+            #expect(
+                !left.contains { !$0.hasSuffix(".lock") }, "nothing kept where a finished file would be: \(left)")
+
+            let relaxed = HubCache(root: root.path("relaxed-cache"))
+            let (snapshot, progress) = try await Self.pull(mirror, cache: relaxed, mode: .auto, transport: tampering)
+            for (path, bytes) in Self.files {
+                let name = String(path.dropFirst("acme/xet/".count))
+                #expect(try [UInt8](Data(contentsOf: snapshot.folder.appendingPathComponent(name))) == bytes)
+            }
+            #expect(progress?.xetFiles == 0, "both went by HTTP after Xet failed")
+        }
+    }
+}
+
+/// Passes everything through, but flips a byte in the middle of every xorb range a CAS sends.
+final class TamperingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    private let count = Mutex(0)
+    var tampered: Int { count.withLock { $0 } }
+
+    init(base: any HTTPTransport) { self.base = base }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await base.send(request)
+        guard request.url.path.contains("/xet/xorbs/") else { return response }
+        var bytes = try await response.body.collect(limit: 128 << 20, from: request.url)
+        if !bytes.isEmpty {
+            bytes[bytes.count / 2] ^= 0x5a
+            count.withLock { $0 += 1 }
+        }
+        let chunk = BodyChunk(bytes)
+        let sent = Mutex(false)
+        return TransportResponse(
+            status: response.status, headers: response.headers,
+            body: TransportBody(makeNext: {
+                {
+                    sent.withLock { done in
+                        defer { done = true }
+                        return done ? nil : chunk
+                    }
+                }
+            }))
+    }
+}
