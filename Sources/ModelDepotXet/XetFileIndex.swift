@@ -8,11 +8,42 @@ public struct XetFileIndex: Sendable, Equatable, Codable {
         public var length: Int
     }
 
+    /// A run of the file's chunks in one xorb: a xorb of this file's own (it holds exactly these chunks), or a run
+    /// of chunks in another file's xorb (deduplicated: the file shares them, and a client that has the other file
+    /// already has them).
     public struct Xorb: Sendable, Equatable, Codable {
         public var hash: String
-        /// Indexes into ``XetFileIndex/chunks``: the xorb holds `chunks[firstChunk..<endChunk]`.
+        /// Indexes into ``XetFileIndex/chunks``: the run is `chunks[firstChunk..<endChunk]`.
         public var firstChunk: Int
         public var endChunk: Int
+        /// For a run in another file's xorb: where in that xorb the run starts, as a chunk index and as a byte
+        /// offset of its serialization. Nil for the file's own xorbs.
+        public var xorbFirstChunk: Int?
+        public var storedStart: Int?
+
+        public init(hash: String, firstChunk: Int, endChunk: Int, xorbFirstChunk: Int? = nil, storedStart: Int? = nil) {
+            self.hash = hash
+            self.firstChunk = firstChunk
+            self.endChunk = endChunk
+            self.xorbFirstChunk = xorbFirstChunk
+            self.storedStart = storedStart
+        }
+
+        /// Whether the xorb is the file's own (its bytes are this file's), not a run in another file's.
+        public var isOwned: Bool { xorbFirstChunk == nil }
+    }
+
+    /// A chunk another file's own xorb holds: which xorb, its index there, and where its serialization starts.
+    public struct KnownChunk: Sendable, Equatable {
+        public var xorb: String
+        public var index: Int
+        public var storedStart: Int
+
+        public init(xorb: String, index: Int, storedStart: Int) {
+            self.xorb = xorb
+            self.index = index
+            self.storedStart = storedStart
+        }
     }
 
     public static let maximumXorbBytes = 64 << 20
@@ -35,6 +66,9 @@ public struct XetFileIndex: Sendable, Equatable, Codable {
     public struct Builder: Sendable {
         /// Xorbs close at this many stored bytes (smaller in tests, to make several).
         public var maximumXorbBytes = XetFileIndex.maximumXorbBytes
+        /// Chunks other files' own xorbs hold, by hash: a chunk found here is not stored again but cited there,
+        /// as hf_xet deduplicates an upload against what the CAS has.
+        public var known: [String: KnownChunk] = [:]
         private var chunker = XetChunker()
         private var pending: [UInt8] = []
         private var chunks: [Chunk] = []
@@ -61,18 +95,47 @@ public struct XetFileIndex: Sendable, Equatable, Codable {
             if chunker.finish() != nil { add(pending) }
             pending = []
             var xorbs: [Xorb] = []
-            var first = 0
+            // The file's own xorb being filled, and the run of known chunks being followed.
+            var first: Int?
             var bytes = 0
-            for (index, chunk) in chunks.enumerated() {
-                let stored = chunk.length + XorbChunks.headerLength
-                if index > first, bytes + stored > maximumXorbBytes || index - first == XetFileIndex.maximumXorbChunks {
-                    xorbs.append(xorb(first, index))
-                    first = index
-                    bytes = 0
+            var cited: (xorb: KnownChunk, first: Int, last: Int)?
+            func closeOwned(at end: Int) {
+                if let start = first { xorbs.append(xorb(start, end)) }
+                first = nil
+                bytes = 0
+            }
+            func closeCited(at end: Int) {
+                if let run = cited {
+                    xorbs.append(
+                        Xorb(
+                            hash: run.xorb.xorb, firstChunk: run.first, endChunk: end, xorbFirstChunk: run.xorb.index,
+                            storedStart: run.xorb.storedStart))
                 }
+                cited = nil
+            }
+            for (index, chunk) in chunks.enumerated() {
+                if let found = known[chunk.hash] {
+                    closeOwned(at: index)
+                    if let run = cited, run.xorb.xorb == found.xorb, found.index == run.last + 1 {
+                        cited?.last = found.index
+                    } else {
+                        closeCited(at: index)
+                        cited = (found, index, found.index)
+                    }
+                    continue
+                }
+                closeCited(at: index)
+                let stored = chunk.length + XorbChunks.headerLength
+                if let start = first,
+                    bytes + stored > maximumXorbBytes || index - start == XetFileIndex.maximumXorbChunks
+                {
+                    closeOwned(at: index)
+                }
+                if first == nil { first = index }
                 bytes += stored
             }
-            if first < chunks.count { xorbs.append(xorb(first, chunks.count)) }
+            closeOwned(at: chunks.count)
+            closeCited(at: chunks.count)
             return XetFileIndex(fileHash: XetHash.file(leaves).description, size: size, chunks: chunks, xorbs: xorbs)
         }
 
@@ -149,8 +212,8 @@ extension XetFileIndex {
         let pieces = xorbs.map { xorb in
             let lengths = chunks[xorb.firstChunk..<xorb.endChunk].map(\.length)
             return XetReconstruction.Piece(
-                xorb: xorb.hash, firstChunk: 0, lengths: lengths, storedStart: 0,
-                storedLengths: lengths.map { $0 + XorbChunks.headerLength })
+                xorb: xorb.hash, firstChunk: xorb.xorbFirstChunk ?? 0, lengths: lengths,
+                storedStart: xorb.storedStart ?? 0, storedLengths: lengths.map { $0 + XorbChunks.headerLength })
         }
         return XetReconstruction.plan(pieces, size: size, range: range)
     }

@@ -24,13 +24,17 @@ extension SnapshotDownloader {
         try HubCache.createFolder(blob.deletingLastPathComponent())
         do {
             let access = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
-            let pull = XetPull(
+            var pull = XetPull(
                 hub: hub, access: access, fileHash: xetHash, size: size, expectedSHA256: etag, destination: blob,
                 partialPath: blob.path + ".xet.incomplete",
                 connections: min(4, downloader.configuration.maxConnections),
                 progress: { done in tracker.fileProgress(path, done: done, size: size) })
+            let repository = cache.repository(request.repo, type: request.type)
+            pull.local = try await BlockingWork.run { XetRecord.localChunks(in: repository) }
             let outcome = try await pull.run()
-            tracker.xetFinished(network: outcome.bytesFromNetwork, disk: 0)
+            // Kept for the next pull that shares these chunks; a record that cannot be written costs only that.
+            try? await BlockingWork.run { try outcome.record.save(for: etag, in: repository) }
+            tracker.xetFinished(network: outcome.bytesFromNetwork, disk: outcome.bytesFromDisk)
             return outcome.bytesFromNetwork
         } catch let error as ModelDepotError
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace

@@ -23,6 +23,9 @@ package struct XetPull: Sendable {
     let connections: Int
     /// Told the bytes written so far.
     let progress: @Sendable (Int64) -> Void
+    /// Chunks already on disk in files pulled before (``XetRecord``): terms made only of these are copied, not
+    /// fetched.
+    var local = XetRecord.LocalChunks()
 
     package init(
         hub: HubClient, access: XetAccess, fileHash: String, size: Int64, expectedSHA256: String, destination: URL,
@@ -42,6 +45,10 @@ package struct XetPull: Sendable {
     package struct Outcome: Sendable {
         /// Bytes the xorb ranges took on the wire.
         package var bytesFromNetwork: Int64
+        /// Bytes copied from files already on disk.
+        package var bytesFromDisk: Int64
+        /// What to keep beside the file, so a later pull can copy its chunks.
+        package var record: XetRecord
     }
 
     package func run() async throws -> Outcome {
@@ -67,31 +74,97 @@ package struct XetPull: Sendable {
             try handle.truncate(atOffset: UInt64(size))
         }
         do {
-            let received = try await fetchAll(plan)
-            try await verifyAndPublish(plan, leaves: received.leaves)
-            return Outcome(bytesFromNetwork: received.bytes)
+            var leaves = [[(hash: XetHash, size: UInt64)]?](repeating: nil, count: plan.terms.count)
+            let copied = try await copyLocal(plan, into: &leaves)
+            let received = try await fetchAll(plan, skipping: Set(leaves.indices.filter { leaves[$0] != nil }))
+            for (term, fetched) in received.leaves { leaves[term] = fetched }
+            let complete = leaves.map { $0 ?? [] }
+            try await verifyAndPublish(plan, leaves: complete)
+            let record = XetRecord(
+                fileHash: fileHash, size: size,
+                terms: zip(plan.terms, complete).map { term, chunks in
+                    XetRecord.Term(
+                        xorb: term.xorb, start: term.chunks.lowerBound, offset: term.fileOffset,
+                        lengths: chunks.map { Int($0.size) }, hashes: chunks.map(\.hash.description))
+                })
+            return Outcome(bytesFromNetwork: received.bytes, bytesFromDisk: copied, record: record)
         } catch {
             try? FileManager.default.removeItem(atPath: path)
             throw error
         }
     }
 
-    /// Fetches every range the plan uses, at most `connections` at once, writing each term's bytes into place;
-    /// returns each term's chunk hashes and sizes, and the bytes received.
-    private func fetchAll(_ plan: XetDownloadPlan) async throws -> (
-        leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int64
-    ) {
+    /// Copies the terms whose every chunk is on disk already, each chunk checked against the hash it was recorded
+    /// with (a copy that changed since is not used: its term is fetched); returns the bytes copied.
+    private func copyLocal(_ plan: XetDownloadPlan, into leaves: inout [[(hash: XetHash, size: UInt64)]?]) async throws
+        -> Int64
+    {
+        let candidates = plan.terms.enumerated().compactMap { index, term -> (Int, [XetRecord.LocalChunk])? in
+            let chunks = term.chunks.compactMap { local.chunk(term.xorb, $0) }
+            guard chunks.count == term.chunks.count, chunks.reduce(0, { $0 + $1.length }) == term.unpackedLength
+            else { return nil }
+            return (index, chunks)
+        }
+        guard !candidates.isEmpty else { return 0 }
+        let (path, terms) = (partialPath, plan.terms)
+        let copied = try await BlockingWork.run { () -> [(Int, [(hash: XetHash, size: UInt64)])] in
+            guard let target = FileHandle(forWritingAtPath: path) else {
+                throw ModelDepotError(.fileSystem, "The partial file \(path) of a Xet pull is gone.")
+            }
+            defer { try? target.close() }
+            var sources: [String: FileHandle] = [:]
+            defer { for handle in sources.values { try? handle.close() } }
+            var copied: [(Int, [(hash: XetHash, size: UInt64)])] = []
+            candidates: for (term, chunks) in candidates {
+                var bytes: [[UInt8]] = []
+                for chunk in chunks {
+                    guard let source = sources[chunk.path] ?? FileHandle(forReadingAtPath: chunk.path) else {
+                        continue candidates
+                    }
+                    sources[chunk.path] = source
+                    try source.seek(toOffset: UInt64(chunk.offset))
+                    let read = [UInt8](try source.read(upToCount: chunk.length) ?? Data())
+                    guard read.count == chunk.length, XetHash.chunk(read).description == chunk.hash else {
+                        continue candidates
+                    }
+                    bytes.append(read)
+                }
+                try target.seek(toOffset: UInt64(terms[term].fileOffset))
+                for piece in bytes { try target.write(contentsOf: piece) }
+                copied.append((term, chunks.map { (XetHash(hex: $0.hash) ?? .zero, UInt64($0.length)) }))
+            }
+            return copied
+        }
+        var total: Int64 = 0
+        for (term, chunks) in copied {
+            leaves[term] = chunks
+            total += Int64(plan.terms[term].unpackedLength)
+        }
+        if total > 0 { progress(total) }
+        return total
+    }
+
+    /// Fetches the ranges the terms not in `skipping` use, at most `connections` at once, writing those terms' bytes
+    /// into place; returns each fetched term's chunk hashes and sizes, and the bytes received.
+    private func fetchAll(_ plan: XetDownloadPlan, skipping: Set<Int>) async throws
+        -> (leaves: [Int: [(hash: XetHash, size: UInt64)]], bytes: Int64)
+    {
         var termsOfFetch = [[Int]](repeating: [], count: plan.fetches.count)
-        for (index, term) in plan.terms.enumerated() { termsOfFetch[term.fetch].append(index) }
-        var leaves = [[(hash: XetHash, size: UInt64)]](repeating: [], count: plan.terms.count)
+        for (index, term) in plan.terms.enumerated() where !skipping.contains(index) {
+            termsOfFetch[term.fetch].append(index)
+        }
+        let needed = termsOfFetch.indices.filter { !termsOfFetch[$0].isEmpty }
+        var leaves: [Int: [(hash: XetHash, size: UInt64)]] = [:]
         var received: Int64 = 0
-        var written: Int64 = 0
+        var written = plan.terms.indices.filter(skipping.contains).reduce(Int64(0)) {
+            $0 + Int64(plan.terms[$1].unpackedLength)
+        }
         try await withThrowingTaskGroup(of: (fetch: Int, leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int).self) {
             group in
             var next = 0
             func start() {
-                guard next < plan.fetches.count else { return }
-                let index = next
+                guard next < needed.count else { return }
+                let index = needed[next]
                 next += 1
                 let fetch = plan.fetches[index]
                 let terms = termsOfFetch[index].map { plan.terms[$0] }

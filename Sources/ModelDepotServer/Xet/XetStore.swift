@@ -73,7 +73,9 @@ actor XetStore {
             entry.repositories.insert(repository)
             entry.diskPath = file.diskPath
             entries[etag] = entry
-            return entry.index
+            // A file citing another file's xorbs is offered only while those are served (after a restart, once
+            // the other file is asked for again): a reconstruction must never name a xorb nobody serves.
+            return citesOnlyServedXorbs(entry.index, repository: repository) ? entry.index : nil
         }
         guard !building.contains(etag), building.count < Self.concurrentBuilds,
             HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag)
@@ -83,12 +85,13 @@ actor XetStore {
         let saved = folder.appendingPathComponent("\(etag).json")
         let path = file.diskPath
         let folder = folder
+        let known = knownChunks(for: repository)
         Task {
             // A kept index is read, checked and used; else the file is read whole and indexed.
             let index = try? await BlockingWork.run { () -> XetFileIndex in
                 if let kept = try? Self.load(saved, size: size) { return kept }
                 // At a lower priority: the downloads the mirror serves meanwhile come first.
-                let index = try BackgroundPriority.run { try Self.build(path: path, size: size) }
+                let index = try BackgroundPriority.run { try Self.build(path: path, size: size, known: known) }
                 guard Self.stamp(of: path) == stamp else {
                     throw ModelDepotError(.sourceChanged, "\(path) changed while it was indexed.")
                 }
@@ -114,17 +117,46 @@ actor XetStore {
             etag: etag, index: index, diskPath: path, stamp: stamp, repositories: [repository],
             xorbOffsets: index.xorbOffsets())
         etagsOfFile[index.fileHash, default: []].insert(etag)
-        for (position, xorb) in index.xorbs.enumerated() { xorbs[xorb.hash, default: []].append((etag, position)) }
+        for (position, xorb) in index.xorbs.enumerated() where xorb.isOwned {
+            xorbs[xorb.hash, default: []].append((etag, position))
+        }
+    }
+
+    /// The chunks of the own xorbs of the files `repository` serves, by hash: a new file of the repository (the
+    /// next revision of a file, another quantisation) cites them rather than storing them again, so a client that
+    /// has the other file fetches only what differs.
+    private func knownChunks(for repository: String) -> [String: XetFileIndex.KnownChunk] {
+        var known: [String: XetFileIndex.KnownChunk] = [:]
+        for entry in entries.values where entry.repositories.contains(repository) {
+            for xorb in entry.index.xorbs where xorb.isOwned {
+                var stored = 0
+                for (offset, chunk) in entry.index.chunks[xorb.firstChunk..<xorb.endChunk].enumerated() {
+                    known[chunk.hash] = .init(xorb: xorb.hash, index: offset, storedStart: stored)
+                    stored += chunk.length + XorbChunks.headerLength
+                }
+            }
+        }
+        return known
+    }
+
+    /// Whether every xorb `index` cites from another file is served to `repository` now.
+    func citesOnlyServedXorbs(_ index: XetFileIndex, repository: String) -> Bool {
+        index.xorbs.allSatisfy { $0.isOwned || xorb($0.hash, readableBy: repository) != nil }
     }
 
     /// The Xet hash of the file `etag` names, when its index is built (a listing never starts a build).
-    func readyFileHash(etag: String) -> String? { entries[etag]?.index.fileHash }
+    func readyFileHash(etag: String) -> String? {
+        guard let entry = entries[etag],
+            entry.repositories.contains(where: { citesOnlyServedXorbs(entry.index, repository: $0) })
+        else { return nil }
+        return entry.index.fileHash
+    }
 
     /// Drops what is known of `etag` (its file changed, or a read of it failed).
     func forget(_ etag: String) {
         guard let entry = entries.removeValue(forKey: etag) else { return }
         etagsOfFile[entry.index.fileHash]?.remove(etag)
-        for xorb in entry.index.xorbs { xorbs[xorb.hash]?.removeAll { $0.etag == etag } }
+        for xorb in entry.index.xorbs where xorb.isOwned { xorbs[xorb.hash]?.removeAll { $0.etag == etag } }
     }
 
     /// What identifies a file's content on disk without reading it.
@@ -143,13 +175,17 @@ actor XetStore {
             inode: status.inode)
     }
 
-    /// Reads `file` in pieces and indexes it; fails when it is not `size` bytes.
-    static func build(path: String, size: Int64) throws -> XetFileIndex {
+    /// Reads `file` in pieces and indexes it, citing `known` chunks where it has them; fails when it is not `size`
+    /// bytes.
+    static func build(path: String, size: Int64, known: [String: XetFileIndex.KnownChunk] = [:]) throws
+        -> XetFileIndex
+    {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ModelDepotError(.fileSystem, "Cannot open \(path) to index it for Xet.")
         }
         defer { try? handle.close() }
         var builder = XetFileIndex.Builder()
+        builder.known = known
         var read: Int64 = 0
         while let piece = try handle.read(upToCount: 8 << 20), !piece.isEmpty {
             read += Int64(piece.count)
@@ -205,7 +241,9 @@ actor XetStore {
 
     /// The index of the file whose Xet hash is `fileHash`, when `repository` serves it.
     func file(_ fileHash: String, readableBy repository: String) -> Entry? {
-        etagsOfFile[fileHash]?.lazy.compactMap { self.entries[$0] }.first { $0.repositories.contains(repository) }
+        etagsOfFile[fileHash]?.lazy.compactMap { self.entries[$0] }.first {
+            $0.repositories.contains(repository) && self.citesOnlyServedXorbs($0.index, repository: repository)
+        }
     }
 
     /// The xorb `hash`, the file that holds it and where, when `repository` serves that file.

@@ -71,8 +71,11 @@ actor XetUploads {
             if (try? await running.value) != nil { return false }
             if storing[name] == running { storing[name] = nil }
         }
-        if try await layout(name) != nil { return false }
-        let task = Task { try await self.keep(bytes, as: hash) }
+        // No suspension between the check above and taking the slot: a second upload waits for this one.
+        let task = Task { () async throws -> Bool in
+            if try await self.layout(name) != nil { return false }
+            return try await self.keep(bytes, as: hash)
+        }
         storing[name] = task
         defer { if storing[name] == task { storing[name] = nil } }
         return try await task.value
