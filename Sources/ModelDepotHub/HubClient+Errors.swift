@@ -103,7 +103,8 @@ extension HubClient {
     static func repositoryName(in url: URL) -> String {
         var parts = url.path.split(separator: "/").map(String.init)
         if parts.first == "api" {
-            parts.removeFirst(2)
+            // A CAS or xorb URL a server named may be any path: never trap on a short one.
+            parts.removeFirst(min(2, parts.count))
         } else if ["datasets", "spaces", "kernels"].contains(parts.first) {
             parts.removeFirst()
         }

@@ -85,6 +85,12 @@ public struct XetDownloadPlan: Sendable, Equatable {
         guard offset == size else {
             throw Refused(description: "the terms add up to \(offset) bytes, not the file's \(size)")
         }
+        // What the fetches add up to: the file's chunks stored (at most a little larger than the file) and a xorb's
+        // worth of neighbours per fetch at the most. A plan that would fetch far more than the file is refused.
+        let fetched = fetches.reduce(Int64(0)) { $0 + $1.bytes.upperBound - $1.bytes.lowerBound + 1 }
+        guard fetched <= 2 * size + Self.maximumFetchBytes else {
+            throw Refused(description: "the fetches add up to \(fetched) bytes for a file of \(size)")
+        }
         self.terms = terms
         self.fetches = fetches
     }

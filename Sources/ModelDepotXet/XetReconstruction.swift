@@ -74,6 +74,35 @@ public struct XetReconstruction: Sendable, Equatable {
             let to = from + piece.storedLengths[first...last].reduce(0, +) - 1
             fetches.append(.init(xorb: piece.xorb, chunks: local, bytes: from...to))
         }
-        return XetReconstruction(offsetIntoFirstRange: firstOffset, terms: terms, fetches: fetches)
+        return XetReconstruction(offsetIntoFirstRange: firstOffset, terms: terms, fetches: merged(fetches))
+    }
+
+    /// The fetches of each xorb merged where their chunk ranges overlap or touch, so each term lies in exactly one
+    /// and no two start at the same chunk: hf_xet keys the ranges it downloads by (xorb, first chunk), and two
+    /// ranges of one xorb starting at the same chunk with different ends would have it cut a term out of the wrong
+    /// one (its reader panics). The Hub's answers are merged the same way.
+    static func merged(_ fetches: [Fetch]) -> [Fetch] {
+        var order: [String] = []
+        var byXorb: [String: [Fetch]] = [:]
+        for fetch in fetches {
+            if byXorb[fetch.xorb] == nil { order.append(fetch.xorb) }
+            byXorb[fetch.xorb, default: []].append(fetch)
+        }
+        var result: [Fetch] = []
+        for xorb in order {
+            var current: Fetch?
+            for fetch in byXorb[xorb, default: []].sorted(by: { $0.chunks.lowerBound < $1.chunks.lowerBound }) {
+                if var open = current, fetch.chunks.lowerBound <= open.chunks.upperBound {
+                    open.chunks = open.chunks.lowerBound..<max(open.chunks.upperBound, fetch.chunks.upperBound)
+                    open.bytes = open.bytes.lowerBound...max(open.bytes.upperBound, fetch.bytes.upperBound)
+                    current = open
+                } else {
+                    if let open = current { result.append(open) }
+                    current = fetch
+                }
+            }
+            if let open = current { result.append(open) }
+        }
+        return result
     }
 }

@@ -11,7 +11,11 @@ import Testing
 /// first (as hf_xet deduplicates an upload), and a client that pulled the first copies those chunks from its own
 /// disk, fetching only what changed. hf_xet reads the deduplicated file from the mirror too.
 @Suite struct XetDeltaTests {
-    @Test func aSecondFileSharingChunksMovesOnlyWhatChanged() async throws {
+    /// With `forgedRecord`, model-a's record on disk is rewritten to name each chunk one index off: every copied
+    /// chunk still matches its recorded hash, but the file's hash comes out wrong, and the pull fetches everything
+    /// once more instead of failing or keeping a wrong file.
+    @Test(arguments: [false, true])
+    func aSecondFileSharingChunksMovesOnlyWhatChanged(forgedRecord: Bool) async throws {
         let base = SampleData.bytes(count: 4 << 20, seed: 121)
         var changed = base
         // One 64 KiB "tensor" rewritten in the middle, 200 kB appended.
@@ -46,9 +50,27 @@ import Testing
             try await indexed("model-b.bin")
             let (_, first) = try await pull("model-a.bin")
             #expect(first?.xetFiles == 1 && first?.xetBytesFromDisk == 0, "\(String(describing: first))")
+            if forgedRecord {
+                let records = cache.root.appendingPathComponent("models--acme--delta/.modeldepot/xet")
+                let name = try #require(try FileManager.default.contentsOfDirectory(atPath: records.path).first)
+                let file = records.appendingPathComponent(name)
+                var record = try #require(
+                    try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+                record["terms"] = (record["terms"] as? [[String: Any]] ?? []).map { term in
+                    var shifted = term
+                    shifted["start"] = (term["start"] as? Int ?? 0) + 1
+                    return shifted
+                }
+                try JSONSerialization.data(withJSONObject: record).write(to: file)
+            }
             let (snapshot, progress) = try await pull("model-b.bin")
             let second = try #require(progress)
             #expect(second.xetFiles == 1, "model-b came through Xet")
+            if forgedRecord {
+                #expect(try [UInt8](Data(contentsOf: snapshot.folder.appendingPathComponent("model-b.bin"))) == changed)
+                #expect(second.xetBytesFromDisk == 0, "the second try fetched everything")
+                return
+            }
             #expect(try [UInt8](Data(contentsOf: snapshot.folder.appendingPathComponent("model-b.bin"))) == changed)
             let size = Int64(changed.count)
             #expect(

@@ -75,4 +75,20 @@ import Testing
     func liesAreRefused(_ label: String, _ json: [UInt8], _ size: Int64) {
         #expect(throws: XetDownloadPlan.Refused.self, "\(label)") { try XetDownloadPlan(json: json, size: size) }
     }
+
+    /// Runs of one xorb that overlap or touch are served as one fetch: no two fetches of a xorb start at the same
+    /// chunk (hf_xet keys what it downloads by xorb and first chunk).
+    @Test func aCASMergesTheFetchesOfAXorb() throws {
+        func piece(_ first: Int, _ count: Int) -> XetReconstruction.Piece {
+            let lengths = [Int](repeating: 100, count: count)
+            return .init(
+                xorb: Self.xorb, firstChunk: first, lengths: lengths, storedStart: first * 108,
+                storedLengths: lengths.map { $0 + 8 })
+        }
+        let plan = try #require(
+            XetReconstruction.plan([piece(0, 3), piece(0, 5), piece(5, 1), piece(9, 2)], size: 1100, range: nil))
+        #expect(plan.terms.map(\.chunks) == [0..<3, 0..<5, 5..<6, 9..<11])
+        #expect(plan.fetches.map(\.chunks) == [0..<6, 9..<11])
+        #expect(plan.fetches.map(\.bytes) == [0...647, 972...1187])
+    }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import ModelDepotCore
+import ModelDepotHub
 import ModelDepotTransfer
 import ModelDepotTrust
 import Synchronization
@@ -27,6 +29,9 @@ final class SnapshotProgressTracker: Sendable {
         var xetFailureSaid = false
     }
 
+    /// The CAS access of the pull's commit, asked once and shared by its files until a minute before it expires.
+    private let xetAccessCache = Mutex<XetAccess?>(nil)
+
     private let state: Mutex<State>
     private let clock: EngineClock
     private let interval: Duration
@@ -37,6 +42,14 @@ final class SnapshotProgressTracker: Sendable {
         self.clock = clock
         self.interval = interval
         self.report = report
+    }
+
+    /// The pull's Xet access: the one asked for before while it has a minute left, else a new one from `ask`.
+    func xetAccess(_ ask: () async throws -> XetAccess) async throws -> XetAccess {
+        if let kept = xetAccessCache.withLock({ $0 }), kept.expires.timeIntervalSinceNow > 60 { return kept }
+        let fresh = try await ask()
+        xetAccessCache.withLock { $0 = fresh }
+        return fresh
     }
 
     /// True the first time in the pull, false after: a Xet failure is said once, not once per file.

@@ -20,18 +20,37 @@ extension SnapshotDownloader {
         defer { held.release(keepingFile: true) }
         // Another process may have finished it while this one waited for the lock.
         if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size { return 0 }
+        // Bytes an HTTP pull left are resumed by HTTP: a Xet pull beside them would hold the file twice on disk.
+        let repository = cache.repository(request.repo, type: request.type)
+        if FileManager.default.fileExists(atPath: repository.partialBlob(etag).path) { return nil }
         let path = listed.path.value
         try HubCache.createFolder(blob.deletingLastPathComponent())
         do {
-            let access = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
+            let access = try await tracker.xetAccess { [hub] in
+                try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
+            }
             var pull = XetPull(
                 hub: hub, access: access, fileHash: xetHash, size: size, expectedSHA256: etag, destination: blob,
                 partialPath: blob.path + ".xet.incomplete",
                 connections: min(4, downloader.configuration.maxConnections),
                 progress: { done in tracker.fileProgress(path, done: done, size: size) })
-            let repository = cache.repository(request.repo, type: request.type)
-            pull.local = try await BlockingWork.run { XetRecord.localChunks(in: repository) }
-            let outcome = try await pull.run()
+            pull.bandwidth = downloader.configuration.bandwidthLimit
+            pull.syncBeforeRename = downloader.configuration.syncBeforeRename
+            // A forced pull fetches everything again, as the HTTP path does.
+            if !request.forceDownload {
+                pull.local = { xorbs in XetRecord.localChunks(in: repository, xorbs: xorbs) }
+            }
+            let outcome: XetPull.Outcome
+            do {
+                outcome = try await pull.run()
+            } catch let error as ModelDepotError where error.code == .checksumMismatch && pull.local != nil {
+                // A record on disk that names the wrong chunks makes the file's hash come out wrong: once more,
+                // fetching everything.
+                logger.notice(
+                    "a Xet pull using chunks on disk failed its hash; fetching them", metadata: ["file": "\(path)"])
+                pull.local = nil
+                outcome = try await pull.run()
+            }
             // Kept for the next pull that shares these chunks; a record that cannot be written costs only that.
             try? await BlockingWork.run { try outcome.record.save(for: etag, in: repository) }
             tracker.xetFinished(network: outcome.bytesFromNetwork, disk: outcome.bytesFromDisk)

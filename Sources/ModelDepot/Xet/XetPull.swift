@@ -23,9 +23,14 @@ package struct XetPull: Sendable {
     let connections: Int
     /// Told the bytes written so far.
     let progress: @Sendable (Int64) -> Void
-    /// Chunks already on disk in files pulled before (``XetRecord``): terms made only of these are copied, not
-    /// fetched.
-    var local = XetRecord.LocalChunks()
+    /// Chunks already on disk in files pulled before (``XetRecord``), for the xorbs a reconstruction names: terms
+    /// made only of these are copied, not fetched. Asked once per pull, off the cooperative pool.
+    var local: (@Sendable (Set<String>) -> XetRecord.LocalChunks)?
+    /// Flush the file to disk before the rename (`DownloadConfiguration.syncBeforeRename`, `--fsync`).
+    var syncBeforeRename = false
+    /// The engine's shared cap (`DownloadConfiguration.bandwidthLimit`): each range's bytes are taken from it before
+    /// the next range starts, so Xet fetches share the cap with every other download.
+    var bandwidth: BandwidthLimit?
 
     package init(
         hub: HubClient, access: XetAccess, fileHash: String, size: Int64, expectedSHA256: String, destination: URL,
@@ -57,7 +62,8 @@ package struct XetPull: Sendable {
             reconstruction, bearer: access.token, bearerOrigin: access.casURL, limit: 64 << 20)
         let plan: XetDownloadPlan
         do {
-            plan = try XetDownloadPlan(json: answer, size: size)
+            let size = size
+            plan = try await BlockingWork.run { try XetDownloadPlan(json: answer, size: size) }
         } catch let refused as XetDownloadPlan.Refused {
             throw ModelDepotError(
                 .protocolViolation,
@@ -71,11 +77,14 @@ package struct XetPull: Sendable {
                 let handle = FileHandle(forWritingAtPath: path)
             else { throw ModelDepotError(.fileSystem, "Cannot create \(path) for a Xet pull.") }
             defer { try? handle.close() }
-            try handle.truncate(atOffset: UInt64(size))
+            try Self.writing(path) { try handle.truncate(atOffset: UInt64(size)) }
         }
+        let xorbs = Set(plan.terms.map(\.xorb))
+        var local: XetRecord.LocalChunks?
+        if let source = self.local { local = try await BlockingWork.run { source(xorbs) } }
         do {
             var leaves = [[(hash: XetHash, size: UInt64)]?](repeating: nil, count: plan.terms.count)
-            let copied = try await copyLocal(plan, into: &leaves)
+            let copied = try await copyLocal(plan, from: local ?? XetRecord.LocalChunks(), into: &leaves)
             let received = try await fetchAll(plan, skipping: Set(leaves.indices.filter { leaves[$0] != nil }))
             for (term, fetched) in received.leaves { leaves[term] = fetched }
             let complete = leaves.map { $0 ?? [] }
@@ -96,9 +105,10 @@ package struct XetPull: Sendable {
 
     /// Copies the terms whose every chunk is on disk already, each chunk checked against the hash it was recorded
     /// with (a copy that changed since is not used: its term is fetched); returns the bytes copied.
-    private func copyLocal(_ plan: XetDownloadPlan, into leaves: inout [[(hash: XetHash, size: UInt64)]?]) async throws
-        -> Int64
-    {
+    private func copyLocal(
+        _ plan: XetDownloadPlan, from local: XetRecord.LocalChunks,
+        into leaves: inout [[(hash: XetHash, size: UInt64)]?]
+    ) async throws -> Int64 {
         let candidates = plan.terms.enumerated().compactMap { index, term -> (Int, [XetRecord.LocalChunk])? in
             let chunks = term.chunks.compactMap { local.chunk(term.xorb, $0) }
             guard chunks.count == term.chunks.count, chunks.reduce(0, { $0 + $1.length }) == term.unpackedLength
@@ -129,8 +139,10 @@ package struct XetPull: Sendable {
                     }
                     bytes.append(read)
                 }
-                try target.seek(toOffset: UInt64(terms[term].fileOffset))
-                for piece in bytes { try target.write(contentsOf: piece) }
+                try Self.writing(path) {
+                    try target.seek(toOffset: UInt64(terms[term].fileOffset))
+                    for piece in bytes { try target.write(contentsOf: piece) }
+                }
                 copied.append((term, chunks.map { (XetHash(hex: $0.hash) ?? .zero, UInt64($0.length)) }))
             }
             return copied
@@ -191,6 +203,7 @@ package struct XetPull: Sendable {
     {
         let expected = Int(fetch.bytes.upperBound - fetch.bytes.lowerBound + 1)
         let (body, _) = try await hub.xetGet(fetch.url, range: fetch.bytes, limit: expected + 1)
+        try await bandwidth?.take(body.count)
         guard body.count == expected else {
             throw ModelDepotError(
                 .sizeMismatch,
@@ -224,8 +237,10 @@ package struct XetPull: Sendable {
                         .checksumMismatch,
                         "A term of \(hash) decodes to other than the \(term.unpackedLength) bytes it says.")
                 }
-                try handle.seek(toOffset: UInt64(term.fileOffset))
-                for chunk in chunks { try handle.write(contentsOf: chunk.bytes) }
+                try Self.writing(path) {
+                    try handle.seek(toOffset: UInt64(term.fileOffset))
+                    for chunk in chunks { try handle.write(contentsOf: chunk.bytes) }
+                }
                 return chunks.map { (XetHash.chunk($0.bytes), UInt64($0.bytes.count)) }
             }
         }
@@ -236,6 +251,7 @@ package struct XetPull: Sendable {
     /// place.
     private func verifyAndPublish(_ plan: XetDownloadPlan, leaves: [[(hash: XetHash, size: UInt64)]]) async throws {
         let (path, hash, expected, destination) = (partialPath, fileHash, expectedSHA256, destination)
+        let sync = syncBeforeRename
         try await BlockingWork.run {
             let computed = XetHash.file(leaves.flatMap { $0 }).description
             guard computed == hash else {
@@ -249,11 +265,33 @@ package struct XetPull: Sendable {
                     .checksumMismatch,
                     "The file pulled through Xet has SHA-256 \(sha256), not \(expected); nothing was kept.")
             }
+            if sync, let handle = FileHandle(forWritingAtPath: path) {
+                defer { try? handle.close() }
+                try Self.writing(path) { try handle.synchronize() }
+            }
             do {
                 try AtomicFile.moveIntoPlace(path, atPath: destination.path)
             } catch {
                 throw ModelDepotError(.fileSystem, "\(error)")
             }
+        }
+    }
+
+    /// Runs file writes, telling a full disk apart (`.insufficientDiskSpace`, which no fallback retries) from other
+    /// failures to write (`.fileSystem`).
+    static func writing(_ path: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as NSError
+            where
+            (error.domain == NSPOSIXErrorDomain
+            && [POSIXError.Code.ENOSPC, .EDQUOT].map { Int($0.rawValue) }.contains(error.code))
+            || (error.domain == NSCocoaErrorDomain && error.code == NSFileWriteOutOfSpaceError)
+        {
+            throw ModelDepotError(
+                .insufficientDiskSpace, "The disk filled while \(path) was written by a Xet pull.", remedy: .freeSpace)
+        } catch {
+            throw ModelDepotError(.fileSystem, "Cannot write \(path) for a Xet pull: \(error).")
         }
     }
 }

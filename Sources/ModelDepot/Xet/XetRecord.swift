@@ -39,9 +39,16 @@ package struct XetRecord: Sendable, Codable, Equatable {
 
         package var isEmpty: Bool { chunks.isEmpty }
 
-        /// Adds what `record` says `blob` holds.
-        package mutating func add(_ record: XetRecord, blob: String) {
-            for term in record.terms where term.lengths.count == term.hashes.count {
+        /// Adds what `record` says `blob` holds of `xorbs` (all when nil). A record is ModelDepot's own file, but a
+        /// file on disk all the same: terms whose numbers cannot be a blob's are skipped, never trusted.
+        package mutating func add(_ record: XetRecord, blob: String, xorbs: Set<String>? = nil) {
+            for term in record.terms
+            where term.lengths.count == term.hashes.count && xorbs?.contains(term.xorb) != false
+                && (0...(1 << 24)).contains(term.start) && (0...record.size).contains(term.offset)
+                && term.lengths.allSatisfy({ (1...(1 << 17)).contains($0) })
+                && term.lengths.count <= 1 << 24
+                && term.lengths.reduce(Int64(0), { $0 + Int64($1) }) <= record.size - term.offset
+            {
                 var offset = term.offset
                 for (position, length) in term.lengths.enumerated() {
                     chunks[term.xorb, default: [:]][term.start + position] = LocalChunk(
@@ -63,20 +70,23 @@ package struct XetRecord: Sendable, Codable, Equatable {
         try JSONEncoder().encode(self).write(to: folder.appendingPathComponent("\(etag).json"), options: .atomic)
     }
 
-    /// The chunks of every blob of `repository` pulled through Xet and still there whole.
-    static func localChunks(in repository: CachedRepository) -> LocalChunks {
+    /// The chunks of `xorbs` in the blobs of `repository` pulled through Xet and still there whole. Only records
+    /// that name one of the xorbs are decoded, so the cost follows what the new file shares, not the repository.
+    static func localChunks(in repository: CachedRepository, xorbs: Set<String>) -> LocalChunks {
         var local = LocalChunks()
+        let needles = xorbs.map { Data($0.utf8) }
         let folder = folder(of: repository)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         where name.hasSuffix(".json") {
             let etag = String(name.dropLast(5))
             guard HubEncoding.isSHA256(etag),
                 let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
+                needles.contains(where: { data.range(of: $0) != nil }),
                 let record = try? JSONDecoder().decode(XetRecord.self, from: data)
             else { continue }
             let blob = repository.blob(etag).path
             guard CacheScanner.regularFileSize(blob) == record.size else { continue }
-            local.add(record, blob: blob)
+            local.add(record, blob: blob, xorbs: xorbs)
         }
         return local
     }

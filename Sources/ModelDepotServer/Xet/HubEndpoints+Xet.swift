@@ -56,7 +56,8 @@ extension HubEndpoints {
         var listed = entries
         for position in listed.indices where listed[position]["type"] as? String == "file" {
             guard let path = listed[position]["path"] as? String, let file = snapshot.file(at: path),
-                let hash = await xet.readyFileHash(etag: file.etag)
+                let hash = await xet.readyFileHash(
+                    etag: file.etag, repository: "\(snapshot.type.apiSegment)/\(snapshot.id)")
             else { continue }
             listed[position]["xetHash"] = hash
         }

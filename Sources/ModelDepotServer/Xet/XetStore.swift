@@ -85,13 +85,17 @@ actor XetStore {
         let saved = folder.appendingPathComponent("\(etag).json")
         let path = file.diskPath
         let folder = folder
-        let known = knownChunks(for: repository)
+        // The other files' indexes (copies share storage): the map of their chunks is built off the actor, and
+        // only when no kept index is loaded.
+        let others = entries.values.filter { $0.repositories.contains(repository) }.map(\.index)
         Task {
             // A kept index is read, checked and used; else the file is read whole and indexed.
             let index = try? await BlockingWork.run { () -> XetFileIndex in
                 if let kept = try? Self.load(saved, size: size) { return kept }
                 // At a lower priority: the downloads the mirror serves meanwhile come first.
-                let index = try BackgroundPriority.run { try Self.build(path: path, size: size, known: known) }
+                let index = try BackgroundPriority.run {
+                    try Self.build(path: path, size: size, known: Self.knownChunks(in: others))
+                }
                 guard Self.stamp(of: path) == stamp else {
                     throw ModelDepotError(.sourceChanged, "\(path) changed while it was indexed.")
                 }
@@ -122,15 +126,15 @@ actor XetStore {
         }
     }
 
-    /// The chunks of the own xorbs of the files `repository` serves, by hash: a new file of the repository (the
-    /// next revision of a file, another quantisation) cites them rather than storing them again, so a client that
-    /// has the other file fetches only what differs.
-    private func knownChunks(for repository: String) -> [String: XetFileIndex.KnownChunk] {
+    /// The chunks of the own xorbs of `indexes` (the files a repository serves), by hash: a new file of the
+    /// repository (the next revision of a file, another quantisation) cites them rather than storing them again, so
+    /// a client that has the other file fetches only what differs.
+    static func knownChunks(in indexes: [XetFileIndex]) -> [String: XetFileIndex.KnownChunk] {
         var known: [String: XetFileIndex.KnownChunk] = [:]
-        for entry in entries.values where entry.repositories.contains(repository) {
-            for xorb in entry.index.xorbs where xorb.isOwned {
+        for index in indexes {
+            for xorb in index.xorbs where xorb.isOwned {
                 var stored = 0
-                for (offset, chunk) in entry.index.chunks[xorb.firstChunk..<xorb.endChunk].enumerated() {
+                for (offset, chunk) in index.chunks[xorb.firstChunk..<xorb.endChunk].enumerated() {
                     known[chunk.hash] = .init(xorb: xorb.hash, index: offset, storedStart: stored)
                     stored += chunk.length + XorbChunks.headerLength
                 }
@@ -144,10 +148,11 @@ actor XetStore {
         index.xorbs.allSatisfy { $0.isOwned || xorb($0.hash, readableBy: repository) != nil }
     }
 
-    /// The Xet hash of the file `etag` names, when its index is built (a listing never starts a build).
-    func readyFileHash(etag: String) -> String? {
-        guard let entry = entries[etag],
-            entry.repositories.contains(where: { citesOnlyServedXorbs(entry.index, repository: $0) })
+    /// The Xet hash of the file `etag` names, when its index is built and `repository` may read all of it (a listing
+    /// never starts a build).
+    func readyFileHash(etag: String, repository: String) -> String? {
+        guard let entry = entries[etag], entry.repositories.contains(repository),
+            citesOnlyServedXorbs(entry.index, repository: repository)
         else { return nil }
         return entry.index.fileHash
     }
