@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Delta pulls through Xet: what a second file that shares most of its chunks with one already pulled costs on the
-# wire, ours against huggingface_hub + hf_xet, both pulling from the same release-build mirror (serve --xet).
-# A repository holds model-a (MIB MiB, half float32, half random) and model-b: model-a with one 1 MiB "tensor"
+# Pulls through Xet, ours against huggingface_hub + hf_xet, both from the same release-build mirror (serve --xet):
+# the time and peak memory of a first pull, and what a second file that shares most of its chunks with the first
+# costs on the wire. A repository holds model-a (MIB MiB, half float32 noise, half random bytes: nothing in it
+# repeats, as in real weights; numpy from ./.venv) and model-b: model-a with one 1 MiB "tensor"
 # rewritten in the middle and 1 MiB appended. The mirror indexes model-a, then model-b (citing model-a's xorb for
 # the chunks they share, as hf_xet deduplicates an upload). Each client pulls model-a into a fresh cache, then
 # model-b; the bytes model-b took are read from the loopback interface's counters (/proc/net/dev, `lo` receive),
@@ -24,20 +25,17 @@ trap cleanup EXIT
 . "$root/bench/lib.sh"
 bin=$(build_release "$root")
 mkdir -p "$work/root/acme/delta"
-python3 - "$work/root/acme/delta" "$mib" <<'PY'
-import math, os, random, struct, sys
+"$root/.venv/bin/python" - "$work/root/acme/delta" "$mib" <<'PY'
+import os, sys
+import numpy
 folder, mib = sys.argv[1], int(sys.argv[2])
-rng = random.Random(7)
+rng = numpy.random.default_rng(7)
 half = mib << 19
-block = b"".join(struct.pack("<f", math.sin(i / 50) * 0.02) for i in range(1 << 18))
-data = bytearray()
-while len(data) < half: data += block
-del data[half:]
-data += rng.randbytes(half)
+data = bytearray(rng.normal(0, 0.02, half // 4).astype("<f4").tobytes()) + bytearray(rng.bytes(half))
 open(os.path.join(folder, "model-a.safetensors"), "wb").write(data)
 middle = len(data) // 2 + (1 << 19)
-data[middle:middle + (1 << 20)] = rng.randbytes(1 << 20)
-data += rng.randbytes(1 << 20)
+data[middle:middle + (1 << 20)] = rng.bytes(1 << 20)
+data += rng.bytes(1 << 20)
 open(os.path.join(folder, "model-b.safetensors"), "wb").write(data)
 PY
 port=$(free_port)
@@ -51,10 +49,20 @@ done
 lo() { awk '/^ *lo:/ { sub(/^ *lo:/, ""); print $1 }' /proc/net/dev; }
 size_b=$(stat -c %s "$work/root/acme/delta/model-b.safetensors")
 
+# measured COMMAND…: runs it, prints "seconds peak-RSS-MiB" (the child's, from getrusage).
+measured() {
+    python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+started = time.monotonic()
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(f"{time.monotonic() - started:.2f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f}")
+PY
+}
 ours() {
     "$bin" pull acme/delta --endpoint "$endpoint" --cache-dir "$work/ours" --xet always --quiet --include "$1" > /dev/null
 }
-ours model-a.safetensors
+read -r ours_first ours_rss < <(measured "$bin" pull acme/delta --endpoint "$endpoint" --cache-dir "$work/ours" \
+    --xet always --quiet --include model-a.safetensors)
 before=$(lo); started=$(now)
 ours model-b.safetensors
 ours_bytes=$(( $(lo) - before )); ours_time=$(elapsed "$started" "$(now)")
@@ -63,12 +71,19 @@ theirs() {
     HF_ENDPOINT="$endpoint" HF_HUB_CACHE="$work/theirs" HF_HUB_DISABLE_PROGRESS_BARS=1 HF_HUB_DISABLE_TELEMETRY=1 \
         "$root/.venv/bin/python" -c "import sys; from huggingface_hub import hf_hub_download; hf_hub_download('acme/delta', sys.argv[1])" "$1"
 }
-theirs model-a.safetensors
+read -r theirs_first theirs_rss < <(HF_ENDPOINT="$endpoint" HF_HUB_CACHE="$work/theirs" HF_HUB_DISABLE_PROGRESS_BARS=1 \
+    HF_HUB_DISABLE_TELEMETRY=1 measured "$root/.venv/bin/python" -c \
+    "from huggingface_hub import hf_hub_download; hf_hub_download('acme/delta', 'model-a.safetensors')")
 before=$(lo); started=$(now)
 theirs model-b.safetensors
 theirs_bytes=$(( $(lo) - before )); theirs_time=$(elapsed "$started" "$(now)")
 cmp "$work/root/acme/delta/model-b.safetensors" "$work/ours/models--acme--delta/snapshots/"*/model-b.safetensors
 pct() { python3 -c "print(f'{100 * $1 / $2:.2f} %')"; }
+size_a=$(stat -c %s "$work/root/acme/delta/model-a.safetensors")
+echo "model-a: $size_a bytes, first pull through Xet into an empty cache (release build, 2 cores)"
+echo "  modeldepot pull --xet always:       ${ours_first} s, peak RSS ${ours_rss} MiB"
+echo "  huggingface_hub 2.4 + hf_xet 1.8:   ${theirs_first} s, peak RSS ${theirs_rss} MiB"
+echo "  ratio (their time / ours):          $(python3 -c "print(round($theirs_first / $ours_first, 2))")x"
 echo "model-b: $size_b bytes, after model-a is cached; loopback bytes received while model-b is pulled"
 echo "  modeldepot pull --xet always:       $ours_bytes bytes ($(pct "$ours_bytes" "$size_b") of the file), ${ours_time} s"
 echo "  huggingface_hub 2.4 + hf_xet 1.8:   $theirs_bytes bytes ($(pct "$theirs_bytes" "$size_b") of the file), ${theirs_time} s"

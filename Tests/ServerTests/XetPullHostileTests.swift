@@ -81,4 +81,59 @@ import Testing
         await #expect(throws: ModelDepotError.self) { _ = try await Self.pull(cas, folder: folder).run() }
         #expect(Self.leftovers(folder).isEmpty, "\(Self.leftovers(folder))")
     }
+
+    /// A pull killed after its first range resumes from the record it left: the terms it wrote are taken from the
+    /// partial file (each chunk re-hashed), and only the rest is fetched.
+    @Test func aCancelledPullResumesTermByTerm() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-xet-resume")
+        defer { folder.remove() }
+        let cas = try await ScriptedHTTPServer.start()
+        defer { Task { try await cas.shutdown() } }
+        let chunks = [SampleData.bytes(count: 40_000, seed: 131), SampleData.bytes(count: 30_000, seed: 132)]
+        let xorbs = chunks.map { XetHash.xorb([(XetHash.chunk($0), UInt64($0.count))]).description }
+        let stored = chunks.map { XorbChunks.stored($0) }
+        var terms: [String] = []
+        var fetches: [String] = []
+        for (index, chunk) in chunks.enumerated() {
+            terms.append(
+                #"{"hash": "\#(xorbs[index])", "unpacked_length": \#(chunk.count), "range": {"start": 0, "end": 1}}"#)
+            fetches.append(
+                #""\#(xorbs[index])": [{"range": {"start": 0, "end": 1}, "url": "\#(cas.baseURL.absoluteString)/x\#(index)", "url_range": {"start": 0, "end": \#(stored[index].count - 1)}}]"#
+            )
+        }
+        let plan = #"{"terms": [\#(terms.joined(separator: ","))], "fetch_info": {\#(fetches.joined(separator: ","))}}"#
+        func reply(_ index: Int) -> ScriptedHTTPServer.Reply {
+            .init(
+                status: 206, headers: [("Content-Length", "\(stored[index].count)")], steps: [.sendBytes(stored[index])]
+            )
+        }
+        let file = chunks[0] + chunks[1]
+        func pull() -> XetPull {
+            XetPull(
+                hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!),
+                access: XetAccess(casURL: cas.baseURL, token: "t", expires: Date().addingTimeInterval(600)),
+                fileHash: XetHash.file(chunks.map { (XetHash.chunk($0), UInt64($0.count)) }).description,
+                size: Int64(file.count), expectedSHA256: SampleData.sha256(file), destination: folder.path("file"),
+                partialPath: folder.path("file.incomplete").path, connections: 1)
+        }
+        // The first pull writes the first range, then hangs on the second and is cancelled (as a kill would stop it).
+        cas.enqueue(.json(plan), reply(0), .init(status: 206, headers: [], steps: [.hang]))
+        let first = Task { try await pull().run() }
+        let recorded = await waitUntil(timeout: .seconds(30)) {
+            FileManager.default.fileExists(atPath: folder.path("file.incomplete.json").path)
+        }
+        try #require(recorded, "the first range was recorded")
+        await cas.waitForRequests(3)  // The second range asked for, and hanging.
+        first.cancel()
+        await #expect(throws: (any Error).self) { _ = try await first.value }
+        #expect(FileManager.default.fileExists(atPath: folder.path("file.incomplete").path), "the partial is kept")
+        // The second pull fetches the second range only.
+        let before = cas.requests.count
+        cas.enqueue(.json(plan), reply(1))
+        let outcome = try await pull().run()
+        #expect(try [UInt8](Data(contentsOf: folder.path("file"))) == file)
+        #expect(cas.requests.count - before == 2, "the reconstruction and the second range only")
+        #expect(outcome.bytesFromDisk == Int64(chunks[0].count), "the first term came from the partial file")
+        #expect(Self.leftovers(folder) == ["file"], "\(Self.leftovers(folder))")
+    }
 }

@@ -47,6 +47,9 @@ package struct XetPull: Sendable {
         self.progress = progress
     }
 
+    /// The record of the terms written into the partial file so far (``XetRecord``), beside it.
+    var sidecarPath: String { partialPath + ".json" }
+
     package struct Outcome: Sendable {
         /// Bytes the xorb ranges took on the wire.
         package var bytesFromNetwork: Int64
@@ -72,20 +75,34 @@ package struct XetPull: Sendable {
         }
         let path = partialPath
         let size = size
-        try await BlockingWork.run {
+        let (sidecar, hash) = (sidecarPath, fileHash)
+        let xorbs = Set(plan.terms.map(\.xorb))
+        // What a pull of this file that was killed or cancelled left: its partial file and the record of the terms
+        // it wrote, resumed term by term (each chunk re-hashed as it is taken); anything else starts afresh.
+        let resumed = try await BlockingWork.run { () -> XetRecord? in
+            if let data = FileManager.default.contents(atPath: sidecar),
+                let record = try? JSONDecoder().decode(XetRecord.self, from: data), record.fileHash == hash,
+                record.size == size, FileStatus(path: path)?.size == size
+            {
+                return record
+            }
+            try? FileManager.default.removeItem(atPath: sidecar)
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
                 let handle = FileHandle(forWritingAtPath: path)
             else { throw ModelDepotError(.fileSystem, "Cannot create \(path) for a Xet pull.") }
             defer { try? handle.close() }
             try Self.writing(path) { try handle.truncate(atOffset: UInt64(size)) }
+            return nil
         }
-        let xorbs = Set(plan.terms.map(\.xorb))
-        var local: XetRecord.LocalChunks?
+        var local = XetRecord.LocalChunks()
         if let source = self.local { local = try await BlockingWork.run { source(xorbs) } }
+        if let resumed { local.add(resumed, blob: path, xorbs: xorbs) }
         do {
             var leaves = [[(hash: XetHash, size: UInt64)]?](repeating: nil, count: plan.terms.count)
-            let copied = try await copyLocal(plan, from: local ?? XetRecord.LocalChunks(), into: &leaves)
-            let received = try await fetchAll(plan, skipping: Set(leaves.indices.filter { leaves[$0] != nil }))
+            let copied = try await copyLocal(plan, from: local, into: &leaves)
+            var written: [Int: [(hash: XetHash, size: UInt64)]] = [:]
+            for (index, chunks) in leaves.enumerated() { if let chunks { written[index] = chunks } }
+            let received = try await fetchAll(plan, written: written)
             for (term, fetched) in received.leaves { leaves[term] = fetched }
             let complete = leaves.map { $0 ?? [] }
             try await verifyAndPublish(plan, leaves: complete)
@@ -96,9 +113,15 @@ package struct XetPull: Sendable {
                         xorb: term.xorb, start: term.chunks.lowerBound, offset: term.fileOffset,
                         lengths: chunks.map { Int($0.size) }, hashes: chunks.map(\.hash.description))
                 })
+            try? FileManager.default.removeItem(atPath: sidecar)
             return Outcome(bytesFromNetwork: received.bytes, bytesFromDisk: copied, record: record)
+        } catch let error as ModelDepotError where error.code == .cancelled {
+            throw error  // Kept, with the record of the terms written, for the next pull to resume.
+        } catch is CancellationError {
+            throw ModelDepotError.cancelled()
         } catch {
             try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: sidecar)
             throw error
         }
     }
@@ -156,11 +179,13 @@ package struct XetPull: Sendable {
         return total
     }
 
-    /// Fetches the ranges the terms not in `skipping` use, at most `connections` at once, writing those terms' bytes
-    /// into place; returns each fetched term's chunk hashes and sizes, and the bytes received.
-    private func fetchAll(_ plan: XetDownloadPlan, skipping: Set<Int>) async throws
-        -> (leaves: [Int: [(hash: XetHash, size: UInt64)]], bytes: Int64)
+    /// Fetches the ranges the terms not `written` already use, at most `connections` at once, writing those terms'
+    /// bytes into place and, after each range, the record of every term in the partial file beside it; returns each
+    /// fetched term's chunk hashes and sizes, and the bytes received.
+    private func fetchAll(_ plan: XetDownloadPlan, written already: [Int: [(hash: XetHash, size: UInt64)]])
+        async throws -> (leaves: [Int: [(hash: XetHash, size: UInt64)]], bytes: Int64)
     {
+        let skipping = Set(already.keys)
         var termsOfFetch = [[Int]](repeating: [], count: plan.fetches.count)
         for (index, term) in plan.terms.enumerated() where !skipping.contains(index) {
             termsOfFetch[term.fetch].append(index)
@@ -190,6 +215,21 @@ package struct XetPull: Sendable {
                 }
                 received += Int64(done.bytes)
                 progress(written)
+                // The terms written so far, for a pull that resumes after this one is killed.
+                let inFile = leaves.merging(already) { fetched, _ in fetched }
+                let record = XetRecord(
+                    fileHash: fileHash, size: size,
+                    terms: inFile.keys.sorted().map { index in
+                        let term = plan.terms[index]
+                        let chunks = inFile[index] ?? []
+                        return XetRecord.Term(
+                            xorb: term.xorb, start: term.chunks.lowerBound, offset: term.fileOffset,
+                            lengths: chunks.map { Int($0.size) }, hashes: chunks.map(\.hash.description))
+                    })
+                let sidecar = sidecarPath
+                try await BlockingWork.run {
+                    try? AtomicFile.replace(try JSONEncoder().encode(record), atPath: sidecar, mode: 0o600)
+                }
                 start()
             }
         }
