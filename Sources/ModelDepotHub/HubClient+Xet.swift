@@ -56,6 +56,12 @@ extension HubClient {
         return try await withRetries {
             let response = try await send(method: "GET", url: url, extraHeaders: headers, authorizing: false)
             let body = try await Self.collect(response.body, limit: limit, url: url)
+            if response.status == 401 || response.status == 403 {
+                throw ModelDepotError(
+                    .unauthorized,
+                    "\(url.host ?? "The Xet CAS") refused a Xet request (HTTP \(response.status)): its token or the xorb URL's signature expired, or does not cover this file.",
+                    remedy: .provideToken)
+            }
             guard (200..<300).contains(response.status) else {
                 throw Self.hubError(for: response, url: url, body: body)
             }

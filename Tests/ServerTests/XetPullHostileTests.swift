@@ -2,6 +2,7 @@ import Foundation
 import ModelDepot
 import ModelDepotTesting
 import ModelDepotXet
+import Synchronization
 import Testing
 
 /// ``XetPull`` against a CAS that is not the Hub's host and that lies: it gets its own token and never the Hub's
@@ -135,5 +136,59 @@ import Testing
         #expect(cas.requests.count - before == 2, "the reconstruction and the second range only")
         #expect(outcome.bytesFromDisk == Int64(chunks[0].count), "the first term came from the partial file")
         #expect(Self.leftovers(folder) == ["file"], "\(Self.leftovers(folder))")
+    }
+
+    /// A CAS whose token (or signed xorb URL) expires mid-file: the pull asks for a fresh token once, asks for the
+    /// reconstruction again and fetches only what is missing; refused again, it fails clearly and leaves nothing.
+    @Test(arguments: [true, false])
+    func anExpiredTokenIsRefreshedOnceThenFailsClearly(refreshHelps: Bool) async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-xet-expiry")
+        defer { folder.remove() }
+        let cas = try await ScriptedHTTPServer.start()
+        defer { Task { try await cas.shutdown() } }
+        let chunks = [SampleData.bytes(count: 40_000, seed: 141), SampleData.bytes(count: 30_000, seed: 142)]
+        let xorbs = chunks.map { XetHash.xorb([(XetHash.chunk($0), UInt64($0.count))]).description }
+        let stored = chunks.map { XorbChunks.stored($0) }
+        let terms = chunks.indices.map {
+            #"{"hash": "\#(xorbs[$0])", "unpacked_length": \#(chunks[$0].count), "range": {"start": 0, "end": 1}}"#
+        }
+        let fetches = chunks.indices.map {
+            #""\#(xorbs[$0])": [{"range": {"start": 0, "end": 1}, "url": "\#(cas.baseURL.absoluteString)/x\#($0)", "url_range": {"start": 0, "end": \#(stored[$0].count - 1)}}]"#
+        }
+        let plan = #"{"terms": [\#(terms.joined(separator: ","))], "fetch_info": {\#(fetches.joined(separator: ","))}}"#
+        func reply(_ index: Int) -> ScriptedHTTPServer.Reply {
+            .init(
+                status: 206, headers: [("Content-Length", "\(stored[index].count)")], steps: [.sendBytes(stored[index])]
+            )
+        }
+        let expired = ScriptedHTTPServer.Reply.json(#"{"error": "expired"}"#, status: 403)
+        cas.enqueue(.json(plan), reply(0), expired, .json(plan))
+        cas.enqueue(refreshHelps ? reply(1) : expired)
+        let file = chunks[0] + chunks[1]
+        let refreshes = Mutex(0)
+        var pull = XetPull(
+            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!),
+            access: XetAccess(casURL: cas.baseURL, token: "old", expires: Date().addingTimeInterval(600)),
+            fileHash: XetHash.file(chunks.map { (XetHash.chunk($0), UInt64($0.count)) }).description,
+            size: Int64(file.count), expectedSHA256: SampleData.sha256(file), destination: folder.path("file"),
+            partialPath: folder.path("file.incomplete").path, connections: 1)
+        pull.refreshAccess = {
+            refreshes.withLock { $0 += 1 }
+            return XetAccess(casURL: cas.baseURL, token: "fresh", expires: Date().addingTimeInterval(600))
+        }
+        if refreshHelps {
+            let outcome = try await pull.run()
+            #expect(try [UInt8](Data(contentsOf: folder.path("file"))) == file)
+            #expect(outcome.bytesFromDisk == Int64(chunks[0].count), "the first range was not fetched again")
+            #expect(cas.requests[3].header("Authorization") == "Bearer fresh")
+            #expect(cas.requests.count == 5)
+        } else {
+            let error = await #expect(throws: ModelDepotError.self) { _ = try await pull.run() }
+            #expect(
+                error?.code == .unauthorized && error?.message.contains("fresh token") == true,
+                "\(String(describing: error))")
+            #expect(Self.leftovers(folder).isEmpty, "\(Self.leftovers(folder))")
+        }
+        #expect(refreshes.withLock { $0 } == 1, "one fresh token, no more")
     }
 }

@@ -52,6 +52,9 @@ final class SnapshotProgressTracker: Sendable {
         return fresh
     }
 
+    /// Keeps `access` (a fresh one, after the CAS refused the one before) for the pull's other files.
+    func keepXetAccess(_ access: XetAccess) { xetAccessCache.withLock { $0 = access } }
+
     /// True the first time in the pull, false after: a Xet failure is said once, not once per file.
     func firstXetFailure() -> Bool {
         state.withLock { state in

@@ -34,6 +34,11 @@ extension SnapshotDownloader {
                 partialPath: blob.path + ".xet.incomplete",
                 connections: min(4, downloader.configuration.maxConnections),
                 progress: { done in tracker.fileProgress(path, done: done, size: size) })
+            pull.refreshAccess = { [hub] in
+                let fresh = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
+                tracker.keepXetAccess(fresh)
+                return fresh
+            }
             pull.bandwidth = downloader.configuration.bandwidthLimit
             pull.syncBeforeRename = downloader.configuration.syncBeforeRename
             // A forced pull fetches everything again, as the HTTP path does.
@@ -58,6 +63,9 @@ extension SnapshotDownloader {
         } catch let error as ModelDepotError
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
         {
+            // HTTP fetches the whole file now: what Xet left of it would only take space.
+            try? FileManager.default.removeItem(atPath: blob.path + ".xet.incomplete")
+            try? FileManager.default.removeItem(atPath: blob.path + ".xet.incomplete.json")
             if tracker.firstXetFailure() {
                 logger.notice(
                     "Xet failed; files go by HTTP instead",

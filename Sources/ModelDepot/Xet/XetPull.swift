@@ -59,7 +59,36 @@ package struct XetPull: Sendable {
         package var record: XetRecord
     }
 
+    /// Asked for a fresh CAS token when the CAS refuses the one in hand (it expired mid-file, or a signed xorb URL
+    /// did): the pull then asks for the reconstruction again and resumes, once.
+    package var refreshAccess: (@Sendable () async throws -> XetAccess)?
+
     package func run() async throws -> Outcome {
+        do {
+            return try await attempt(with: access)
+        } catch let error as ModelDepotError where error.code == .unauthorized {
+            guard let refreshAccess else {
+                discardPartial()
+                throw error
+            }
+            do {
+                return try await attempt(with: try await refreshAccess())
+            } catch let again as ModelDepotError where again.code == .unauthorized {
+                discardPartial()
+                throw ModelDepotError(
+                    .unauthorized,
+                    "The Xet CAS refused the pull of \(fileHash) even with a fresh token: \(again.message)",
+                    remedy: .provideToken)
+            }
+        }
+    }
+
+    private func discardPartial() {
+        try? FileManager.default.removeItem(atPath: partialPath)
+        try? FileManager.default.removeItem(atPath: sidecarPath)
+    }
+
+    private func attempt(with access: XetAccess) async throws -> Outcome {
         let reconstruction = access.casURL.appendingPathComponent("v1/reconstructions/\(fileHash)")
         let (answer, _) = try await hub.xetGet(
             reconstruction, bearer: access.token, bearerOrigin: access.casURL, limit: 64 << 20)
@@ -115,8 +144,9 @@ package struct XetPull: Sendable {
                 })
             try? FileManager.default.removeItem(atPath: sidecar)
             return Outcome(bytesFromNetwork: received.bytes, bytesFromDisk: copied, record: record)
-        } catch let error as ModelDepotError where error.code == .cancelled {
-            throw error  // Kept, with the record of the terms written, for the next pull to resume.
+        } catch let error as ModelDepotError where error.code == .cancelled || error.code == .unauthorized {
+            // Kept, with the record of the terms written, for the next attempt or pull to resume.
+            throw error
         } catch is CancellationError {
             throw ModelDepotError.cancelled()
         } catch {
