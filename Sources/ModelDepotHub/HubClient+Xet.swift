@@ -20,7 +20,11 @@ extension HubClient {
     /// `GET /api/{type}s/{repo}/xet-read-token/{revision}`, with the Hub's token (to the endpoint only). The CAS URL
     /// must be http or https, and https when the endpoint is: a token is never sent in the clear because an
     /// endpoint said so.
+    /// With mirrors, the first place that answers gives its own CAS, as it gives the listing.
     package func xetAccess(_ repo: RepoID, type: RepoType, revision: String) async throws -> XetAccess {
+        if !mirrors.isEmpty {
+            return try await failingOver { try await $0.xetAccess(repo, type: type, revision: revision) }
+        }
         let url = apiURL(repo, type: type, "/xet-read-token/\(HubEncoding.encodeSegment(revision))")
         let (body, response) = try await getWithRetries(url)
         let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]

@@ -126,7 +126,8 @@ import Testing
         try #require(recorded, "the first range was recorded")
         await cas.waitForRequests(3)  // The second range asked for, and hanging.
         first.cancel()
-        await #expect(throws: (any Error).self) { _ = try await first.value }
+        let stopped = await #expect(throws: ModelDepotError.self) { _ = try await first.value }
+        #expect(stopped?.code == .cancelled, "\(String(describing: stopped))")
         #expect(FileManager.default.fileExists(atPath: folder.path("file.incomplete").path), "the partial is kept")
         // The second pull fetches the second range only.
         let before = cas.requests.count

@@ -6,23 +6,38 @@ import ModelDepotTransfer
 
 extension SnapshotDownloader {
     /// Pulls `listed` into `blob` through Xet when the request allows it and the listing offers it (a SHA-256-named
-    /// LFS file with a `xetHash`), under the blob's lock, as an HTTP pull would hold it. Returns the bytes received,
-    /// or nil when the file goes by HTTP: not offered, mirrors in front (they serve it by HTTP), or — in `auto` —
-    /// Xet failed (said once per pull; the HTTP pull that follows verifies from scratch).
+    /// LFS file with a `xetHash`), under the blob's lock, as an HTTP pull would hold it. With mirrors, the CAS is the
+    /// first place's that answers. Returns the bytes received, or nil when the file goes by HTTP: not offered, HTTP
+    /// bytes of it already on disk, or — in `auto` — Xet failed (said once per pull; the HTTP pull that follows
+    /// verifies from scratch).
     func pullThroughXet(
         _ listed: ListedFile, etag: String, size: Int64, blob: URL, lock: URL, tracker: SnapshotProgressTracker
     ) async throws -> Int64? {
         let request = listed.request
-        guard request.xet != .never, let xetHash = listed.listing.xetHash, HubEncoding.isSHA256(etag), size > 0,
-            hub.mirrors.isEmpty
-        else { return nil }
+        let xetPartial = blob.path + ".xet.incomplete"
+        guard request.xet != .never, let xetHash = listed.listing.xetHash, HubEncoding.isSHA256(etag), size > 0
+        else {
+            // What an earlier Xet pull of this blob left goes, under the lock, before HTTP fetches the file whole.
+            if FileManager.default.fileExists(atPath: xetPartial) {
+                let held = try await FileLock.acquire(path: lock.path, clock: EngineClock(clock))
+                Self.discardXetPartial(xetPartial)
+                held.release(keepingFile: true)
+            }
+            return nil
+        }
         let held = try await FileLock.acquire(path: lock.path, clock: EngineClock(clock))
         defer { held.release(keepingFile: true) }
         // Another process may have finished it while this one waited for the lock.
-        if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size { return 0 }
+        if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size {
+            Self.discardXetPartial(xetPartial)
+            return 0
+        }
         // Bytes an HTTP pull left are resumed by HTTP: a Xet pull beside them would hold the file twice on disk.
         let repository = cache.repository(request.repo, type: request.type)
-        if FileManager.default.fileExists(atPath: repository.partialBlob(etag).path) { return nil }
+        if FileManager.default.fileExists(atPath: repository.partialBlob(etag).path) {
+            Self.discardXetPartial(xetPartial)
+            return nil
+        }
         let path = listed.path.value
         try HubCache.createFolder(blob.deletingLastPathComponent())
         do {
@@ -64,14 +79,20 @@ extension SnapshotDownloader {
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
         {
             // HTTP fetches the whole file now: what Xet left of it would only take space.
-            try? FileManager.default.removeItem(atPath: blob.path + ".xet.incomplete")
-            try? FileManager.default.removeItem(atPath: blob.path + ".xet.incomplete.json")
+            Self.discardXetPartial(xetPartial)
             if tracker.firstXetFailure() {
                 logger.notice(
                     "Xet failed; files go by HTTP instead",
                     metadata: ["file": "\(path)", "error": "\(error.message)"])
             }
             return nil
+        }
+    }
+
+    /// Removes a Xet pull's partial file, its record and a record's temporary file.
+    static func discardXetPartial(_ path: String) {
+        for leftover in [path, path + ".json", path + ".json.tmp"] {
+            try? FileManager.default.removeItem(atPath: leftover)
         }
     }
 }

@@ -71,8 +71,16 @@ package struct XetPull: Sendable {
                 discardPartial()
                 throw error
             }
+            let fresh: XetAccess
             do {
-                return try await attempt(with: try await refreshAccess())
+                fresh = try await refreshAccess()
+            } catch {
+                // The Hub's own answer (its token refused, the network): said as it is, nothing left behind.
+                discardPartial()
+                throw error
+            }
+            do {
+                return try await attempt(with: fresh)
             } catch let again as ModelDepotError where again.code == .unauthorized {
                 discardPartial()
                 throw ModelDepotError(
@@ -84,8 +92,9 @@ package struct XetPull: Sendable {
     }
 
     private func discardPartial() {
-        try? FileManager.default.removeItem(atPath: partialPath)
-        try? FileManager.default.removeItem(atPath: sidecarPath)
+        for leftover in [partialPath, sidecarPath, sidecarPath + ".tmp"] {
+            try? FileManager.default.removeItem(atPath: leftover)
+        }
     }
 
     private func attempt(with access: XetAccess) async throws -> Outcome {
@@ -226,6 +235,8 @@ package struct XetPull: Sendable {
         var written = plan.terms.indices.filter(skipping.contains).reduce(Int64(0)) {
             $0 + Int64(plan.terms[$1].unpackedLength)
         }
+        var recordedBytes: Int64 = 0
+        var lastRecord: ContinuousClock.Instant?
         try await withThrowingTaskGroup(of: (fetch: Int, leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int).self) {
             group in
             var next = 0
@@ -246,6 +257,16 @@ package struct XetPull: Sendable {
                 received += Int64(done.bytes)
                 progress(written)
                 // The terms written so far, for a pull that resumes after this one is killed.
+                // The record is rewritten after the first range, then every 256 MiB or 5 s: its size grows with the
+                // file, and writing it after every range of a file of thousands would cost more than the ranges.
+                recordedBytes += Int64(done.bytes)
+                let now = ContinuousClock.now
+                guard lastRecord == nil || recordedBytes >= 256 << 20 || now - lastRecord! >= .seconds(5) else {
+                    start()
+                    continue
+                }
+                recordedBytes = 0
+                lastRecord = now
                 let inFile = leaves.merging(already) { fetched, _ in fetched }
                 let record = XetRecord(
                     fileHash: fileHash, size: size,
