@@ -91,6 +91,40 @@ import Testing
         }
     }
 
+    /// `refusePickle` holds for a file the endpoint offers through Xet: the probe refuses it before any fetch, and
+    /// nothing of it reaches the cache.
+    @Test func aPickleOfferedThroughXetIsRefusedBeforeAnyFetch() async throws {
+        let root = try TemporaryDirectory(prefix: "modeldepot-xet-pickle")
+        defer { root.remove() }
+        // `os.system("id")` as protocol-2 pickle opcodes, then padding: what a hostile pytorch_model.bin starts with.
+        let pickle = Array(
+            "\u{80}\u{02}cos\nsystem\nq\u{00}X\u{02}\u{00}\u{00}\u{00}idq\u{01}\u{85}q\u{02}Rq\u{03}.".unicodeScalars
+                .map { UInt8($0.value) })
+        try root.write(["acme/pickled/pytorch_model.bin": pickle + SampleData.bytes(count: 200_000, seed: 151)])
+        var server = MirrorServer(
+            roots: [root.url], caches: [], stateFolder: root.path(".state"),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        server.enableXet(folder: root.path(".state/xet"))
+        try await MirrorFixture.serving(server, root: root) { mirror in
+            let indexed = await waitUntil {
+                (try? await mirror.get("/acme/pickled/resolve/main/pytorch_model.bin", method: "HEAD"))?.header(
+                    "X-Xet-Hash") != nil
+            }
+            try #require(indexed)
+            let cache = HubCache(root: root.path("cache"))
+            let models = ModelManager(pull: SnapshotDownloader(hub: HubClient(endpoint: mirror.baseURL), cache: cache))
+            var request = SnapshotRequest(repo: try RepoID("acme/pickled"))
+            request.xet = .always
+            let error = await #expect(throws: ModelDepotError.self) {
+                _ = try await models.download(request, policy: DownloadPolicy(refusePickle: true)).result()
+            }
+            #expect(error?.code == .unsafeFormat, "\(String(describing: error))")
+            let blobs = cache.root.path + "/models--acme--pickled/blobs"
+            let kept = (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? []
+            #expect(!kept.contains { !$0.hasSuffix(".lock") }, "nothing of it was fetched: \(kept)")
+        }
+    }
+
     @Test func aTamperedXorbIsCaughtThenHTTPTakesOverInAutoAndTheAlwaysPullFails() async throws {
         try await Self.withIndexedMirror { mirror, root in
             let tampering = TamperingTransport(base: DefaultTransport.shared)
