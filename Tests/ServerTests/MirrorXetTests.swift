@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
@@ -21,20 +20,12 @@ import Testing
         let root = try TemporaryDirectory(prefix: "modeldepot-xet-mirror")
         defer { root.remove() }
         try root.write(files)
-        var server = MirrorServer(
-            roots: [root.url], caches: [], stateFolder: root.path(".state"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        server.enableXet(folder: root.path(".state/xet"))
-        try await MirrorFixture.serving(server, root: root) { mirror in
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root), root: root) { mirror in
             // The first ask starts the index and is answered without Xet; once built, resolves carry it.
             for name in ["small.bin", "weights.bin"] {
                 let first = try await mirror.get("/acme/xet/resolve/main/\(name)", method: "HEAD")
                 #expect(first.status == 200)
-                let indexed = await waitUntil(timeout: .seconds(300)) {
-                    (try? await mirror.get("/acme/xet/resolve/main/\(name)", method: "HEAD"))?.header("X-Xet-Hash")
-                        != nil
-                }
-                try #require(indexed, "\(name) was not indexed")
+                try await mirror.waitForXetIndex("acme/xet", name, timeout: .seconds(300))
             }
             // Listings carry each indexed file's xetHash, as the Hub's do.
             let listing = try #require(try await mirror.get("/api/models/acme/xet/tree/main").json as? [[String: Any]])

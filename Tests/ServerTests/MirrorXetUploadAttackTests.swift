@@ -32,7 +32,9 @@ import Testing
             let all = FileManager.default.enumerator(atPath: kept.path)?.allObjects as? [String] ?? []
             return all.filter { !["xorbs", "files"].contains($0) }
         }
-        try await MirrorFixture.serving(MirrorXetUploadTests.mirror(root, uploadLimit: 250_000), root: root) { mirror in
+        try await MirrorFixture.serving(
+            MirrorFixture.xetMirror(root, acceptsUploads: true, uploadLimit: 250_000), root: root
+        ) { mirror in
             let write = try await MirrorXetUploadTests.token(mirror, "write", "acme/up")
             let read = try await MirrorXetUploadTests.token(mirror, "read", "acme/up")
             let otherRead = try await MirrorXetUploadTests.token(mirror, "read", "acme/other")
@@ -190,7 +192,7 @@ extension MirrorXetUploadAttackTests {
         let length = UInt32(frame.count)
         let framed: [UInt8] =
             [0, UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16), 1, 0x20, 0x4e, 0x00] + frame
-        try await MirrorFixture.serving(MirrorXetUploadTests.mirror(root), root: root) { mirror in
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root, acceptsUploads: true), root: root) { mirror in
             let write = try await MirrorXetUploadTests.token(mirror, "write", "acme/up")
             let path = "/xet/v1/xorbs/default/\(hash)"
             let auth = [("Authorization", "Bearer \(write)")]

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
@@ -11,14 +10,6 @@ import Testing
 /// byte-exact, from a mirror restarted in between; and uploads an attacker crafts are refused, leaving nothing kept.
 @Suite struct MirrorXetUploadTests {
     static let python = PythonInteropTests.packageRoot.appendingPathComponent(".venv-xet/bin/python")
-
-    static func mirror(_ root: TemporaryDirectory, uploadLimit: Int64 = 16 << 30) -> MirrorServer {
-        var server = MirrorServer(
-            roots: [root.url], caches: [], stateFolder: root.path(".state"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        server.enableXet(folder: root.path(".state/xet"), acceptsUploads: true, uploadLimit: uploadLimit)
-        return server
-    }
 
     static func token(_ mirror: MirrorFixture, _ kind: String, _ repository: String) async throws -> String {
         let reply = try await mirror.get("/api/models/\(repository)/xet-\(kind)-token/main")
@@ -45,7 +36,7 @@ import Testing
         ]
         for file in files { try root.write(["sources/\(file.name)": file.bytes]) }
         try FileManager.default.createDirectory(at: root.path("downloads"), withIntermediateDirectories: true)
-        try await MirrorFixture.serving(Self.mirror(root), root: root) { mirror in
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root, acceptsUploads: true), root: root) { mirror in
             let answer = try await PythonInteropTests.runPython(
                 script: "xet_upload.py",
                 [mirror.baseURL.absoluteString, "acme/up", root.path("downloads").path]
@@ -75,7 +66,7 @@ import Testing
             #expect(schemes == [0, 1, 2], "schemes stored: \(schemes)")
         }
         // A mirror started again on the same folder still has them; another repository's token reads none.
-        try await MirrorFixture.serving(Self.mirror(root), root: root) { mirror in
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root, acceptsUploads: true), root: root) { mirror in
             let hash = XetHash.file(of: joined).hash.description
             let own = try await Self.token(mirror, "read", "acme/up")
             let foreign = try await Self.token(mirror, "read", "acme/other")

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
@@ -24,18 +23,7 @@ import Testing
         let root = try TemporaryDirectory(prefix: "modeldepot-xet-delta")
         defer { root.remove() }
         try root.write(["acme/delta/model-a.bin": base, "acme/delta/model-b.bin": changed])
-        var server = MirrorServer(
-            roots: [root.url], caches: [], stateFolder: root.path(".state"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        server.enableXet(folder: root.path(".state/xet"))
-        try await MirrorFixture.serving(server, root: root) { mirror in
-            func indexed(_ name: String) async throws {
-                let ready = await waitUntil(timeout: .seconds(120)) {
-                    (try? await mirror.get("/acme/delta/resolve/main/\(name)", method: "HEAD"))?.header("X-Xet-Hash")
-                        != nil
-                }
-                try #require(ready, "\(name) was not indexed")
-            }
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root), root: root) { mirror in
             let cache = HubCache(root: root.path("cache"))
             func pull(_ name: String) async throws -> (Snapshot, SnapshotProgress?) {
                 var request = SnapshotRequest(repo: try RepoID("acme/delta"), include: [name])
@@ -46,8 +34,8 @@ import Testing
                 return (snapshot, last.withLock { $0 })
             }
             // model-b is indexed after model-a: its unchanged chunks cite model-a's xorb.
-            try await indexed("model-a.bin")
-            try await indexed("model-b.bin")
+            try await mirror.waitForXetIndex("acme/delta", "model-a.bin")
+            try await mirror.waitForXetIndex("acme/delta", "model-b.bin")
             let (_, first) = try await pull("model-a.bin")
             #expect(first?.xetFiles == 1 && first?.xetBytesFromDisk == 0, "\(String(describing: first))")
             if forgedRecord {

@@ -90,33 +90,10 @@ import Testing
         defer { folder.remove() }
         let cas = try await ScriptedHTTPServer.start()
         defer { Task { try await cas.shutdown() } }
-        let chunks = [SampleData.bytes(count: 40_000, seed: 131), SampleData.bytes(count: 30_000, seed: 132)]
-        let xorbs = chunks.map { XetHash.xorb([(XetHash.chunk($0), UInt64($0.count))]).description }
-        let stored = chunks.map { XorbChunks.stored($0) }
-        var terms: [String] = []
-        var fetches: [String] = []
-        for (index, chunk) in chunks.enumerated() {
-            terms.append(
-                #"{"hash": "\#(xorbs[index])", "unpacked_length": \#(chunk.count), "range": {"start": 0, "end": 1}}"#)
-            fetches.append(
-                #""\#(xorbs[index])": [{"range": {"start": 0, "end": 1}, "url": "\#(cas.baseURL.absoluteString)/x\#(index)", "url_range": {"start": 0, "end": \#(stored[index].count - 1)}}]"#
-            )
-        }
-        let plan = #"{"terms": [\#(terms.joined(separator: ","))], "fetch_info": {\#(fetches.joined(separator: ","))}}"#
-        func reply(_ index: Int) -> ScriptedHTTPServer.Reply {
-            .init(
-                status: 206, headers: [("Content-Length", "\(stored[index].count)")], steps: [.sendBytes(stored[index])]
-            )
-        }
-        let file = chunks[0] + chunks[1]
-        func pull() -> XetPull {
-            XetPull(
-                hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!),
-                access: XetAccess(casURL: cas.baseURL, token: "t", expires: Date().addingTimeInterval(600)),
-                fileHash: XetHash.file(chunks.map { (XetHash.chunk($0), UInt64($0.count)) }).description,
-                size: Int64(file.count), expectedSHA256: SampleData.sha256(file), destination: folder.path("file"),
-                partialPath: folder.path("file.incomplete").path, connections: 1)
-        }
+        let twoRanges = TwoRanges(cas: cas, seeds: (131, 132))
+        let (chunks, plan, file) = (twoRanges.chunks, twoRanges.plan, twoRanges.file)
+        let reply = twoRanges.reply
+        func pull() -> XetPull { twoRanges.pull(into: folder, token: "t") }
         // The first pull writes the first range, then hangs on the second and is cancelled (as a kill would stop it).
         cas.enqueue(.json(plan), reply(0), .init(status: 206, headers: [], steps: [.hang]))
         let first = Task { try await pull().run() }
@@ -147,32 +124,14 @@ import Testing
         defer { folder.remove() }
         let cas = try await ScriptedHTTPServer.start()
         defer { Task { try await cas.shutdown() } }
-        let chunks = [SampleData.bytes(count: 40_000, seed: 141), SampleData.bytes(count: 30_000, seed: 142)]
-        let xorbs = chunks.map { XetHash.xorb([(XetHash.chunk($0), UInt64($0.count))]).description }
-        let stored = chunks.map { XorbChunks.stored($0) }
-        let terms = chunks.indices.map {
-            #"{"hash": "\#(xorbs[$0])", "unpacked_length": \#(chunks[$0].count), "range": {"start": 0, "end": 1}}"#
-        }
-        let fetches = chunks.indices.map {
-            #""\#(xorbs[$0])": [{"range": {"start": 0, "end": 1}, "url": "\#(cas.baseURL.absoluteString)/x\#($0)", "url_range": {"start": 0, "end": \#(stored[$0].count - 1)}}]"#
-        }
-        let plan = #"{"terms": [\#(terms.joined(separator: ","))], "fetch_info": {\#(fetches.joined(separator: ","))}}"#
-        func reply(_ index: Int) -> ScriptedHTTPServer.Reply {
-            .init(
-                status: 206, headers: [("Content-Length", "\(stored[index].count)")], steps: [.sendBytes(stored[index])]
-            )
-        }
+        let twoRanges = TwoRanges(cas: cas, seeds: (141, 142))
+        let (chunks, plan, file) = (twoRanges.chunks, twoRanges.plan, twoRanges.file)
+        let reply = twoRanges.reply
         let expired = ScriptedHTTPServer.Reply.json(#"{"error": "expired"}"#, status: 403)
         cas.enqueue(.json(plan), reply(0), expired, .json(plan))
         cas.enqueue(refreshHelps ? reply(1) : expired)
-        let file = chunks[0] + chunks[1]
         let refreshes = Mutex(0)
-        var pull = XetPull(
-            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!),
-            access: XetAccess(casURL: cas.baseURL, token: "old", expires: Date().addingTimeInterval(600)),
-            fileHash: XetHash.file(chunks.map { (XetHash.chunk($0), UInt64($0.count)) }).description,
-            size: Int64(file.count), expectedSHA256: SampleData.sha256(file), destination: folder.path("file"),
-            partialPath: folder.path("file.incomplete").path, connections: 1)
+        var pull = twoRanges.pull(into: folder, token: "old")
         pull.refreshAccess = {
             refreshes.withLock { $0 += 1 }
             return XetAccess(casURL: cas.baseURL, token: "fresh", expires: Date().addingTimeInterval(600))
@@ -191,5 +150,46 @@ import Testing
             #expect(Self.leftovers(folder).isEmpty, "\(Self.leftovers(folder))")
         }
         #expect(refreshes.withLock { $0 } == 1, "one fresh token, no more")
+    }
+}
+
+/// A file of two chunks, each alone in its xorb: a plan of two terms and two ranges, both at `cas`, and the
+/// scripted answer for each range.
+struct TwoRanges {
+    let cas: ScriptedHTTPServer
+    let chunks: [[UInt8]]
+    let stored: [[UInt8]]
+    let plan: String
+
+    init(cas: ScriptedHTTPServer, seeds: (UInt64, UInt64)) {
+        self.cas = cas
+        chunks = [SampleData.bytes(count: 40_000, seed: seeds.0), SampleData.bytes(count: 30_000, seed: seeds.1)]
+        let xorbs = chunks.map { XetHash.xorb([(XetHash.chunk($0), UInt64($0.count))]).description }
+        let stored = chunks.map { XorbChunks.stored($0) }
+        self.stored = stored
+        let (chunks, base) = (chunks, cas.baseURL.absoluteString)
+        let terms = chunks.indices.map {
+            #"{"hash": "\#(xorbs[$0])", "unpacked_length": \#(chunks[$0].count), "range": {"start": 0, "end": 1}}"#
+        }
+        let fetches = chunks.indices.map {
+            #""\#(xorbs[$0])": [{"range": {"start": 0, "end": 1}, "url": "\#(base)/x\#($0)", "url_range": {"start": 0, "end": \#(stored[$0].count - 1)}}]"#
+        }
+        plan = #"{"terms": [\#(terms.joined(separator: ","))], "fetch_info": {\#(fetches.joined(separator: ","))}}"#
+    }
+
+    var file: [UInt8] { chunks[0] + chunks[1] }
+
+    func reply(_ index: Int) -> ScriptedHTTPServer.Reply {
+        .init(status: 206, headers: [("Content-Length", "\(stored[index].count)")], steps: [.sendBytes(stored[index])])
+    }
+
+    /// The pull of the file into `folder/file`, one range at a time, with the Hub elsewhere.
+    func pull(into folder: TemporaryDirectory, token: String) -> XetPull {
+        XetPull(
+            hub: HubClient(endpoint: URL(string: "http://127.0.0.1:9")!),
+            access: XetAccess(casURL: cas.baseURL, token: token, expires: Date().addingTimeInterval(600)),
+            fileHash: XetHash.file(chunks.map { (XetHash.chunk($0), UInt64($0.count)) }).description,
+            size: Int64(file.count), expectedSHA256: SampleData.sha256(file), destination: folder.path("file"),
+            partialPath: folder.path("file.incomplete").path, connections: 1)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ModelDepot
 import ModelDepotServer
 import ModelDepotTesting
@@ -24,18 +23,8 @@ import Testing
         let root = try TemporaryDirectory(prefix: "modeldepot-xet-pull")
         defer { root.remove() }
         try root.write(files)
-        var server = MirrorServer(
-            roots: [root.url], caches: [], stateFolder: root.path(".state"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        server.enableXet(folder: root.path(".state/xet"))
-        try await MirrorFixture.serving(server, root: root) { mirror in
-            for name in ["weights.bin", "notes.bin"] {
-                let indexed = await waitUntil(timeout: .seconds(120)) {
-                    (try? await mirror.get("/acme/xet/resolve/main/\(name)", method: "HEAD"))?.header("X-Xet-Hash")
-                        != nil
-                }
-                try #require(indexed, "\(name) was not indexed")
-            }
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root), root: root) { mirror in
+            for name in ["weights.bin", "notes.bin"] { try await mirror.waitForXetIndex("acme/xet", name) }
             try await body(mirror, root)
         }
     }
@@ -101,16 +90,8 @@ import Testing
             "\u{80}\u{02}cos\nsystem\nq\u{00}X\u{02}\u{00}\u{00}\u{00}idq\u{01}\u{85}q\u{02}Rq\u{03}.".unicodeScalars
                 .map { UInt8($0.value) })
         try root.write(["acme/pickled/pytorch_model.bin": pickle + SampleData.bytes(count: 200_000, seed: 151)])
-        var server = MirrorServer(
-            roots: [root.url], caches: [], stateFolder: root.path(".state"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        server.enableXet(folder: root.path(".state/xet"))
-        try await MirrorFixture.serving(server, root: root) { mirror in
-            let indexed = await waitUntil {
-                (try? await mirror.get("/acme/pickled/resolve/main/pytorch_model.bin", method: "HEAD"))?.header(
-                    "X-Xet-Hash") != nil
-            }
-            try #require(indexed)
+        try await MirrorFixture.serving(MirrorFixture.xetMirror(root), root: root) { mirror in
+            try await mirror.waitForXetIndex("acme/pickled", "pytorch_model.bin", timeout: .seconds(90))
             let cache = HubCache(root: root.path("cache"))
             let models = ModelManager(pull: SnapshotDownloader(hub: HubClient(endpoint: mirror.baseURL), cache: cache))
             var request = SnapshotRequest(repo: try RepoID("acme/pickled"))

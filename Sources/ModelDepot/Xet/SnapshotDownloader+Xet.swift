@@ -14,13 +14,13 @@ extension SnapshotDownloader {
         _ listed: ListedFile, etag: String, size: Int64, blob: URL, lock: URL, tracker: SnapshotProgressTracker
     ) async throws -> Int64? {
         let request = listed.request
-        let xetPartial = blob.path + ".xet.incomplete"
+        let xetPartial = XetPull.partialPath(for: blob)
         guard request.xet != .never, let xetHash = listed.listing.xetHash, HubEncoding.isSHA256(etag), size > 0
         else {
             // What an earlier Xet pull of this blob left goes, under the lock, before HTTP fetches the file whole.
             if FileManager.default.fileExists(atPath: xetPartial) {
                 let held = try await FileLock.acquire(path: lock.path, clock: EngineClock(clock))
-                Self.discardXetPartial(xetPartial)
+                XetPull.discardPartial(at: xetPartial)
                 held.release(keepingFile: true)
             }
             return nil
@@ -29,13 +29,13 @@ extension SnapshotDownloader {
         defer { held.release(keepingFile: true) }
         // Another process may have finished it while this one waited for the lock.
         if !request.forceDownload, CacheScanner.regularFileSize(blob.path) == size {
-            Self.discardXetPartial(xetPartial)
+            XetPull.discardPartial(at: xetPartial)
             return 0
         }
         // Bytes an HTTP pull left are resumed by HTTP: a Xet pull beside them would hold the file twice on disk.
         let repository = cache.repository(request.repo, type: request.type)
         if FileManager.default.fileExists(atPath: repository.partialBlob(etag).path) {
-            Self.discardXetPartial(xetPartial)
+            XetPull.discardPartial(at: xetPartial)
             return nil
         }
         let path = listed.path.value
@@ -46,7 +46,7 @@ extension SnapshotDownloader {
             }
             var pull = XetPull(
                 hub: hub, access: access, fileHash: xetHash, size: size, expectedSHA256: etag, destination: blob,
-                partialPath: blob.path + ".xet.incomplete",
+                partialPath: xetPartial,
                 connections: min(4, downloader.configuration.maxConnections),
                 progress: { done in tracker.fileProgress(path, done: done, size: size) })
             pull.refreshAccess = { [hub] in
@@ -79,20 +79,13 @@ extension SnapshotDownloader {
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
         {
             // HTTP fetches the whole file now: what Xet left of it would only take space.
-            Self.discardXetPartial(xetPartial)
+            XetPull.discardPartial(at: xetPartial)
             if tracker.firstXetFailure() {
                 logger.notice(
                     "Xet failed; files go by HTTP instead",
                     metadata: ["file": "\(path)", "error": "\(error.message)"])
             }
             return nil
-        }
-    }
-
-    /// Removes a Xet pull's partial file, its record and a record's temporary file.
-    static func discardXetPartial(_ path: String) {
-        for leftover in [path, path + ".json", path + ".json.tmp"] {
-            try? FileManager.default.removeItem(atPath: leftover)
         }
     }
 }

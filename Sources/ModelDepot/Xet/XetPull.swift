@@ -50,6 +50,9 @@ package struct XetPull: Sendable {
     /// The record of the terms written into the partial file so far (``XetRecord``), beside it.
     var sidecarPath: String { partialPath + ".json" }
 
+    /// Where a pull of `blob` collects its bytes: beside the HTTP engine's `.incomplete`, never in its place.
+    static func partialPath(for blob: URL) -> String { blob.path + ".xet.incomplete" }
+
     package struct Outcome: Sendable {
         /// Bytes the xorb ranges took on the wire.
         package var bytesFromNetwork: Int64
@@ -91,8 +94,12 @@ package struct XetPull: Sendable {
         }
     }
 
-    private func discardPartial() {
-        for leftover in [partialPath, sidecarPath, sidecarPath + ".tmp"] {
+    private func discardPartial() { Self.discardPartial(at: partialPath) }
+
+    /// Removes a Xet pull's partial file at `path`, the record of its terms beside it and that record's temporary
+    /// file.
+    static func discardPartial(at path: String) {
+        for leftover in [path, path + ".json", path + ".json.tmp"] {
             try? FileManager.default.removeItem(atPath: leftover)
         }
     }

@@ -122,16 +122,8 @@ extension XetRoutes {
             wanted = parsed
         }
         // The spans merged where they overlap or touch: a reconstruction merges the ranges of a xorb it names.
-        var spans: [Range<Int>] = []
-        for span in readable.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = spans.last, span.lowerBound <= last.upperBound {
-                spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, span.upperBound)
-            } else {
-                spans.append(span)
-            }
-        }
-        guard spans.contains(where: { $0.lowerBound <= wanted.lowerBound && wanted.upperBound <= $0.upperBound })
-        else {
+        let spans = ByteRangeSet(readable.map { Int64($0.lowerBound)..<Int64($0.upperBound) })
+        guard spans.contains(wanted) else {
             return error(403, "Those bytes of the xorb hold no chunk a file of this repository cites.")
         }
         var headers = HTTPFields()
