@@ -126,6 +126,15 @@ let package = Package(
         // Xet's primitives, in Swift (no C library to install): BLAKE3, LZ4 block decompression, byte grouping,
         // content-defined chunking and the chunk, xorb and file hashes. Depends on nothing.
         .target(name: "ModelDepotXet"),
+        // OCI registries: references, manifests, ModelPack's media types and config, and the registry client (token
+        // flow, chunked uploads). No cache: the manager places what it pulls.
+        .target(
+            name: "ModelDepotOCI",
+            dependencies: [
+                "ModelDepotCore", "ModelDepotTransfer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
         // tasks. It re-exports the layers below, so `import ModelDepot` is enough.
         .target(
@@ -138,6 +147,7 @@ let package = Package(
                 "ModelDepotCache",
                 "ModelDepotTrust",
                 "ModelDepotXet",
+                "ModelDepotOCI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -257,6 +267,7 @@ let package = Package(
             dependencies: [
                 "ModelDepot",
                 "ModelDepotCore",
+                "ModelDepotOCI",
                 "ModelDepotCertificates",
                 "ModelDepotEmbeddings",
                 "ModelDepotHTTP",
@@ -304,7 +315,7 @@ let package = Package(
             name: "ModelDepotTests",
             dependencies: [
                 "ModelDepot", "ModelDepotCore", "ModelDepotTransfer", "ModelDepotHub", "ModelDepotCache",
-                "ModelDepotTrust",
+                "ModelDepotTrust", "ModelDepotOCI",
                 "ModelDepotTesting", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -336,6 +347,7 @@ let package = Package(
             name: "ServerTests",
             dependencies: [
                 "ModelDepotXet",
+                "ModelDepotOCI",
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotHTTP", "ModelDepotPlatform", "ModelDepotServer",
                 "ModelDepotTesting", "ModelDepotTransfer",
                 .product(name: "Logging", package: "swift-log"),

@@ -2,5 +2,6 @@
 @_exported import ModelDepotCache
 @_exported import ModelDepotCore
 @_exported import ModelDepotHub
+@_exported import ModelDepotOCI
 @_exported import ModelDepotTransfer
 @_exported import ModelDepotTrust

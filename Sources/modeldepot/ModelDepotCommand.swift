@@ -12,7 +12,8 @@
             abstract: "Get AI models onto this machine and keep them there.",
             version: "0.1.0",
             subcommands: [
-                PullCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self, ListCommand.self,
+                PullCommand.self, PushCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self,
+                ListCommand.self,
                 InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
                 TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
                 RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,

@@ -232,6 +232,8 @@
         var xetFiles: Int?
         var xetBytesFromNetwork: Int64?
         var xetBytesFromDisk: Int64?
+        /// The manifest digest of an artifact pulled from an OCI registry.
+        var digest: String?
 
         init(
             event: String, phase: String? = nil, bytes: Int64? = nil, total: Int64? = nil,
@@ -269,6 +271,14 @@
             self.alreadyPresent = alreadyPresent
             self.code = code
             self.message = message
+        }
+
+        /// The result of an `oci://` pull.
+        init(ociPull result: OCIPullResult) {
+            self.init(
+                event: "done", path: result.folder, bytesReceived: result.bytesDownloaded, files: result.files.count,
+                repo: result.repo, commit: result.commit, filesDownloaded: result.filesDownloaded)
+            digest = result.digest
         }
     }
 #endif

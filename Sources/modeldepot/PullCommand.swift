@@ -2,6 +2,7 @@
     import ArgumentParser
     import Foundation
     import ModelDepot
+    import ModelDepotOCI
 
     struct PullCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         static let configuration = CommandConfiguration(
@@ -38,6 +39,8 @@
         var exclude: [String] = []
 
         @OptionGroup var hub: HubOptions
+
+        @OptionGroup var registry: RegistryOptions
 
         @OptionGroup var catalogOptions: CatalogOptions
 
@@ -155,12 +158,22 @@
             if let maxWorkers, !(1...64).contains(maxWorkers) {
                 throw ValidationError("--max-workers must be between 1 and 64 (got \(maxWorkers)).")
             }
-            if requireSignature, isURL || locked != nil || localDir != nil {
+            if requireSignature, (isURL && !isOCI) || locked != nil || localDir != nil {
                 throw ValidationError(
                     "--require-signature applies to repositories pulled into the cache, not to URLs, --locked or --local-dir."
                 )
             }
             try signature.validate(checking: requireSignature, flag: "--require-signature")
+            if isOCI {
+                guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, output == nil, sha256 == nil,
+                    !dryRun, maxWorkers == nil
+                else {
+                    throw ValidationError(
+                        "An oci:// artifact is pulled whole: --revision, --include, --exclude, file names, --output, --sha256, --dry-run and --max-workers do not apply (name a tag or digest in the reference)."
+                    )
+                }
+                return
+            }
             // Which flags go with which source is a usage error, found before anything runs (one channel for flags).
             if isURL {
                 guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, maxWorkers == nil,
@@ -216,6 +229,9 @@
 
         var isURL: Bool { source.contains("://") && !HubReference.isURI(source) }
 
+        /// Whether the source is an artifact in an OCI registry (`oci://…`).
+        var isOCI: Bool { OCIReference.names(source) }
+
         func run() async throws {
             let renderer = outputOptions.renderer
             if let locked {
@@ -223,7 +239,9 @@
                 return
             }
             do {
-                if isURL {
+                if isOCI {
+                    try await pullOCI(renderer: renderer)
+                } else if isURL {
                     try await pullURL(renderer: renderer)
                 } else {
                     try await pullRepository(renderer: renderer)
@@ -292,6 +310,33 @@
                 )
             }
             return snapshot
+        }
+
+        /// `oci://…`: a ModelPack artifact, into the cache as the Hub commit it names, or into `--local-dir`.
+        func pullOCI(renderer: ProgressRenderer) async throws {
+            let reference = try registry.reference(source)
+            let client = try registry.client(for: reference, network: try hub.network())
+            var policy = self.policy
+            policy.signature = try signature.trust().map {
+                SignatureRequirement(trust: $0, path: signature.signaturePath)
+            }
+            let models = try manager()
+            let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            let folder = localDir.map {
+                URL(fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0, relativeTo: cwd)
+            }
+            let result = try await models.pullModelPack(
+                reference, client: client, localDirectory: folder, policy: policy)
+            if outputOptions.json {
+                ProgressRenderer(mode: .json).printJSON(JSONEvent(ociPull: result))
+                return
+            }
+            if !outputOptions.quiet {
+                printStatus(
+                    "pulled \(reference) (\(result.digest)): \(counted(result.files.count, "file")), \(result.filesDownloaded) fetched, \(ByteFormat.string(result.bytesDownloaded)) received\(result.repo.map { " as \($0)@\(result.commit?.prefix(12) ?? "")" } ?? "")"
+                )
+            }
+            print(result.folder)
         }
 
         /// `--locked FILE`: every repository of the lock at its commit, checked against it before and after.

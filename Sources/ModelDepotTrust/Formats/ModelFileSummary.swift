@@ -22,7 +22,12 @@ public struct ModelFileSummary: Sendable, Codable, Equatable, CustomStringConver
     ///
     /// - Throws: `invalidModelFile` when the header is damaged or truncated.
     public static func read(path: String) throws -> ModelFileSummary? {
-        switch (path as NSString).pathExtension.lowercased() {
+        try read(path: path, named: path)
+    }
+
+    /// The summary of the file at `path` (a blob, say), by the extension of `name` (its path in the repository).
+    public static func read(path: String, named name: String) throws -> ModelFileSummary? {
+        switch (name as NSString).pathExtension.lowercased() {
         case "gguf":
             let header = try GGUFHeader.read(path: path)
             return ModelFileSummary(

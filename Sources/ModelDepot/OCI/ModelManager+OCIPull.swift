@@ -1,0 +1,357 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotOCI
+import ModelDepotPlatform
+import ModelDepotTransfer
+import ModelDepotTrust
+import Synchronization
+
+/// What a pull from an OCI registry did.
+public struct OCIPullResult: Sendable, Codable, Equatable {
+    /// The artifact pulled, and its manifest's digest.
+    public var reference: String
+    public var digest: String
+    /// The Hub repository and commit the artifact says it is (nil for an artifact that names none).
+    public var repo: String?
+    public var commit: String?
+    /// The snapshot folder in the cache, or the local directory.
+    public var folder: String
+    public var files: [String]
+    public var filesDownloaded: Int
+    public var bytesDownloaded: Int64
+}
+
+extension ModelManager {
+    /// Pulls the ModelPack artifact `reference` names into the cache — as the snapshot of the Hub repository and
+    /// commit its annotations name, so Python and `modeldepot path` find it — or into `localDirectory`.
+    ///
+    /// The manifest is checked against the digest asked for (or the one the registry announces), every field of it
+    /// read as hostile (`ModelPackArtifact.read(_:name:)`), and every layer downloaded by the engine (parallel
+    /// ranges, resumable) and checked against its digest, and a small file's git blob id against the Hub's, before
+    /// anything is visible: the files are staged in `blobs/` (or `.cache/modeldepot/oci/` of the directory), held to
+    /// `policy` (pickles refused, the signature checked), and only then linked (or moved into place). When the
+    /// cache already records the commit's listing, every file must be the one listed. A refusal leaves nothing
+    /// the pull fetched.
+    ///
+    /// - Throws: `invalidArgument` for an artifact that names no Hub repository pulled without a directory;
+    ///   `protocolViolation` for a manifest refused by name; `checksumMismatch` for bytes that are not what the
+    ///   manifest says; `unsafeFormat`, `signatureInvalid` for what `policy` refuses.
+    public nonisolated func pullModelPack(
+        _ reference: OCIReference, client: RegistryClient, localDirectory: URL? = nil,
+        policy: DownloadPolicy = DownloadPolicy(),
+        progress: @escaping @Sendable (_ received: Int64, _ total: Int64) -> Void = { _, _ in }
+    ) async throws -> OCIPullResult {
+        let (manifest, digest) = try await Self.modelPackManifest(reference, client: client)
+        let (artifact, archives) = try ModelPackArtifact.read(manifest, name: reference.description)
+        if let archive = archives.first {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(reference) holds tar layers (\(archive.descriptor.mediaType), \(archive.descriptor.digest)), which this version does not unpack yet; push the model with modeldepot push (one raw layer per file)."
+            )
+        }
+        guard !artifact.files.isEmpty else {
+            throw ModelDepotError(.protocolViolation, "\(reference) holds no files.")
+        }
+        let pinned = reference.pinned(to: digest)
+        if let localDirectory {
+            guard policy.signature == nil else {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    "A signature is checked on the cache's snapshot; pull \(reference) without --local-dir.")
+            }
+            return try await pullModelPack(
+                artifact, from: pinned, client: client, into: localDirectory, policy: policy, progress: progress)
+        }
+        guard let hub = artifact.hub else {
+            throw ModelDepotError(
+                .invalidArgument,
+                "\(reference) does not say which Hub repository and commit it is (no io.modeldepot.hub.* annotations), so it has no place in the cache; pull it with --local-dir DIR."
+            )
+        }
+        return try await pullModelPack(
+            artifact, hub: hub, from: pinned, client: client, policy: policy, progress: progress)
+    }
+
+    /// The manifest `reference` names, checked; an index is followed when it lists exactly one manifest.
+    static func modelPackManifest(_ reference: OCIReference, client: RegistryClient) async throws -> (
+        OCIManifest, OCIDigest
+    ) {
+        var fetched = try await client.manifest(reference.repository, reference: reference.manifestReference)
+        let decoder = JSONDecoder()
+        if [OCIMediaType.imageIndex, OCIMediaType.dockerManifestList].contains(fetched.mediaType)
+            || (try? decoder.decode(OCIIndex.self, from: Data(fetched.bytes)))?.manifests.isEmpty == false
+        {
+            let index: OCIIndex
+            do {
+                index = try decoder.decode(OCIIndex.self, from: Data(fetched.bytes))
+            } catch {
+                throw ModelDepotError(.protocolViolation, "\(reference) sent an index that cannot be read: \(error).")
+            }
+            guard index.manifests.count == 1, let only = index.manifests.first else {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "\(reference) is an index of \(index.manifests.count) manifests (an image for several platforms?); name one of them by digest (…@sha256:…)."
+                )
+            }
+            fetched = try await client.manifest(reference.repository, reference: only.digest.description)
+        }
+        do {
+            return (try decoder.decode(OCIManifest.self, from: Data(fetched.bytes)), fetched.digest)
+        } catch {
+            throw ModelDepotError(
+                .protocolViolation, "\(reference) sent a manifest that cannot be read (\(error)).")
+        }
+    }
+
+    /// The pull into the cache, as the snapshot of `hub`.
+    nonisolated func pullModelPack(
+        _ artifact: ModelPackArtifact, hub: ModelPackArtifact.HubOrigin, from reference: OCIReference,
+        client: RegistryClient, policy: DownloadPolicy,
+        progress: @escaping @Sendable (Int64, Int64) -> Void
+    ) async throws -> OCIPullResult {
+        let repository = cache.repository(hub.repo, type: hub.type)
+        let commit = hub.commit
+        let recorded = repository.recordedTree(commit)
+        // What the cache already knows of the commit holds: an artifact claiming it must have exactly those files.
+        var tree = RecordedTree(files: [:])
+        for file in artifact.files {
+            let entry = RecordedTree.File(
+                size: file.size, blobID: file.blobID ?? "", lfsSHA256: file.lfs ? file.digest.hex : nil,
+                lfsSize: file.lfs ? file.size : nil)
+            if let recorded {
+                guard let listed = recorded.files[file.path], listed.size == file.size,
+                    listed.lfsSHA256.map({ $0 == file.digest.hex }) ?? (file.blobID == listed.blobID)
+                else {
+                    throw ModelDepotError(
+                        .checksumMismatch,
+                        "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), but its \(file.path) is not the file the Hub listed for that commit (recorded in the cache); refusing it."
+                    )
+                }
+                tree.files[file.path] = listed
+            } else {
+                tree.files[file.path] = entry
+            }
+        }
+        if let requirement = policy.signature, tree.files[try RepoFilePath(requirement.path)] == nil {
+            throw ModelDepotError(
+                .signatureInvalid,
+                "\(reference) has no signature at \(requirement.path); refusing it (a signature is required).")
+        }
+        try cache.writeCacheDirectoryTag()
+        let names = tree.files.mapValues(\.etag)
+        let work = artifact.files.filter { policy.refusePickle || !repository.hasFile($0.path, commit: commit) }
+        let total = work.reduce(Int64(0)) { $0 + $1.size }
+        let (blobs, fetched, received) = try await fetchModelPackLayers(
+            work, from: reference, client: client, total: total, progress: progress
+        ) { file in
+            let name = names[file.path]!
+            return (
+                repository.blob(name), repository.partialBlob(name), repository.lockFile(name),
+                file.lfs ? nil : file.blobID
+            )
+        }
+        var locations: [RepoFilePath: URL] = [:]
+        for file in artifact.files {
+            locations[file.path] =
+                blobs[file.path] ?? repository.snapshotFile(commit, file.path).resolvingSymlinksInPath()
+        }
+        do {
+            try await holdModelPack(locations, to: policy, name: reference.description)
+            let staged = StagedSnapshot(
+                request: SnapshotRequest(repo: hub.repo, type: hub.type, revision: hub.revision ?? commit),
+                commit: commit, tree: recorded == nil ? tree : nil, locations: locations,
+                blobs: blobs.mapValues { $0.lastPathComponent }, filesDownloaded: fetched.count,
+                bytesDownloaded: received)
+            if let requirement = policy.signature {
+                try await checkModelPackSignature(staged, requirement, repository: repository, tree: tree)
+            }
+            let snapshot = try await pull.publish(staged)
+            return OCIPullResult(
+                reference: reference.description, digest: reference.digest!.description, repo: hub.repo.description,
+                commit: commit, folder: snapshot.folder.path, files: artifact.files.map(\.path.value),
+                filesDownloaded: fetched.count, bytesDownloaded: received)
+        } catch {
+            // Refused: what this pull fetched goes again (blobs that were there before stay).
+            for url in fetched { try? FileManager.default.removeItem(at: url) }
+            throw error
+        }
+    }
+
+    /// The pull into a plain folder: staged in `.cache/modeldepot/oci/`, checked, then each file moved into place.
+    nonisolated func pullModelPack(
+        _ artifact: ModelPackArtifact, from reference: OCIReference, client: RegistryClient, into folder: URL,
+        policy: DownloadPolicy, progress: @escaping @Sendable (Int64, Int64) -> Void
+    ) async throws -> OCIPullResult {
+        let root = folder.standardizedFileURL
+        let staging = root.appendingPathComponent(".cache/modeldepot/oci", isDirectory: true)
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let total = artifact.files.reduce(Int64(0)) { $0 + $1.size }
+        let (blobs, fetched, received) = try await fetchModelPackLayers(
+            artifact.files, from: reference, client: client, total: total, progress: progress
+        ) { file in
+            let blob = staging.appendingPathComponent(file.digest.hex)
+            return (
+                blob, staging.appendingPathComponent(file.digest.hex + ".incomplete"),
+                staging.appendingPathComponent(file.digest.hex + ".lock"), file.lfs ? nil : file.blobID
+            )
+        }
+        do {
+            try await holdModelPack(blobs, to: policy, name: reference.description)
+            try await BlockingWork.run {
+                for file in artifact.files {
+                    let destination = root.appendingPathComponent(file.path.value)
+                    try FileManager.default.createDirectory(
+                        at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    if let status = FileStatus(path: destination.path, followingLinks: false), status.kind == .folder {
+                        throw ModelDepotError(
+                            .fileSystem,
+                            "\(destination.path) is a folder; the artifact's file \(file.path) cannot go there.")
+                    }
+                    // A copy, not a move: the staged blob may serve two paths with the same bytes.
+                    let temporary = destination.path + ".modeldepot-oci.incomplete"
+                    try? FileManager.default.removeItem(atPath: temporary)
+                    try FileManager.default.copyItem(atPath: blobs[file.path]!.path, toPath: temporary)
+                    try AtomicFile.moveIntoPlace(temporary, atPath: destination.path)
+                }
+            }
+            for url in Set(blobs.values) {
+                try? FileManager.default.removeItem(at: url)
+                try? FileManager.default.removeItem(atPath: url.path + ".lock")
+            }
+            // The staging folder goes when nothing else (another pull's partial) is in it.
+            if Directory.names(staging.path).isEmpty { try? FileManager.default.removeItem(at: staging) }
+        } catch {
+            for url in fetched { try? FileManager.default.removeItem(at: url) }
+            throw error
+        }
+        return OCIPullResult(
+            reference: reference.description, digest: reference.digest!.description,
+            repo: artifact.hub?.repo.description,
+            commit: artifact.hub?.commit, folder: root.path, files: artifact.files.map(\.path.value),
+            filesDownloaded: fetched.count, bytesDownloaded: received)
+    }
+
+    /// Downloads `files`' layers, four at a time, each where `place` says (blob, partial, lock, and the git blob id
+    /// to check besides the digest); a blob already there with the right size is kept (its name is its content).
+    /// Returns where each file is, which blobs this pull wrote, and the bytes received.
+    nonisolated func fetchModelPackLayers(
+        _ files: [ModelPackArtifact.File], from reference: OCIReference, client: RegistryClient, total: Int64,
+        progress: @escaping @Sendable (Int64, Int64) -> Void,
+        place: @escaping @Sendable (ModelPackArtifact.File) -> (blob: URL, partial: URL, lock: URL, gitBlobID: String?)
+    ) async throws -> (blobs: [RepoFilePath: URL], fetched: [URL], received: Int64) {
+        let name = reference.repository
+        // One HEAD first: it answers the registry's challenge, so the engine's ranged requests carry the token.
+        if let first = files.first { _ = try await client.hasBlob(name, first.digest) }
+        let headers = client.downloadHeaders(repository: name)
+        let engine = pull.downloader
+        let done = ByteTally()
+        var blobs: [RepoFilePath: URL] = [:]
+        var fetched: [URL] = []
+        var received: Int64 = 0
+        // Two paths with the same bytes are one layer: fetched once.
+        var byDigest: [OCIDigest: [ModelPackArtifact.File]] = [:]
+        for file in files { byDigest[file.digest, default: []].append(file) }
+        do {
+            try await withThrowingTaskGroup(of: (ModelPackArtifact.File, URL, Int64, Bool).self) { group in
+                var pending = byDigest.values.map { $0[0] }.sorted { $0.size > $1.size }.makeIterator()
+                func addNext() -> Bool {
+                    guard let file = pending.next() else { return false }
+                    group.addTask {
+                        let spot = place(file)
+                        if CacheScanner.regularFileSize(spot.blob.path) == file.size {
+                            _ = done.set(file.digest, to: file.size)
+                            return (file, spot.blob, 0, false)
+                        }
+                        try FileManager.default.createDirectory(
+                            at: spot.blob.deletingLastPathComponent(), withIntermediateDirectories: true)
+                        try FileManager.default.createDirectory(
+                            at: spot.lock.deletingLastPathComponent(), withIntermediateDirectories: true)
+                        let request = DownloadRequest(
+                            url: client.blobURL(name, file.digest), destination: spot.blob,
+                            expectedSHA256: file.digest.hex, expectedSize: file.size, headers: headers
+                        ).placingWorkFiles(
+                            partial: spot.partial.path, resumeRecord: spot.partial.path + ".json",
+                            sharedLock: spot.lock.path)
+                        let result: DownloadResult
+                        do {
+                            result = try await engine.download(request) { update in
+                                progress(done.set(file.digest, to: update.bytesCompleted), total)
+                            }
+                        } catch let error as ModelDepotError {
+                            throw ModelDepotError(
+                                error.code, "\(file.path) (layer \(file.digest) of \(reference)): \(error.message)",
+                                underlying: error, retryAfter: error.retryAfter)
+                        }
+                        if let gitBlobID = spot.gitBlobID {
+                            let actual = try await BlockingWork.run {
+                                try FileDigests.gitBlobID(ofFileAt: spot.blob.path)
+                            }
+                            guard actual == gitBlobID else {
+                                try? FileManager.default.removeItem(at: spot.blob)
+                                throw ModelDepotError(
+                                    .checksumMismatch,
+                                    "\(file.path) of \(reference) has the git blob id \(actual), not the \(gitBlobID) its annotation names; refusing it."
+                                )
+                            }
+                        }
+                        return (file, spot.blob, result.bytesReceived, !result.wasAlreadyPresent)
+                    }
+                    return true
+                }
+                for _ in 0..<4 where addNext() {}
+                while let (file, blob, bytes, wrote) = try await group.next() {
+                    for same in byDigest[file.digest] ?? [] { blobs[same.path] = blob }
+                    if wrote { fetched.append(blob) }
+                    received += bytes
+                    _ = addNext()
+                }
+            }
+        } catch {
+            for url in fetched { try? FileManager.default.removeItem(at: url) }
+            throw error
+        }
+        return (blobs, fetched, received)
+    }
+
+    /// Holds staged files to `policy`'s pickle rule: each file that may be a pickle is read, and a pickle refuses
+    /// the pull, naming it.
+    nonisolated func holdModelPack(_ files: [RepoFilePath: URL], to policy: DownloadPolicy, name: String) async throws {
+        guard policy.refusePickle else { return }
+        var findings: [PickleFinding] = []
+        for (path, url) in files.sorted(by: { $0.key < $1.key }) where PickleFile.mayBePickle(path.value) {
+            if let file = try await BlockingWork.run({ try PickleFile.inspect(url) }) {
+                findings.append(PickleFinding(path: path.value, file: file, safetensorsAlternatives: []))
+            }
+        }
+        guard !findings.isEmpty else { return }
+        throw ModelDepotError(
+            .unsafeFormat,
+            "\(name) holds Python pickles, which can run code when loaded, and the policy refuses them: \(findings.map(\.description).joined(separator: "; ")). Pull without --refuse-pickle if you trust the publisher."
+        )
+    }
+
+    /// Holds a staged artifact to the signature `requirement` names, as a Hub pull is held.
+    nonisolated func checkModelPackSignature(
+        _ staged: StagedSnapshot, _ requirement: SignatureRequirement, repository: CachedRepository, tree: RecordedTree
+    ) async throws {
+        let signaturePath = try RepoFilePath(requirement.path)
+        guard let signatureFile = staged.url(of: signaturePath),
+            let bundle = FileManager.default.contents(atPath: signatureFile.path)
+        else {
+            throw ModelDepotError(
+                .signatureInvalid, "\(staged.request.repo)'s signature at \(requirement.path) could not be read.")
+        }
+        let signed = try await ModelSignature(bundle: bundle, name: "\(staged.request.repo)/\(requirement.path)")
+            .verified(
+                by: requirement.trust)
+        var present: [String: URL] = [:]
+        for path in staged.files { present[path.value] = staged.url(of: path) }
+        let commit = staged.commit
+        _ = try await BlockingWork.run { [self, present] in
+            try compare(
+                signed, signaturePath: requirement.path, repository: repository, commit: commit, tree: tree,
+                present: present)
+        }
+    }
+}

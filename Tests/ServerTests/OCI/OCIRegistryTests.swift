@@ -1,0 +1,213 @@
+import Foundation
+import ModelDepot
+import ModelDepotOCI
+import ModelDepotTesting
+import ModelDepotTransfer
+import Testing
+
+/// Push and pull of ModelPack artifacts against real components: Debian's CNCF distribution registry (2.8), with
+/// and without htpasswd, `skopeo` copying our artifact out and back, PyPI's `oras` pulling it by the OCI title.
+@Suite struct OCIRegistryTests {
+    /// A small safetensors file (one BF16 tensor of 4×4) followed by weights large enough to take parallel ranges.
+    static let safetensors: [UInt8] = {
+        let header = Array(#"{"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}}"#.utf8)
+        var length = UInt64(header.count).littleEndian
+        let prefix = withUnsafeBytes(of: &length) { Array($0) }
+        return prefix + header + SampleData.bytes(count: 32, seed: 7)
+    }()
+
+    static let files: [String: [UInt8]] = [
+        "acme/tiny/model.safetensors": safetensors,
+        "acme/tiny/weights/extra.bin": SampleData.bytes(count: 6 << 20, seed: 49),
+        "acme/tiny/config.json": Array(#"{"model_type":"bert"}"#.utf8),
+        "acme/tiny/tokenizer.json": Array(#"{"version":"1.0"}"#.utf8),
+        "acme/tiny/README.md": Array("# tiny\n".utf8),
+    ]
+
+    /// A cache holding `acme/tiny` as pulled from a mirror of `files`; `body` gets its manager and commit.
+    static func withCachedModel(_ body: (ModelManager, String, TemporaryDirectory) async throws -> Void) async throws {
+        try await MirrorFixture.with(files) { mirror in
+            let scratch = try TemporaryDirectory(prefix: "modeldepot-oci")
+            defer { scratch.remove() }
+            let manager = try ModelManager(
+                configuration: .init(endpoint: mirror.baseURL, cache: HubCache(root: scratch.path("cache"))))
+            let snapshot = try await manager.pull.download(SnapshotRequest(repo: try RepoID("acme/tiny")))
+            try await body(manager, snapshot.commit, scratch)
+        }
+    }
+
+    static func client(_ registry: DistributionRegistry, credential: RegistryCredential? = nil) -> RegistryClient {
+        RegistryClient(registry: URL(string: "http://\(registry.address)")!, credential: credential)
+    }
+
+    @Test func pushedArtifactPullsBackAsTheSameCommitAndASecondPushSendsNothing() async throws {
+        try await DistributionRegistry.with { registry in
+            try await Self.withCachedModel { manager, commit, scratch in
+                let reference = try OCIReference(parsing: "oci://\(registry.address)/acme/tiny:main")
+                let client = Self.client(registry)
+                let first = try await manager.pushModelPack(try RepoID("acme/tiny"), to: reference, client: client)
+                #expect(first.files == 5 && first.blobsUploaded == 5 && first.commit == commit)
+                #expect(first.bytesUploaded == Int64(Self.files.values.reduce(0) { $0 + $1.count }))
+
+                // The second push of the same model sends no blob, and gives the same digest.
+                let second = try await manager.pushModelPack(try RepoID("acme/tiny"), to: reference, client: client)
+                #expect(second.blobsUploaded == 0 && second.blobsPresent == 5 && second.bytesUploaded == 0)
+                #expect(second.digest == first.digest)
+
+                // What the registry holds is ModelPack: artifact type, config, raw layers named by file path.
+                let fetched = try await client.manifest("acme/tiny", reference: "main")
+                #expect(fetched.digest.description == first.digest)
+                let manifest = try JSONDecoder().decode(OCIManifest.self, from: Data(fetched.bytes))
+                #expect(manifest.artifactType == OCIMediaType.modelManifest)
+                #expect(manifest.config.mediaType == OCIMediaType.modelConfig)
+                let types = Dictionary(
+                    uniqueKeysWithValues: manifest.layers.map {
+                        ($0.annotations?[OCIMediaType.filePathAnnotation] ?? "", $0.mediaType)
+                    })
+                #expect(types["model.safetensors"] == OCIMediaType.weightRaw)
+                #expect(types["weights/extra.bin"] == OCIMediaType.weightRaw)
+                #expect(types["config.json"] == OCIMediaType.weightConfigRaw)
+                #expect(types["README.md"] == OCIMediaType.docRaw)
+                let config = try JSONDecoder().decode(
+                    ModelPackConfig.self, from: Data(try await client.smallBlob("acme/tiny", manifest.config)))
+                #expect(config.config.format == "safetensors" && config.config.precision == "bf16")
+                #expect(config.modelfs.diffIDs == manifest.layers.map(\.digest))
+
+                // Pulled into another cache, it is the same commit, with the same blob names Python gave.
+                let otherCache = HubCache(root: scratch.path("other-cache"))
+                let other = ModelManager(managingCache: .init(cache: otherCache))
+                let pulled = try await other.pullModelPack(reference, client: client)
+                #expect(pulled.commit == commit && pulled.filesDownloaded == 5 && pulled.digest == first.digest)
+                let source = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
+                let copy = otherCache.repository(try RepoID("acme/tiny"), type: .model)
+                #expect(copy.commit(forRevision: "main") == commit)
+                for (path, bytes) in Self.files {
+                    let name = try RepoFilePath(String(path.dropFirst("acme/tiny/".count)))
+                    let file = copy.snapshotFile(commit, name)
+                    #expect(try [UInt8](Data(contentsOf: file)) == bytes, "\(name) byte-exact")
+                    #expect(
+                        file.resolvingSymlinksInPath().lastPathComponent
+                            == source.snapshotFile(commit, name).resolvingSymlinksInPath().lastPathComponent,
+                        "\(name) has the blob name a Hub pull gives it")
+                }
+                #expect(other.localPath(try RepoID("acme/tiny"), file: "config.json") != nil, "path finds it")
+
+                // By digest, into a plain folder.
+                let folder = scratch.path("folder")
+                let byDigest = try OCIReference(parsing: "oci://\(registry.address)/acme/tiny@\(first.digest)")
+                _ = try await other.pullModelPack(byDigest, client: client, localDirectory: folder)
+                for (path, bytes) in Self.files {
+                    let name = String(path.dropFirst("acme/tiny/".count))
+                    #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent(name))) == bytes)
+                }
+                let staging = folder.appendingPathComponent(".cache/modeldepot/oci")
+                #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).isEmpty)
+            }
+        }
+    }
+
+    @Test func skopeoCopiesTheArtifactOutAndBackAndOrasPullsItsFiles() async throws {
+        try await DistributionRegistry.with { registry in
+            try await Self.withCachedModel { manager, _, scratch in
+                let reference = try OCIReference(parsing: "oci://\(registry.address)/acme/tiny:main")
+                let pushed = try await manager.pushModelPack(
+                    try RepoID("acme/tiny"), to: reference, client: Self.client(registry))
+                let layout = scratch.path("skopeo-dir")
+                try await Self.run(
+                    "/usr/bin/skopeo",
+                    [
+                        "copy", "--src-tls-verify=false", "docker://\(registry.address)/acme/tiny:main",
+                        "dir:\(layout.path)",
+                    ])
+                try await Self.run(
+                    "/usr/bin/skopeo",
+                    [
+                        "copy", "--dest-tls-verify=false", "dir:\(layout.path)",
+                        "docker://\(registry.address)/copied/tiny:v1",
+                    ])
+                let raw = try await Self.run(
+                    "/usr/bin/skopeo",
+                    ["inspect", "--raw", "--tls-verify=false", "docker://\(registry.address)/copied/tiny:v1"])
+                #expect(
+                    OCIDigest(of: Array(raw.utf8)).description == pushed.digest, "skopeo kept the manifest as it is")
+
+                // What skopeo copied back pulls as the same model.
+                let other = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("from-skopeo"))))
+                let pulled = try await other.pullModelPack(
+                    try OCIReference(parsing: "oci://\(registry.address)/copied/tiny:v1"), client: Self.client(registry)
+                )
+                #expect(pulled.digest == pushed.digest && pulled.files.count == 5)
+
+                // oras names pulled files by their title: the model's paths.
+                let oras = scratch.path("oras")
+                try FileManager.default.createDirectory(at: oras, withIntermediateDirectories: true)
+                try await Self.run(
+                    Self.venvPython,
+                    [
+                        "-c",
+                        """
+                        import oras.client, sys
+                        client = oras.client.OrasClient(hostname="\(registry.address)", insecure=True)
+                        client.pull(target="\(registry.address)/acme/tiny:main", outdir=sys.argv[1])
+                        """, oras.path,
+                    ])
+                for (path, bytes) in Self.files {
+                    let name = String(path.dropFirst("acme/tiny/".count))
+                    #expect(try [UInt8](Data(contentsOf: oras.appendingPathComponent(name))) == bytes, "oras: \(name)")
+                }
+            }
+        }
+    }
+
+    @Test func htpasswdRegistryRefusesAnonymousPushesAndTakesDockersStoredCredential() async throws {
+        try await DistributionRegistry.with(user: "depot", password: "s3cret") { registry in
+            try await Self.withCachedModel { manager, _, scratch in
+                let reference = try OCIReference(parsing: "oci://\(registry.address)/acme/tiny:main")
+                let anonymous = await #expect(throws: ModelDepotError.self) {
+                    try await manager.pushModelPack(
+                        try RepoID("acme/tiny"), to: reference, client: Self.client(registry))
+                }
+                #expect(anonymous?.code == .unauthorized)
+                #expect(anonymous?.message.contains("docker login") == true, "\(anonymous?.message ?? "")")
+
+                // ~/.docker/config.json as docker login writes it: base64 of user:password under the registry.
+                let docker = scratch.path("docker")
+                try FileManager.default.createDirectory(at: docker, withIntermediateDirectories: true)
+                let auth = Data("depot:s3cret".utf8).base64EncodedString()
+                try Data(#"{"auths":{"\#(registry.address)":{"auth":"\#(auth)"}}}"#.utf8).write(
+                    to: docker.appendingPathComponent("config.json"))
+                let stored = try RegistryCredential.stored(
+                    for: registry.address, environment: ["DOCKER_CONFIG": docker.path])
+                #expect(stored == .basic(user: "depot", password: "s3cret"))
+                let pushed = try await manager.pushModelPack(
+                    try RepoID("acme/tiny"), to: reference, client: Self.client(registry, credential: stored))
+                #expect(pushed.blobsUploaded == 5)
+
+                let wrong = await #expect(throws: ModelDepotError.self) {
+                    try await ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("c2"))))
+                        .pullModelPack(
+                            reference, client: Self.client(registry, credential: .basic(user: "depot", password: "no")))
+                }
+                #expect(wrong?.code == .unauthorized)
+                #expect(!FileManager.default.fileExists(atPath: scratch.path("c2/models--acme--tiny").path))
+            }
+        }
+    }
+
+    static var venvPython: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".venv-oci/bin/python").path
+    }
+
+    /// Runs a peer to its end; throws with its output when it fails. Returns its output.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+        let log = try TemporaryDirectory(prefix: "modeldepot-peer")
+        defer { log.remove() }
+        let peer = try PeerProcess(
+            URL(fileURLWithPath: executable), arguments, in: log.url, log: log.path("out.log"))
+        let succeeded = await peer.waitForExit()
+        try #require(succeeded, "\(executable) \(arguments.prefix(2).joined(separator: " ")) failed: \(peer.output)")
+        return peer.output
+    }
+}
