@@ -240,6 +240,7 @@ let package = Package(
             name: "ModelDepotServer",
             dependencies: [
                 "ModelDepotXet",
+                "ModelDepotOCI",
                 "ModelDepot",
                 // What its dashboard reads: implemented here, worded by the screens, which the mirror does not link.
                 "ModelDepotMirrorContract",

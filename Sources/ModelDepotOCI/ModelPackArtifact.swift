@@ -89,6 +89,14 @@ public struct ModelPackArtifact: Sendable, Equatable {
             artifactType: OCIMediaType.modelManifest, config: config, layers: layers, annotations: annotations)
     }
 
+    /// The ModelPack config of this artifact: its name and commit, `settings` (what a weight file's header says,
+    /// when it was read), and the digests of its layers' contents in layer order (raw layers: their digests).
+    public func config(name: String, settings: ModelPackConfig.Config = ModelPackConfig.Config()) -> ModelPackConfig {
+        ModelPackConfig(
+            descriptor: ModelPackConfig.Descriptor(name: name, revision: hub?.commit),
+            config: settings, modelfs: ModelPackConfig.ModelFS(diffIDs: files.map(\.digest)))
+    }
+
     // MARK: - Reading
 
     /// The most layers a pulled manifest may have.

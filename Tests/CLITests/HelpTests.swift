@@ -8,7 +8,8 @@ import Testing
     /// Every subcommand the overview lists; the test fails when the overview and this list disagree, so a new
     /// command is covered as soon as it exists.
     static let commands = [
-        "pull", "lock", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "transcribe", "export",
+        "pull", "push", "lock", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "transcribe",
+        "export",
         "import", "rm", "prune", "pin", "search", "serve", "demo", "ui", "env",
     ]
 

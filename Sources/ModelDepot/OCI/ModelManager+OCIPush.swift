@@ -158,11 +158,7 @@ extension ModelManager {
             if let quantization = summary.quantization { settings.quantization = quantization.lowercased() }
             if let dtypes = summary.dtypes { settings.precision = dtypes.count == 1 ? dtypes[0].lowercased() : "mixed" }
         }
-        return ModelPackConfig(
-            descriptor: ModelPackConfig.Descriptor(
-                name: repo.description, revision: artifact.hub?.commit, sourceURL: nil),
-            config: settings,
-            modelfs: ModelPackConfig.ModelFS(diffIDs: artifact.files.map(\.digest)))
+        return artifact.config(name: repo.description, settings: settings)
     }
 }
 

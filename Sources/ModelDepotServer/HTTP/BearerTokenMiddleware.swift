@@ -23,7 +23,12 @@ struct BearerTokenMiddleware: RouterMiddleware {
     /// Constant-time comparison of the bearer token, so timing does not leak how much of a guess was right.
     static func authorized(_ request: Request, token: String) -> Bool {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
-        let given = Array(header.dropFirst(7).utf8)
+        return equal(String(header.dropFirst(7)), token)
+    }
+
+    /// Whether `given` is `token`, compared in constant time.
+    static func equal(_ given: String, _ token: String) -> Bool {
+        let given = Array(given.utf8)
         let expected = Array(token.utf8)
         var difference = given.count ^ expected.count
         for index in 0..<max(given.count, expected.count) {

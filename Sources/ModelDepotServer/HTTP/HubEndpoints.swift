@@ -173,7 +173,7 @@ struct HubEndpoints: Sendable {
     /// A file of `snapshot` as a response, and whether it is being pulled: a file the pull-through cache lacks is
     /// pulled first, for a GET only (a HEAD is answered from the listing); one at hand counts as a cache hit. Its
     /// body is read under the eye of the cache's budget, which spares what is being read.
-    private func fileResponse(_ file: ServedFile, of snapshot: RepoSnapshot, _ request: Request, _ context: Context)
+    func fileResponse(_ file: ServedFile, of snapshot: RepoSnapshot, _ request: Request, _ context: Context)
         async throws -> (Response, pulling: Bool)
     {
         let arriving =

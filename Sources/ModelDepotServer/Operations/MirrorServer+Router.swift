@@ -35,6 +35,8 @@ extension MirrorServer {
         router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
         if token == nil { router.add(middleware: HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts))) }
         for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }
+        // The OCI registry's read side checks the token itself: registry clients send it only after a challenge.
+        endpoints.addRegistryRoutes(to: router.group("/v2"), artifacts: registryArtifacts)
         // After the mounted groups, so it covers the Hub's routes and, as router middleware, every path no route
         // has: a caller without the token learns nothing of which paths and methods exist.
         if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }

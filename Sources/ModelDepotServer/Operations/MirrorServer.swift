@@ -55,6 +55,8 @@ public struct MirrorServer: Sendable {
     var mounts: [Mount] = []
     /// Xet's side, when ``enableXet(folder:)`` turned it on.
     var xet: XetStore?
+    /// The ModelPack artifact of each commit registry clients asked for (`/v2/`).
+    let registryArtifacts = ModelPackManifests()
     /// When set, the mirror speaks HTTPS with this certificate (read again on SIGHUP); files then go through memory,
     /// not `sendfile` (TLS encrypts every byte in the process).
     public var tls: ServerTLS?
