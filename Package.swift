@@ -348,7 +348,7 @@ let package = Package(
             name: "ServerTests",
             dependencies: [
                 "ModelDepotXet",
-                "ModelDepotOCI",
+                "ModelDepotOCI", "ModelDepotTrust",
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotHTTP", "ModelDepotPlatform", "ModelDepotServer",
                 "ModelDepotTesting", "ModelDepotTransfer",
                 .product(name: "Logging", package: "swift-log"),

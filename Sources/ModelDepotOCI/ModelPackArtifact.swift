@@ -108,8 +108,11 @@ public struct ModelPackArtifact: Sendable, Equatable {
     public struct ArchiveLayer: Sendable, Equatable {
         public var descriptor: OCIDescriptor
         public var gzip: Bool
-        /// The path the layer names, when it names one (unpacked relative to its folder).
+        /// The path the layer names, when it names one.
         public var path: RepoFilePath?
+        /// Whether the path comes from `org.cncf.model.filepath` (modctl, KitOps) rather than the OCI title alone
+        /// (olot, which writes the files under `models/` in the tar, the modelcar layout).
+        public var namedByFilePath: Bool
     }
 
     /// The files and archives a pulled manifest holds, every field checked: at most ``maximumLayers`` layers, each
@@ -177,7 +180,10 @@ public struct ModelPackArtifact: Sendable, Equatable {
                         lfs: annotations[OCIMediaType.hubLFSAnnotation] == "true" || blobID == nil,
                         mediaType: layer.mediaType))
             case .tar(let gzip):
-                archives.append(ArchiveLayer(descriptor: layer, gzip: gzip, path: path))
+                let byFilePath =
+                    annotations[OCIMediaType.filePathAnnotation] ?? annotations[OCIMediaType.legacyFilePathAnnotation]
+                archives.append(
+                    ArchiveLayer(descriptor: layer, gzip: gzip, path: path, namedByFilePath: byFilePath != nil))
             }
         }
         var hub: HubOrigin?

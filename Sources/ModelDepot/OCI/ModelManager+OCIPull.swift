@@ -43,34 +43,45 @@ extension ModelManager {
         progress: @escaping @Sendable (_ received: Int64, _ total: Int64) -> Void = { _, _ in }
     ) async throws -> OCIPullResult {
         let (manifest, digest) = try await Self.modelPackManifest(reference, client: client)
-        let (artifact, archives) = try ModelPackArtifact.read(manifest, name: reference.description)
-        if let archive = archives.first {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(reference) holds tar layers (\(archive.descriptor.mediaType), \(archive.descriptor.digest)), which this version does not unpack yet; push the model with modeldepot push (one raw layer per file)."
-            )
-        }
-        guard !artifact.files.isEmpty else {
-            throw ModelDepotError(.protocolViolation, "\(reference) holds no files.")
-        }
+        let (listed, archives) = try ModelPackArtifact.read(manifest, name: reference.description)
         let pinned = reference.pinned(to: digest)
-        if let localDirectory {
-            guard policy.signature == nil else {
-                throw ModelDepotError(
-                    .invalidArgument,
-                    "A signature is checked on the cache's snapshot; pull \(reference) without --local-dir.")
-            }
-            return try await pullModelPack(
-                artifact, from: pinned, client: client, into: localDirectory, policy: policy, progress: progress)
-        }
-        guard let hub = artifact.hub else {
+        if localDirectory == nil, listed.hub == nil {
             throw ModelDepotError(
                 .invalidArgument,
                 "\(reference) does not say which Hub repository and commit it is (no io.modeldepot.hub.* annotations), so it has no place in the cache; pull it with --local-dir DIR."
             )
         }
+        if localDirectory != nil, policy.signature != nil {
+            throw ModelDepotError(
+                .invalidArgument,
+                "A signature is checked on the cache's snapshot; pull \(reference) without --local-dir.")
+        }
+        // Tar layers (olot, modctl, KitOps) are unpacked first: their files join the raw layers' as staged files.
+        var artifact = listed
+        var unpacked: [RepoFilePath: URL] = [:]
+        var written: [URL] = []
+        if !archives.isEmpty {
+            let staging =
+                localDirectory.map { $0.standardizedFileURL.appendingPathComponent(".cache/modeldepot/oci") }
+                ?? cache.root.appendingPathComponent(".modeldepot/oci")
+            let result = try await unpackModelPackArchives(
+                archives, from: pinned, client: client, into: staging, taken: Set(listed.files.map(\.path)))
+            artifact = ModelPackArtifact(files: listed.files + result.files.map(\.0), hub: listed.hub)
+            unpacked = Dictionary(uniqueKeysWithValues: result.files.map { ($0.0.path, $0.1) })
+            written = result.written
+        }
+        defer { for url in written { try? FileManager.default.removeItem(at: url) } }
+        guard !artifact.files.isEmpty else {
+            throw ModelDepotError(.protocolViolation, "\(reference) holds no files.")
+        }
+        if let localDirectory {
+            return try await pullModelPack(
+                artifact, from: pinned, client: client, into: localDirectory, unpacked: unpacked, policy: policy,
+                progress: progress)
+        }
         return try await pullModelPack(
-            artifact, hub: hub, from: pinned, client: client, policy: policy, progress: progress)
+            artifact, hub: artifact.hub!, from: pinned, client: client, unpacked: unpacked, policy: policy,
+            progress: progress)
     }
 
     /// The manifest `reference` names, checked; an index is followed when it lists exactly one manifest.
@@ -107,7 +118,7 @@ extension ModelManager {
     /// The pull into the cache, as the snapshot of `hub`.
     nonisolated func pullModelPack(
         _ artifact: ModelPackArtifact, hub: ModelPackArtifact.HubOrigin, from reference: OCIReference,
-        client: RegistryClient, policy: DownloadPolicy,
+        client: RegistryClient, unpacked: [RepoFilePath: URL], policy: DownloadPolicy,
         progress: @escaping @Sendable (Int64, Int64) -> Void
     ) async throws -> OCIPullResult {
         let repository = cache.repository(hub.repo, type: hub.type)
@@ -140,9 +151,20 @@ extension ModelManager {
         }
         try cache.writeCacheDirectoryTag()
         let names = tree.files.mapValues(\.etag)
-        let work = artifact.files.filter { policy.refusePickle || !repository.hasFile($0.path, commit: commit) }
+        let needed = artifact.files.filter { policy.refusePickle || !repository.hasFile($0.path, commit: commit) }
+        // Unpacked files go to their blobs now (named by content, as a download would name them).
+        var moved: [URL] = []
+        for file in needed {
+            guard let staged = unpacked[file.path] else { continue }
+            let blob = repository.blob(names[file.path]!)
+            guard CacheScanner.regularFileSize(blob.path) != file.size else { continue }
+            try HubCache.createFolder(blob.deletingLastPathComponent())
+            try AtomicFile.moveIntoPlace(staged.path, atPath: blob.path)
+            moved.append(blob)
+        }
+        let work = needed.filter { unpacked[$0.path] == nil }
         let total = work.reduce(Int64(0)) { $0 + $1.size }
-        let (blobs, fetched, received) = try await fetchModelPackLayers(
+        var (blobs, fetched, received) = try await fetchModelPackLayers(
             work, from: reference, client: client, total: total, progress: progress
         ) { file in
             let name = names[file.path]!
@@ -181,14 +203,15 @@ extension ModelManager {
     /// The pull into a plain folder: staged in `.cache/modeldepot/oci/`, checked, then each file moved into place.
     nonisolated func pullModelPack(
         _ artifact: ModelPackArtifact, from reference: OCIReference, client: RegistryClient, into folder: URL,
-        policy: DownloadPolicy, progress: @escaping @Sendable (Int64, Int64) -> Void
+        unpacked: [RepoFilePath: URL], policy: DownloadPolicy, progress: @escaping @Sendable (Int64, Int64) -> Void
     ) async throws -> OCIPullResult {
         let root = folder.standardizedFileURL
         let staging = root.appendingPathComponent(".cache/modeldepot/oci", isDirectory: true)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let total = artifact.files.reduce(Int64(0)) { $0 + $1.size }
-        let (blobs, fetched, received) = try await fetchModelPackLayers(
-            artifact.files, from: reference, client: client, total: total, progress: progress
+        let work = artifact.files.filter { unpacked[$0.path] == nil }
+        let total = work.reduce(Int64(0)) { $0 + $1.size }
+        var (blobs, fetched, received) = try await fetchModelPackLayers(
+            work, from: reference, client: client, total: total, progress: progress
         ) { file in
             let blob = staging.appendingPathComponent(file.digest.hex)
             return (
@@ -196,6 +219,9 @@ extension ModelManager {
                 staging.appendingPathComponent(file.digest.hex + ".lock"), file.lfs ? nil : file.blobID
             )
         }
+        blobs.merge(unpacked) { fetchedURL, _ in fetchedURL }
+        fetched += unpacked.values
+        let staged = blobs
         do {
             try await holdModelPack(blobs, to: policy, name: reference.description)
             try await BlockingWork.run {
@@ -211,7 +237,7 @@ extension ModelManager {
                     // A copy, not a move: the staged blob may serve two paths with the same bytes.
                     let temporary = destination.path + ".modeldepot-oci.incomplete"
                     try? FileManager.default.removeItem(atPath: temporary)
-                    try FileManager.default.copyItem(atPath: blobs[file.path]!.path, toPath: temporary)
+                    try FileManager.default.copyItem(atPath: staged[file.path]!.path, toPath: temporary)
                     try AtomicFile.moveIntoPlace(temporary, atPath: destination.path)
                 }
             }

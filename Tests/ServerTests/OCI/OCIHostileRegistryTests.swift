@@ -2,6 +2,7 @@ import Foundation
 import ModelDepot
 import ModelDepotOCI
 import ModelDepotTesting
+import ModelDepotTrust
 import Testing
 
 /// A registry that lies, played by a ``FaultServer`` serving crafted manifests and blobs under `/v2/`: every lie is
@@ -263,4 +264,131 @@ import Testing
             #expect(try [UInt8](Data(contentsOf: snapshotFile)) == Self.config, "the cached file is untouched")
         }
     }
+
+    // MARK: - Tar layers
+
+    /// One ustar member: a header of `type` (`0` a file, `2` a symbolic link to `link`) and its content, padded.
+    static func tarMember(_ name: String, type: Character = "0", content: [UInt8] = [], link: String = "") -> [UInt8] {
+        var header = [UInt8](repeating: 0, count: 512)
+        func put(_ text: String, at offset: Int) {
+            for (index, byte) in text.utf8.enumerated() { header[offset + index] = byte }
+        }
+        put(name, at: 0)
+        put("0000644", at: 100)
+        put("0000000", at: 108)
+        put("0000000", at: 116)
+        put(String(content.count, radix: 8).leftPadded(to: 11), at: 124)
+        put("00000000000", at: 136)
+        header[156] = type.asciiValue!
+        put(link, at: 157)
+        put("ustar", at: 257)
+        put("00", at: 263)
+        for index in 148..<156 { header[index] = 32 }
+        let sum = header.reduce(0) { $0 + Int($1) }
+        put(String(sum, radix: 8).leftPadded(to: 6), at: 148)
+        header[154] = 0
+        let padding = (512 - content.count % 512) % 512
+        return header + content + [UInt8](repeating: 0, count: padding)
+    }
+
+    static func tar(_ members: [[UInt8]]) -> [UInt8] { members.flatMap { $0 } + [UInt8](repeating: 0, count: 1024) }
+
+    /// `bytes` as one gzip member of stored DEFLATE blocks, with its CRC-32 (or `crc` instead).
+    static func gzip(_ bytes: [UInt8], crc: UInt32? = nil) -> [UInt8] {
+        var out: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
+        var chunks = stride(from: 0, to: max(bytes.count, 1), by: 65535).map {
+            Array(bytes[$0..<min($0 + 65535, bytes.count)])
+        }
+        if chunks.isEmpty { chunks = [[]] }
+        for (index, chunk) in chunks.enumerated() {
+            let length = UInt16(chunk.count)
+            out += [
+                index == chunks.count - 1 ? 1 : 0, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF),
+                UInt8(~length >> 8),
+            ]
+            out += chunk
+        }
+        let sum = crc ?? CRC32.checksum(bytes)
+        let size = UInt32(bytes.count)
+        for value in [sum, size] { out += [0, 8, 16, 24].map { UInt8((value >> UInt32($0)) & 0xFF) } }
+        return out
+    }
+
+    /// A manifest of one tar layer (olot's way: named by its title only).
+    static func archiveManifest(_ layer: [UInt8], mediaType: String) throws -> [UInt8] {
+        let configBlob = Array(#"{"descriptor":{},"config":{},"modelfs":{"type":"layers","diff_ids":[]}}"#.utf8)
+        return try OCIManifest(
+            artifactType: OCIMediaType.modelManifest,
+            config: OCIDescriptor(
+                mediaType: OCIMediaType.modelConfig, digest: OCIDigest(of: configBlob), size: Int64(configBlob.count)),
+            layers: [
+                OCIDescriptor(
+                    mediaType: mediaType, digest: OCIDigest(of: layer), size: Int64(layer.count),
+                    annotations: [OCIMediaType.titleAnnotation: "model.bin"])
+            ], annotations: nil
+        ).encoded()
+    }
+
+    /// Tar layers that are not plain files inside the model, by what is wrong, and the words that refuse them.
+    static let hostileTars: [String: (layer: [UInt8], reason: String)] = [
+        "a link": (tar([tarMember("models/model.bin", type: "2", link: "/etc/passwd")]), "holds a link"),
+        "a hard link": (tar([tarMember("models/model.bin", type: "1", link: "models/x")]), "holds a link"),
+        "a climbing name": (
+            tar([tarMember("models/../../escaped.bin", content: [1, 2, 3])]), "leaves the model folder"
+        ),
+        "an absolute name": (tar([tarMember("/etc/escaped.bin", content: [1])]), "leaves the model folder"),
+        "a device": (tar([tarMember("models/dev", type: "3")]), "only plain files are taken"),
+        "a size past the end": (
+            Array(tarMember("models/big.bin", content: [UInt8](repeating: 7, count: 600)).prefix(700)), "cut short"
+        ),
+    ]
+
+    @Test(arguments: hostileTars.keys.sorted())
+    func aTarLayerHoldingWhatIsNotAPlainFileIsRefused(_ label: String) async throws {
+        let (layer, reason) = Self.hostileTars[label]!
+        let manifest = try Self.archiveManifest(layer, mediaType: "application/vnd.cncf.model.weight.v1.tar")
+        try await Self.withRegistry(manifest: manifest, blobs: [layer]) { _, reference, scratch in
+            let folder = scratch.path("folder")
+            let error = await #expect(throws: ModelDepotError.self, "\(label)") {
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), localDirectory: folder)
+            }
+            #expect(error?.message.contains(reason) == true, "\(label): \(error?.message ?? "")")
+            let left = FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
+            #expect(
+                left.allSatisfy {
+                    $0 == ".cache"
+                        || $0.hasPrefix(".cache/modeldepot") && !$0.hasSuffix(".bin") && !$0.contains(".layer")
+                }, "\(label): \(left)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("escaped.bin").path))
+        }
+    }
+
+    @Test func aGzipLayerWhoseChecksumLiesIsRefusedAndAnHonestOneUnpacks() async throws {
+        let tar = Self.tar([Self.tarMember("models/model.bin", content: Self.config)])
+        for (crc, succeeds) in [(UInt32(0xDEAD_BEEF), false), (nil, true)] {
+            let layer = Self.gzip(tar, crc: crc)
+            let manifest = try Self.archiveManifest(layer, mediaType: "application/vnd.cncf.model.weight.v1.tar+gzip")
+            try await Self.withRegistry(manifest: manifest, blobs: [layer]) { _, reference, scratch in
+                let folder = scratch.path("folder")
+                let pull = {
+                    try await Self.manager(scratch).pullModelPack(
+                        reference, client: Self.client(reference), localDirectory: folder)
+                }
+                if succeeds {
+                    _ = try await pull()
+                    #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent("model.bin"))) == Self.config)
+                } else {
+                    let error = await #expect(throws: ModelDepotError.self) { try await pull() }
+                    #expect(error?.message.contains("CRC-32") == true, "\(error?.message ?? "")")
+                    #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("model.bin").path))
+                }
+            }
+        }
+    }
+}
+
+extension String {
+    /// The string with `0`s in front, to `width` characters (tar's octal fields).
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

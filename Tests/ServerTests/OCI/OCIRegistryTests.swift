@@ -194,6 +194,100 @@ import Testing
         }
     }
 
+    /// An empty multi-platform image layout, which olot adds a model to (olot needs a base image and an index).
+    static let baseLayout = #"""
+        import hashlib, json, os, sys
+        layout = sys.argv[1]
+        os.makedirs(f"{layout}/blobs/sha256", exist_ok=True)
+        def put(data):
+            digest = hashlib.sha256(data).hexdigest()
+            open(f"{layout}/blobs/sha256/{digest}", "wb").write(data)
+            return {"digest": "sha256:" + digest, "size": len(data)}
+        def put_json(obj):
+            return put(json.dumps(obj, separators=(",", ":")).encode())
+        empty = put(bytes(1024))
+        config = put_json({"architecture": "amd64", "os": "linux", "config": {}, "history": [{"created_by": "base"}],
+                           "rootfs": {"type": "layers", "diff_ids": [empty["digest"]]}})
+        manifest = put_json({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                             "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **config},
+                             "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", **empty}]})
+        index = put_json({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                          "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", **manifest,
+                                         "platform": {"architecture": "amd64", "os": "linux"}}]})
+        json.dump({"imageLayoutVersion": "1.0.0"}, open(f"{layout}/oci-layout", "w"))
+        json.dump({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                   "manifests": [{"mediaType": "application/vnd.oci.image.index.v1+json", **index,
+                                  "annotations": {"org.opencontainers.image.ref.name": "latest"}}]},
+                  open(f"{layout}/index.json", "w"))
+        """#
+
+    @Test func olotsModelPackLayoutPushedToTheRegistryPullsIntoAFolder() async throws {
+        try await DistributionRegistry.with { registry in
+            let scratch = try TemporaryDirectory(prefix: "modeldepot-olot")
+            defer { scratch.remove() }
+            let model: [String: [UInt8]] = [
+                "model/config.json": Array(#"{"model_type":"bert"}"#.utf8),
+                "model/model.safetensors": Self.safetensors + SampleData.bytes(count: 300_000, seed: 8),
+                "model/sub/tokenizer.json": Array(#"{"version":"1.0"}"#.utf8),
+                "README.md": Array("# card\n".utf8),
+            ]
+            try scratch.write(model)
+            let layout = scratch.path("layout")
+            try await Self.run(Self.venvPython, ["-c", Self.baseLayout, layout.path])
+            try await Self.run(
+                Self.venvPython.replacingOccurrences(of: "/python", with: "/olot"),
+                [
+                    "--add-modelpack", "--root-dir", scratch.path("model").path, "-m", scratch.path("README.md").path,
+                    layout.path, scratch.path("model/config.json").path, scratch.path("model/model.safetensors").path,
+                    scratch.path("model/sub/tokenizer.json").path,
+                ])
+
+            // olot's ModelPack manifest and its blobs, pushed as they are.
+            struct Index: Decodable {
+                struct Entry: Decodable {
+                    var digest: String
+                    var annotations: [String: String]?
+                }
+                var manifests: [Entry]
+            }
+            let index = try JSONDecoder().decode(
+                Index.self, from: Data(contentsOf: layout.appendingPathComponent("index.json")))
+            let entry = try #require(
+                index.manifests.first { $0.annotations?["io.opendatahub.modelcar.manifest.type"] == "modelpack" })
+            let blobs = layout.appendingPathComponent("blobs/sha256")
+            let manifestBytes = try [UInt8](
+                Data(contentsOf: blobs.appendingPathComponent(String(entry.digest.dropFirst(7)))))
+            let manifest = try JSONDecoder().decode(OCIManifest.self, from: Data(manifestBytes))
+            #expect(manifest.layers.contains { $0.mediaType == "application/vnd.cncf.model.weight.v1.tar" })
+            #expect(manifest.layers.contains { $0.mediaType == "application/vnd.cncf.model.doc.v1.tar+gzip" })
+            let client = Self.client(registry)
+            for descriptor in manifest.layers + [manifest.config] {
+                _ = try await client.pushBlob(
+                    "olot/tiny", file: blobs.appendingPathComponent(descriptor.digest.hex), digest: descriptor.digest,
+                    size: descriptor.size)
+            }
+            _ = try await client.pushManifest(
+                "olot/tiny", reference: "v1", manifestBytes, mediaType: OCIMediaType.imageManifest)
+
+            // No Hub repository named: into a folder, each file where olot's layout put it (under models/).
+            let reference = try OCIReference(parsing: "oci://\(registry.address)/olot/tiny:v1")
+            let manager = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("cache"))))
+            let refused = await #expect(throws: ModelDepotError.self) {
+                try await manager.pullModelPack(reference, client: client)
+            }
+            #expect(refused?.message.contains("--local-dir") == true, "\(refused?.message ?? "")")
+            let folder = scratch.path("pulled")
+            let pulled = try await manager.pullModelPack(reference, client: client, localDirectory: folder)
+            #expect(Set(pulled.files) == ["config.json", "model.safetensors", "sub/tokenizer.json", "README.md"])
+            for (path, bytes) in model {
+                let name = path.hasPrefix("model/") ? String(path.dropFirst("model/".count)) : path
+                #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent(name))) == bytes, "\(name)")
+            }
+            let staging = folder.appendingPathComponent(".cache/modeldepot/oci")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).isEmpty)
+        }
+    }
+
     static var venvPython: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".venv-oci/bin/python").path
