@@ -2,6 +2,7 @@
     import ArgumentParser
     import Foundation
     import ModelDepot
+    import ModelDepotOCI
 
     struct LockCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         static let configuration = CommandConfiguration(
@@ -38,6 +39,8 @@
         var json = false
 
         @OptionGroup var hub: HubOptions
+
+        @OptionGroup var registry: RegistryOptions
 
         @OptionGroup var catalogOptions: CatalogOptions
 
@@ -78,8 +81,22 @@
                 if !moved.isEmpty { throw ExitCode(1) }
                 return
             }
-            let lock =
-                update ? try await models.updated(try ModelLock.load(file)) : try await models.lock(try lockTargets())
+            let network = try hub.network()
+            let registries: @Sendable (OCIReference) throws -> RegistryClient = { [registry] in
+                try registry.client(for: $0, network: network)
+            }
+            let lock: ModelLock
+            if update {
+                lock = try await models.updated(try ModelLock.load(file), registries: registries)
+            } else {
+                // oci:// targets lock the Hub commit an artifact holds, pinned to the artifact's digest.
+                var repositories = try await models.lock(try lockTargets()).repositories
+                for target in targets where OCIReference.names(target) {
+                    let reference = try registry.reference(target)
+                    repositories.append(try await models.lockModelPack(reference, client: try registries(reference)))
+                }
+                lock = ModelLock(repositories: repositories)
+            }
             do {
                 try lock.encoded().write(to: file, options: .atomic)
             } catch {
@@ -91,7 +108,7 @@
             }
             for repository in lock.repositories {
                 print(
-                    "\(repository.repo)@\(repository.revision) -> \(repository.commit.prefix(12)): \(counted(repository.files.count, "file")), \(ByteFormat.string(repository.totalBytes))"
+                    "\(repository.repo)@\(repository.revision) -> \(repository.commit.prefix(12)): \(counted(repository.files.count, "file")), \(ByteFormat.string(repository.totalBytes))\(repository.oci.map { " = \($0)" } ?? "")"
                 )
             }
             print("wrote \(output)")
@@ -100,7 +117,7 @@
         /// The targets as the library takes them: catalog entries with their files, repositories with the globs.
         func lockTargets() throws -> [ModelLock.Target] {
             let catalog = try catalogOptions.load()
-            return try targets.flatMap { target -> [ModelLock.Target] in
+            return try targets.filter { !OCIReference.names($0) }.flatMap { target -> [ModelLock.Target] in
                 if !target.contains("/"), let entries = try catalog.resolve(target) {
                     return entries.map(ModelLock.Target.init)
                 }

@@ -342,7 +342,10 @@
         /// `--locked FILE`: every repository of the lock at its commit, checked against it before and after.
         func pullLocked(_ path: String) async throws {
             let lock = try ModelLock.load(URL(fileURLWithPath: path))
-            let snapshots = try await manager().download(lock: lock)
+            let network = try hub.network()
+            let snapshots = try await manager().download(lock: lock) { [registry] in
+                try registry.client(for: $0, network: network)
+            }
             if outputOptions.json {
                 printJSON([
                     "snapshots": snapshots.map {

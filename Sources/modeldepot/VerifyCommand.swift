@@ -2,6 +2,7 @@
     import ArgumentParser
     import Foundation
     import ModelDepot
+    import ModelDepotOCI
 
     struct VerifyCommand: AsyncParsableCommand, ReportsFailuresAsJSON {
         static let configuration = CommandConfiguration(
@@ -37,6 +38,8 @@
 
         @OptionGroup var hub: HubOptions
 
+        @OptionGroup var registry: RegistryOptions
+
         struct Report: Encodable {
             struct Item: Encodable {
                 var repo: String
@@ -65,6 +68,10 @@
             }
             if let lock {
                 try await verifyLock(lock)
+                return
+            }
+            if let repo, OCIReference.names(repo) {
+                try await verifyModelPack(repo)
                 return
             }
             // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
@@ -144,6 +151,34 @@
                     "\(reference.repo) @ \(check.commit.prefix(12)): signed by the trusted publisher; \(counted(check.signed.files.count, "file")) match the signature (\(check.reusedDigests) digests from the download, \(ByteFormat.string(check.bytesHashed)) hashed)"
                 )
             }
+        }
+
+        /// `verify oci://…`: the cache's snapshot of the commit the artifact names, file by file against its layers.
+        func verifyModelPack(_ text: String) async throws {
+            guard !repair, !signature else {
+                throw ModelDepotError(
+                    .invalidArgument,
+                    "An oci:// artifact is verified against the cache as it is; pull it again to repair (modeldepot pull \(text))."
+                )
+            }
+            let reference = try registry.reference(text)
+            let client = try registry.client(for: reference, network: try hub.network())
+            let models = hub.cacheManager()
+            let problems = try await models.verifyModelPack(reference, client: client)
+            if json {
+                printJSON([
+                    "problems": problems.map {
+                        ["repo": $0.repo.description, "path": $0.path ?? "", "problem": $0.message]
+                    }
+                ])
+            } else {
+                for problem in problems { print(problem.description) }
+                printStatus(
+                    problems.isEmpty
+                        ? "the cache holds \(reference) exactly"
+                        : "\(counted(problems.count, "problem")) against \(reference)")
+            }
+            if !problems.isEmpty { throw ExitCode(1) }
         }
 
         /// `--lock FILE`: hashes every locked file in the cache and names each difference; exit 1 if any.

@@ -25,6 +25,19 @@ import Testing
         let event = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(event?["event"] as? String == "done" && (event?["digest"] as? String)?.hasPrefix("sha256:") == true)
         #expect(event?["filesDownloaded"] as? Int == 0, "the second pull fetched nothing: \(json.stdout)")
+
+        // lock oci:// pins the commit to the artifact; pull --locked takes it from there; verify oci:// holds the
+        // cache to it.
+        let lockFile = root.path("model.lock.json").path
+        let locked = try await CLIRunner.run(["lock", source, "-o", lockFile, "--cache-dir", cache])
+        #expect(locked.status == 0 && locked.stdout.contains(" = oci://"), "\(locked.stdout)\(locked.stderr)")
+        let otherCache = root.path("other").path
+        let pulled = try await CLIRunner.run(["pull", "--locked", lockFile, "--cache-dir", otherCache])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        let verified = try await CLIRunner.run(["verify", source, "--cache-dir", otherCache])
+        #expect(verified.status == 0 && verified.stderr.contains("holds"), "\(verified.stdout)\(verified.stderr)")
+        let empty = try await CLIRunner.run(["verify", source, "--cache-dir", root.path("empty").path])
+        #expect(empty.status == 1 && empty.stdout.contains("not in the cache"), "\(empty.stdout)\(empty.stderr)")
     }
 
     @Test func usageErrorsAreSaidBeforeAnythingRuns() async throws {

@@ -95,8 +95,23 @@ extension ModelManager {
     /// - Throws: `checksumMismatch` naming the first file that differs, `entryNotFound` for a locked file the
     ///   endpoint lacks, and whatever the pull throws. What an earlier repository pulled stays.
     public func download(lock: ModelLock) async throws -> [Snapshot] {
+        try await download(lock: lock) { reference in
+            RegistryClient(
+                registry: reference.registryURL, credential: try RegistryCredential.stored(for: reference.registry))
+        }
+    }
+
+    /// Pulls exactly what `lock` names, as ``download(lock:)`` does; a repository whose entry names an OCI artifact
+    /// (``ModelLock/Repository/oci``) comes from there, through the client `registries` gives for its registry.
+    public func download(
+        lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
+    ) async throws -> [Snapshot] {
         var snapshots: [Snapshot] = []
         for repository in lock.repositories {
+            if repository.oci != nil {
+                snapshots.append(try await pullLockedModelPack(repository, registries: registries))
+                continue
+            }
             let listing = try await pull.hub.listFiles(
                 repository.repo, type: repository.type, revision: repository.commit)
             let listed = Dictionary(
@@ -182,10 +197,30 @@ extension ModelManager {
     }
 
     /// The lock made again from what each repository's source names now (`lock --update`).
+    ///
+    /// An entry locked from an OCI artifact is locked again from what its tag names now.
     public func updated(_ lock: ModelLock) async throws -> ModelLock {
-        try await self.lock(
-            lock.repositories.map {
+        try await updated(lock) { reference in
+            RegistryClient(
+                registry: reference.registryURL, credential: try RegistryCredential.stored(for: reference.registry))
+        }
+    }
+
+    /// ``updated(_:)``, asking registries through the clients `registries` gives.
+    public func updated(
+        _ lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
+    ) async throws -> ModelLock {
+        var fromHub = try await self.lock(
+            lock.repositories.filter { $0.oci == nil }.map {
                 ModelLock.Target(repo: $0.repo, type: $0.type, revision: $0.revision, source: $0.source)
-            })
+            }
+        ).repositories
+        for repository in lock.repositories {
+            guard let oci = repository.oci else { continue }
+            var reference = try OCIReference(parsing: oci)
+            if reference.tag != nil { reference.digest = nil }
+            fromHub.append(try await lockModelPack(reference, client: try registries(reference)))
+        }
+        return ModelLock(repositories: fromHub)
     }
 }

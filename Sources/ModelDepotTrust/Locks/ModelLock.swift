@@ -103,10 +103,13 @@ public struct ModelLock: Sendable, Hashable, Codable {
         public var source: Source
         /// The files, sorted by path.
         public var files: [File]
+        /// An OCI artifact that holds exactly this commit's files, pinned by digest (`oci://registry/name@sha256:…`):
+        /// `pull --locked` takes the files from there, checked against the lock.
+        public var oci: String?
 
         public init(
             endpoint: String, type: RepoType = .model, repo: RepoID, revision: String, commit: String,
-            source: Source, files: [File]
+            source: Source, files: [File], oci: String? = nil
         ) {
             self.endpoint = endpoint
             self.type = type
@@ -115,6 +118,7 @@ public struct ModelLock: Sendable, Hashable, Codable {
             self.commit = commit
             self.source = source
             self.files = files.sorted { $0.path < $1.path }
+            self.oci = oci
         }
 
         /// Bytes of every locked file.

@@ -194,6 +194,51 @@ import Testing
         }
     }
 
+    @Test func aLockPinsTheCommitToTheArtifactAndVerifyAndPullLockedHoldToIt() async throws {
+        try await DistributionRegistry.with { registry in
+            try await Self.withCachedModel { manager, commit, scratch in
+                let reference = try OCIReference(parsing: "oci://\(registry.address)/acme/tiny:main")
+                let client = Self.client(registry)
+                let pushed = try await manager.pushModelPack(try RepoID("acme/tiny"), to: reference, client: client)
+                let locked = try await manager.lockModelPack(reference, client: client)
+                #expect(locked.commit == commit && locked.repo.description == "acme/tiny")
+                #expect(locked.oci == "oci://\(registry.address)/acme/tiny:main@\(pushed.digest)")
+                // The artifact's files are what a Hub lock of the same commit says.
+                let fromHub = try await manager.lock([ModelLock.Target(repo: try RepoID("acme/tiny"))])
+                #expect(fromHub.repositories.first?.files == locked.files)
+                let lock = ModelLock(repositories: [locked])
+                let decoded = try JSONDecoder().decode(ModelLock.self, from: lock.encoded())
+                #expect(decoded.repositories.first?.oci == locked.oci, "the lock file keeps the artifact")
+
+                // pull --locked takes it from the registry into another cache; verify holds the cache to it.
+                let other = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("locked"))))
+                let snapshots = try await other.download(lock: decoded) { _ in client }
+                #expect(snapshots.first?.commit == commit)
+                #expect(await other.verify(lock: decoded).isEmpty)
+                #expect(try await other.verifyModelPack(reference, client: client).isEmpty)
+                let weights = other.cache.repository(try RepoID("acme/tiny"), type: .model).snapshotFile(
+                    commit, try RepoFilePath("weights/extra.bin")
+                ).resolvingSymlinksInPath()
+                let handle = try FileHandle(forWritingTo: weights)
+                try handle.seek(toOffset: 1000)
+                try handle.write(contentsOf: Data([0xFF]))
+                try handle.close()
+                let problems = try await other.verifyModelPack(reference, client: client)
+                #expect(problems.map(\.path) == ["weights/extra.bin"], "\(problems)")
+
+                // A lock whose files the artifact does not hold refuses it before any layer is fetched.
+                var forged = locked
+                forged.files[0].size += 1
+                let third = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("third"))))
+                let error = await #expect(throws: ModelDepotError.self) {
+                    try await third.download(lock: ModelLock(repositories: [forged])) { _ in client }
+                }
+                #expect(error?.code == .checksumMismatch && error?.message.contains("not what the lock names") == true)
+                #expect(!FileManager.default.fileExists(atPath: scratch.path("third/models--acme--tiny").path))
+            }
+        }
+    }
+
     /// An empty multi-platform image layout, which olot adds a model to (olot needs a base image and an index).
     static let baseLayout = #"""
         import hashlib, json, os, sys
