@@ -200,12 +200,41 @@ public struct ModelPackArtifact: Sendable, Equatable {
             guard let type = RepoType(rawValue: typeText) else {
                 throw refuse("its annotations name the repository type '\(typeText.prefix(50))'")
             }
+            // A branch or tag of one segment, as a tag spells it (a ref file `refs/<revision>`, never a folder).
             var revision = annotations[OCIMediaType.hubRevisionAnnotation]
-            if let named = revision, !HubEncoding.isGitID(named), (try? RepoFilePath(named)) == nil {
+            if let named = revision, HubEncoding.isGitID(named) || !OCIReference.isTag(named) || named.hasSuffix(".") {
                 revision = nil
             }
             hub = HubOrigin(repo: repo, type: type, commit: commit, revision: revision)
         }
+        try checkPaths(files.map(\.path), name: name)
         return (ModelPackArtifact(files: files, hub: hub), archives)
+    }
+
+    /// Refuses paths that cannot all be files of one folder: two that differ only in case (one file on a
+    /// case-insensitive volume, as APFS is by default) or in Unicode normalization, and a path that is another's
+    /// folder (`a` and `a/b`).
+    ///
+    /// - Throws: `protocolViolation` naming both paths.
+    public static func checkPaths(_ paths: [RepoFilePath], name: String) throws {
+        var folded: [String: RepoFilePath] = [:]
+        for path in paths {
+            let key = path.value.precomposedStringWithCanonicalMapping.lowercased()
+            if let other = folded.updateValue(path, forKey: key) {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "\(name) cannot be pulled: it names \(other) and \(path), one file where case is not told apart.")
+            }
+        }
+        for path in paths {
+            var folder = ""
+            for component in path.components.dropLast() {
+                folder += (folder.isEmpty ? "" : "/") + component
+                if let file = folded[folder.precomposedStringWithCanonicalMapping.lowercased()] {
+                    throw ModelDepotError(
+                        .protocolViolation, "\(name) cannot be pulled: \(file) is a file and a folder of \(path).")
+                }
+            }
+        }
     }
 }

@@ -21,8 +21,14 @@ public struct OCIReference: Sendable, Hashable, CustomStringConvertible {
     /// The tag, or the digest when one is given: what the manifest is asked for by.
     public var manifestReference: String { digest?.description ?? tag ?? "latest" }
 
-    /// The registry's base URL (`https://host:port`).
-    public var registryURL: URL { URL(string: "\(plainHTTP ? "http" : "https")://\(registry)")! }
+    /// The registry's base URL (`https://host:port`); Docker Hub's API answers at `registry-1.docker.io`.
+    public var registryURL: URL {
+        let host = Self.dockerHubNames.contains(registry) ? "registry-1.docker.io" : registry
+        return URL(string: "\(plainHTTP ? "http" : "https")://\(host)")!
+    }
+
+    /// The names people give Docker Hub.
+    static let dockerHubNames: Set<String> = ["docker.io", "index.docker.io", "registry-1.docker.io"]
 
     public var description: String {
         var text = "oci://\(registry)/\(repository)"
@@ -88,7 +94,8 @@ public struct OCIReference: Sendable, Hashable, CustomStringConvertible {
             )
         }
         self.registry = registry
-        self.repository = path
+        // Docker Hub's official images live under library/ (`docker.io/ubuntu` is `library/ubuntu`).
+        self.repository = Self.dockerHubNames.contains(registry) && !path.contains("/") ? "library/" + path : path
         self.plainHTTP = plainHTTP || Self.isLoopback(registry)
     }
 

@@ -57,10 +57,18 @@ extension RegistryClient {
         var offset: Int64 = 0
         var bytesSent: Int64 = 0
         var failures = 0
+        // The next chunk is read from disk while this one is sent: the disk and the network work side by side.
+        func read(at start: Int64) -> Task<[UInt8], any Error> {
+            let count = Int(min(Self.uploadChunkSize, size - start))
+            return Task { try await BlockingWork.run { try Self.read(file, offset: start, count: count) } }
+        }
+        var reading: (offset: Int64, task: Task<[UInt8], any Error>)? = size > 0 ? (0, read(at: 0)) : nil
+        defer { reading?.task.cancel() }
         while offset < size {
-            let count = Int(min(Self.uploadChunkSize, size - offset))
-            let start = offset
-            let chunk = try await BlockingWork.run { try Self.read(file, offset: start, count: count) }
+            if reading?.offset != offset { reading = (offset, read(at: offset)) }
+            let chunk = try await reading!.task.value
+            let count = chunk.count
+            reading = offset + Int64(count) < size ? (offset + Int64(count), read(at: offset + Int64(count))) : nil
             do {
                 let response = try await send(
                     "PATCH", current,
@@ -159,7 +167,7 @@ extension RegistryClient {
     }
 
     /// The offset after the last byte an upload's `Range: 0-<last>` says the registry holds.
-    static func uploadedEnd(_ range: String?) -> Int64? {
+    package static func uploadedEnd(_ range: String?) -> Int64? {
         guard let range, let dash = range.lastIndex(of: "-"), let last = Int64(range[range.index(after: dash)...])
         else {
             return nil

@@ -65,13 +65,15 @@ public final class RegistryClient: Sendable {
         scope: String, retrying: Bool = true
     ) async throws -> TransportResponse {
         let attempt: () async throws -> TransportResponse = { [self] in
-            var answered = try await sendOnce(method, url, headers: headers, body: body, scope: scope)
-            if answered.status == 401,
+            var (answered, from) = try await sendOnce(method, url, headers: headers, body: body, scope: scope)
+            // Only the registry's own challenge is answered: blob storage a redirect led to may not ask for the
+            // registry's credential.
+            if answered.status == 401, from.hasSameOrigin(as: registry),
                 let challenge = answered.header("WWW-Authenticate").flatMap(RegistryChallenge.init(header:))
             {
                 _ = try? await answered.body.collect(limit: 64 << 10, from: url)
                 try await authenticate(challenge, scope: scope)
-                answered = try await sendOnce(method, url, headers: headers, body: body, scope: scope)
+                (answered, from) = try await sendOnce(method, url, headers: headers, body: body, scope: scope)
             }
             if answered.status >= 500 || answered.status == 429 {
                 let text = (try? await answered.body.collect(limit: 64 << 10, from: url)) ?? []
@@ -86,9 +88,10 @@ public final class RegistryClient: Sendable {
         return try await retryPolicy.run(clock: EngineClock(clock), random: { Double.random(in: 0..<1) }, attempt)
     }
 
+    /// One request (its redirects followed for GET and HEAD); the answer and the URL that gave it.
     private func sendOnce(
         _ method: String, _ url: URL, headers: [(name: String, value: String)], body: [UInt8]?, scope: String
-    ) async throws -> TransportResponse {
+    ) async throws -> (TransportResponse, URL) {
         let authorization = authorization(scope: scope)
         let send: (URL) async throws -> TransportResponse = { [self] target in
             var request = TransportRequest(method: method, url: target, headers: headers, body: body)
@@ -98,8 +101,10 @@ public final class RegistryClient: Sendable {
             }
             return try await transport.send(request)
         }
-        guard method == "GET" || method == "HEAD" else { return try await send(url) }
-        return try await HTTPExchange.following(redirectsFrom: url, limit: Self.maximumRedirects, send: send).response
+        guard method == "GET" || method == "HEAD" else { return (try await send(url), url) }
+        let (response, from) = try await HTTPExchange.following(
+            redirectsFrom: url, limit: Self.maximumRedirects, send: send)
+        return (response, from)
     }
 
     /// Answers a challenge: Basic needs the credential; Bearer gets a token for `scope` from the realm.

@@ -29,7 +29,11 @@ public enum RegistryCredential: Sendable, Equatable {
                 let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                 let auths = document["auths"] as? [String: Any]
             else { continue }
-            for (key, value) in auths where registryKey(key) == registry.lowercased() {
+            // Docker Hub's credential is stored under its v1 index address whatever the reference calls it.
+            let names: Set<String> =
+                OCIReference.dockerHubNames.contains(registry.lowercased())
+                ? OCIReference.dockerHubNames : [registry.lowercased()]
+            for (key, value) in auths where names.contains(registryKey(key)) {
                 guard let entry = value as? [String: Any] else { continue }
                 if let token = (entry["registrytoken"] as? String), !token.isEmpty { return .bearer(token) }
                 if let encoded = entry["auth"] as? String, !encoded.isEmpty {

@@ -135,6 +135,13 @@
 
         var policy: DownloadPolicy { DownloadPolicy(refusePickle: refusePickle) }
 
+        @Flag(
+            help: """
+                oci://: take the registry's word that an artifact is the Hub commit it names, where the Hub cannot \
+                confirm its files (by default they are checked against the Hub's listing of that commit).
+                """)
+        var trustRegistry = false
+
         @OptionGroup var outputOptions: OutputOptions
 
         func validate() throws {
@@ -164,6 +171,9 @@
                 )
             }
             try signature.validate(checking: requireSignature, flag: "--require-signature")
+            if trustRegistry, !isOCI {
+                throw ValidationError("--trust-registry applies to oci:// artifacts.")
+            }
             if isOCI {
                 guard revision == nil, include.isEmpty, exclude.isEmpty, files.isEmpty, output == nil, sha256 == nil,
                     !dryRun, maxWorkers == nil
@@ -326,7 +336,7 @@
                 URL(fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0, relativeTo: cwd)
             }
             let result = try await models.pullModelPack(
-                reference, client: client, localDirectory: folder, policy: policy)
+                reference, client: client, localDirectory: folder, policy: policy, trustingRegistry: trustRegistry)
             if outputOptions.json {
                 ProgressRenderer(mode: .json).printJSON(JSONEvent(ociPull: result))
                 return

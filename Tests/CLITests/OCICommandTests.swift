@@ -14,14 +14,19 @@ import Testing
         defer { serving.cancel() }
         let source = "oci://127.0.0.1:\(endpoint.port!)/acme/tiny:main"
         let cache = root.path("cache").path
-        let output = try await CLIRunner.run(["pull", source, "--cache-dir", cache])
+        let hub = ["--endpoint", endpoint.absoluteString]
+        // Without a Hub to confirm the files, an artifact is not taken for a Hub commit.
+        let unconfirmed = try await CLIRunner.run(
+            ["pull", source, "--cache-dir", cache, "--endpoint", "http://127.0.0.1:1"])
+        #expect(unconfirmed.status == 1 && unconfirmed.stderr.contains("--trust-registry"), "\(unconfirmed.stderr)")
+        let output = try await CLIRunner.run(["pull", source, "--cache-dir", cache] + hub)
         #expect(output.status == 0, "\(output.stderr)")
         let folder = try #require(output.stdout.split(separator: "\n").last.map(String.init))
         #expect(folder.hasPrefix(cache + "/models--acme--tiny/snapshots/"), "\(output.stdout)")
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/model.gguf"))) == weights)
         #expect(output.stderr.contains("as acme/tiny@"), "\(output.stderr)")
 
-        let json = try await CLIRunner.run(["pull", source, "--cache-dir", cache, "--json"])
+        let json = try await CLIRunner.run(["pull", source, "--cache-dir", cache, "--json"] + hub)
         let event = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(event?["event"] as? String == "done" && (event?["digest"] as? String)?.hasPrefix("sha256:") == true)
         #expect(event?["filesDownloaded"] as? Int == 0, "the second pull fetched nothing: \(json.stdout)")
@@ -29,10 +34,11 @@ import Testing
         // lock oci:// pins the commit to the artifact; pull --locked takes it from there; verify oci:// holds the
         // cache to it.
         let lockFile = root.path("model.lock.json").path
-        let locked = try await CLIRunner.run(["lock", source, "-o", lockFile, "--cache-dir", cache])
+        let locked = try await CLIRunner.run(["lock", source, "-o", lockFile, "--cache-dir", cache] + hub)
         #expect(locked.status == 0 && locked.stdout.contains(" = oci://"), "\(locked.stdout)\(locked.stderr)")
         let otherCache = root.path("other").path
-        let pulled = try await CLIRunner.run(["pull", "--locked", lockFile, "--cache-dir", otherCache])
+        let pulled = try await CLIRunner.run(
+            ["pull", "--locked", lockFile, "--cache-dir", otherCache, "--endpoint", "http://127.0.0.1:1"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         let verified = try await CLIRunner.run(["verify", source, "--cache-dir", otherCache])
         #expect(verified.status == 0 && verified.stderr.contains("holds"), "\(verified.stdout)\(verified.stderr)")

@@ -77,4 +77,11 @@ import Testing
         #expect(ModelPackConfig.paramSize(22_700) == "22.7K")
         #expect(ModelPackConfig.paramSize(16) == "16")
     }
+
+    @Test func anUploadResumesWhereTheRegistrysRangeSaysItStands() {
+        #expect(RegistryClient.uploadedEnd("0-33554431") == 33_554_432)
+        #expect(RegistryClient.uploadedEnd("bytes=0-99") == 100)
+        #expect(RegistryClient.uploadedEnd("0-0") == 0, "distribution's answer for an empty upload: start again")
+        #expect(RegistryClient.uploadedEnd(nil) == nil && RegistryClient.uploadedEnd("garbage") == nil)
+    }
 }

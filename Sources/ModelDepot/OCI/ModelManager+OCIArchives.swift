@@ -8,8 +8,10 @@ import ModelDepotTrust
 
 extension ModelManager {
     /// The largest `tar+gzip` layer unpacked (it is expanded in memory), and the most it may expand to.
-    static let maximumGzipLayer: Int64 = 256 << 20
-    static let maximumGzipExpansion = 1 << 30
+    static let maximumGzipLayer: Int64 = 64 << 20
+    static let maximumGzipExpansion = 256 << 20
+    /// The most files one tar layer may hold.
+    static let maximumTarMembers = 4096
 
     /// Downloads the tar layers of an artifact (olot's, modctl's, KitOps') into `staging`, each checked against its
     /// digest, and unpacks their files through the hardened tar reader (``TarArchive``: regular files and folders
@@ -104,6 +106,11 @@ extension ModelManager {
             of: tar, what: "a tar layer ModelDepot unpacks (\(name))", inside: "the model folder",
             strippingPrefixes: modelcarLayout ? ["/models/", "models/"] : []
         ) { (try? RepoFilePath($0)) != nil }
+        guard members.count <= maximumTarMembers else {
+            throw ModelDepotError(
+                .protocolViolation,
+                "\(name) holds \(members.count) files, more than the \(maximumTarMembers) a layer may.")
+        }
         var files: [(RepoFilePath, Int64, String, URL)] = []
         let input = try FileHandle(forReadingFrom: tar)
         defer { try? input.close() }

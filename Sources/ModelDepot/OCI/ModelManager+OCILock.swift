@@ -70,7 +70,9 @@ extension ModelManager {
                 "\(reference) is not what the lock names for \(repository.repo)@\(repository.commit.prefix(12)): \(differing). Refusing it."
             )
         }
-        let pulled = try await pullModelPack(reference, client: client)
+        let pulled = try await pullModelPack(
+            reference, client: client, localDirectory: nil, policy: DownloadPolicy(), trustingRegistry: false,
+            confirmed: true, progress: { _, _ in })
         let folder = URL(fileURLWithPath: pulled.folder)
         return Snapshot(
             repo: repository.repo, type: repository.type, commit: repository.commit, folder: folder,

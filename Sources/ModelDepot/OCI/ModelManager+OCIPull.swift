@@ -31,16 +31,31 @@ extension ModelManager {
     /// ranges, resumable) and checked against its digest, and a small file's git blob id against the Hub's, before
     /// anything is visible: the files are staged in `blobs/` (or `.cache/modeldepot/oci/` of the directory), held to
     /// `policy` (pickles refused, the signature checked), and only then linked (or moved into place). When the
-    /// cache already records the commit's listing, every file must be the one listed. A refusal leaves nothing
-    /// the pull fetched.
+    /// cache already records the commit's listing, every file must be the one listed.
+    ///
+    /// Into the cache, the files must be the commit's as the Hub lists them (asked now, when the cache has not
+    /// recorded the listing): a registry is trusted no more than a mirror, so it cannot pass other bytes off as a Hub
+    /// commit. Where the Hub cannot be asked, `policy`'s signature, a lock, or `trustingRegistry` vouches instead;
+    /// an existing ref is never moved. A refusal leaves nothing the pull fetched.
     ///
     /// - Throws: `invalidArgument` for an artifact that names no Hub repository pulled without a directory;
     ///   `protocolViolation` for a manifest refused by name; `checksumMismatch` for bytes that are not what the
     ///   manifest says; `unsafeFormat`, `signatureInvalid` for what `policy` refuses.
     public nonisolated func pullModelPack(
         _ reference: OCIReference, client: RegistryClient, localDirectory: URL? = nil,
-        policy: DownloadPolicy = DownloadPolicy(),
+        policy: DownloadPolicy = DownloadPolicy(), trustingRegistry: Bool = false,
         progress: @escaping @Sendable (_ received: Int64, _ total: Int64) -> Void = { _, _ in }
+    ) async throws -> OCIPullResult {
+        try await pullModelPack(
+            reference, client: client, localDirectory: localDirectory, policy: policy,
+            trustingRegistry: trustingRegistry, confirmed: false, progress: progress)
+    }
+
+    /// ``pullModelPack(_:client:localDirectory:policy:trustingRegistry:progress:)``; `confirmed` when the caller held
+    /// the artifact's files to a lock.
+    nonisolated func pullModelPack(
+        _ reference: OCIReference, client: RegistryClient, localDirectory: URL?, policy: DownloadPolicy,
+        trustingRegistry: Bool, confirmed: Bool, progress: @escaping @Sendable (Int64, Int64) -> Void
     ) async throws -> OCIPullResult {
         let (manifest, digest) = try await Self.modelPackManifest(reference, client: client)
         let (listed, archives) = try ModelPackArtifact.read(manifest, name: reference.description)
@@ -59,18 +74,19 @@ extension ModelManager {
         // Tar layers (olot, modctl, KitOps) are unpacked first: their files join the raw layers' as staged files.
         var artifact = listed
         var unpacked: [RepoFilePath: URL] = [:]
-        var written: [URL] = []
+        // A folder of this pull's own for the tar layers and what they hold: nothing another pull uses, all gone after.
+        let unpacking =
+            (localDirectory.map { $0.standardizedFileURL.appendingPathComponent(".cache/modeldepot/oci") }
+            ?? cache.root.appendingPathComponent(".modeldepot/oci")).appendingPathComponent(
+                "unpack-\(UUID().uuidString)")
+        defer { if !archives.isEmpty { try? FileManager.default.removeItem(at: unpacking) } }
         if !archives.isEmpty {
-            let staging =
-                localDirectory.map { $0.standardizedFileURL.appendingPathComponent(".cache/modeldepot/oci") }
-                ?? cache.root.appendingPathComponent(".modeldepot/oci")
             let result = try await unpackModelPackArchives(
-                archives, from: pinned, client: client, into: staging, taken: Set(listed.files.map(\.path)))
+                archives, from: pinned, client: client, into: unpacking, taken: Set(listed.files.map(\.path)))
             artifact = ModelPackArtifact(files: listed.files + result.files.map(\.0), hub: listed.hub)
             unpacked = Dictionary(uniqueKeysWithValues: result.files.map { ($0.0.path, $0.1) })
-            written = result.written
+            try ModelPackArtifact.checkPaths(artifact.files.map(\.path), name: reference.description)
         }
-        defer { for url in written { try? FileManager.default.removeItem(at: url) } }
         guard !artifact.files.isEmpty else {
             throw ModelDepotError(.protocolViolation, "\(reference) holds no files.")
         }
@@ -81,7 +97,7 @@ extension ModelManager {
         }
         return try await pullModelPack(
             artifact, hub: artifact.hub!, from: pinned, client: client, unpacked: unpacked, policy: policy,
-            progress: progress)
+            trustingRegistry: trustingRegistry, confirmed: confirmed, progress: progress)
     }
 
     /// The manifest `reference` names, checked; an index is followed when it lists exactly one manifest.
@@ -116,32 +132,50 @@ extension ModelManager {
     }
 
     /// The pull into the cache, as the snapshot of `hub`.
+    ///
+    /// Whose word makes the files the commit's: the cache's recorded listing of the commit, else the Hub's listing,
+    /// asked now; or, where the Hub cannot be asked, a lock the caller checked (`confirmed`), a signature, or the
+    /// registry's own, when trusted. Only a Hub listing is recorded as the commit's tree, an existing ref is never
+    /// moved, and a blob named by a git blob id is checked against it before it is renamed into place.
     nonisolated func pullModelPack(
         _ artifact: ModelPackArtifact, hub: ModelPackArtifact.HubOrigin, from reference: OCIReference,
-        client: RegistryClient, unpacked: [RepoFilePath: URL], policy: DownloadPolicy,
-        progress: @escaping @Sendable (Int64, Int64) -> Void
+        client: RegistryClient, unpacked: [RepoFilePath: URL], policy: DownloadPolicy, trustingRegistry: Bool,
+        confirmed: Bool, progress: @escaping @Sendable (Int64, Int64) -> Void
     ) async throws -> OCIPullResult {
         let repository = cache.repository(hub.repo, type: hub.type)
         let commit = hub.commit
         let recorded = repository.recordedTree(commit)
-        // What the cache already knows of the commit holds: an artifact claiming it must have exactly those files.
+        var listing = recorded
+        if listing == nil, !(confirmed || trustingRegistry || policy.signature != nil) {
+            do {
+                listing = try RecordedTree(
+                    entries: try await pull.hub.listFiles(hub.repo, type: hub.type, revision: commit))
+            } catch let error as ModelDepotError {
+                throw ModelDepotError(
+                    error.code == .repositoryNotFound || error.code == .revisionNotFound
+                        ? .checksumMismatch : error.code,
+                    "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), and \(pull.hub.endpoint.absoluteString) could not confirm its files (\(error.message)). Pull it with --trust-registry to take the registry's word, with --require-signature, or from a lock (pull --locked).",
+                    underlying: error)
+            }
+        }
+        // The name of each file's blob, as the listing gives it when there is one; what could be checked of the bytes.
         var tree = RecordedTree(files: [:])
         for file in artifact.files {
-            let entry = RecordedTree.File(
-                size: file.size, blobID: file.blobID ?? "", lfsSHA256: file.lfs ? file.digest.hex : nil,
-                lfsSize: file.lfs ? file.size : nil)
-            if let recorded {
-                guard let listed = recorded.files[file.path], listed.size == file.size,
-                    listed.lfsSHA256.map({ $0 == file.digest.hex }) ?? (file.blobID == listed.blobID)
+            if let listing {
+                guard let listed = listing.files[file.path], listed.size == file.size,
+                    listed.lfsSHA256.map({ $0 == file.digest.hex })
+                        ?? (file.blobID == nil || file.blobID == listed.blobID)
                 else {
                     throw ModelDepotError(
                         .checksumMismatch,
-                        "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), but its \(file.path) is not the file the Hub listed for that commit (recorded in the cache); refusing it."
+                        "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), but its \(file.path) is not the file the Hub lists for that commit; refusing it."
                     )
                 }
                 tree.files[file.path] = listed
             } else {
-                tree.files[file.path] = entry
+                tree.files[file.path] = RecordedTree.File(
+                    size: file.size, blobID: file.blobID ?? "", lfsSHA256: file.lfs ? file.digest.hex : nil,
+                    lfsSize: file.lfs ? file.size : nil)
             }
         }
         if let requirement = policy.signature, tree.files[try RepoFilePath(requirement.path)] == nil {
@@ -151,28 +185,50 @@ extension ModelManager {
         }
         try cache.writeCacheDirectoryTag()
         let names = tree.files.mapValues(\.etag)
-        let needed = artifact.files.filter { policy.refusePickle || !repository.hasFile($0.path, commit: commit) }
-        // Unpacked files go to their blobs now (named by content, as a download would name them).
+        // Files the snapshot holds already stay as they are (a pickle check reads them where they are).
+        let needed = artifact.files.filter { !repository.hasFile($0.path, commit: commit) }
+        try checkSpace(for: needed, in: cache.root, name: reference.description)
+        // Unpacked files go to their blobs now, checked as a download is (a git blob id name is the content's).
         var moved: [URL] = []
+        var blobs: [RepoFilePath: URL] = [:]
         for file in needed {
             guard let staged = unpacked[file.path] else { continue }
-            let blob = repository.blob(names[file.path]!)
-            guard CacheScanner.regularFileSize(blob.path) != file.size else { continue }
-            try HubCache.createFolder(blob.deletingLastPathComponent())
-            try AtomicFile.moveIntoPlace(staged.path, atPath: blob.path)
-            moved.append(blob)
+            let name = names[file.path]!
+            let blob = repository.blob(name)
+            if HubEncoding.isGitID(name),
+                try await BlockingWork.run({ try FileDigests.gitBlobID(ofFileAt: staged.path) }) != name
+            {
+                throw ModelDepotError(
+                    .checksumMismatch, "\(file.path) of \(reference) is not the file the Hub lists for it; refusing it."
+                )
+            }
+            if CacheScanner.regularFileSize(blob.path) != file.size {
+                try HubCache.createFolder(blob.deletingLastPathComponent())
+                try AtomicFile.moveIntoPlace(staged.path, atPath: blob.path)
+                moved.append(blob)
+            }
+            blobs[file.path] = blob
         }
         let work = needed.filter { unpacked[$0.path] == nil }
         let total = work.reduce(Int64(0)) { $0 + $1.size }
-        var (blobs, fetched, received) = try await fetchModelPackLayers(
-            work, from: reference, client: client, total: total, progress: progress
-        ) { file in
-            let name = names[file.path]!
-            return (
-                repository.blob(name), repository.partialBlob(name), repository.lockFile(name),
-                file.lfs ? nil : file.blobID
-            )
+        let fetchedLayers: (blobs: [RepoFilePath: URL], fetched: [URL], received: Int64)
+        do {
+            fetchedLayers = try await fetchModelPackLayers(
+                work, from: reference, client: client, total: total, progress: progress
+            ) { file in
+                let name = names[file.path]!
+                return (
+                    repository.blob(name), repository.partialBlob(name), repository.lockFile(name),
+                    HubEncoding.isGitID(name) ? name : nil
+                )
+            }
+        } catch {
+            for url in moved { try? FileManager.default.removeItem(at: url) }
+            throw error
         }
+        blobs.merge(fetchedLayers.blobs) { unpackedURL, _ in unpackedURL }
+        let fetched = fetchedLayers.fetched + moved
+        let received = fetchedLayers.received
         var locations: [RepoFilePath: URL] = [:]
         for file in artifact.files {
             locations[file.path] =
@@ -180,10 +236,12 @@ extension ModelManager {
         }
         do {
             try await holdModelPack(locations, to: policy, name: reference.description)
+            // A ref the cache has is never moved by a registry: it names what the Hub said, or what the user pulled.
+            let revision = hub.revision.flatMap { repository.commit(forRevision: $0) == nil ? $0 : nil } ?? commit
             let staged = StagedSnapshot(
-                request: SnapshotRequest(repo: hub.repo, type: hub.type, revision: hub.revision ?? commit),
-                commit: commit, tree: recorded == nil ? tree : nil, locations: locations,
-                blobs: blobs.mapValues { $0.lastPathComponent }, filesDownloaded: fetched.count,
+                request: SnapshotRequest(repo: hub.repo, type: hub.type, revision: revision),
+                commit: commit, tree: recorded == nil ? listing : nil,
+                locations: locations, blobs: blobs.mapValues { $0.lastPathComponent }, filesDownloaded: fetched.count,
                 bytesDownloaded: received)
             if let requirement = policy.signature {
                 try await checkModelPackSignature(staged, requirement, repository: repository, tree: tree)
@@ -200,15 +258,45 @@ extension ModelManager {
         }
     }
 
-    /// The pull into a plain folder: staged in `.cache/modeldepot/oci/`, checked, then each file moved into place.
+    /// Refuses a pull of `files` that the volume of `folder` has no room for, before any byte is fetched.
+    nonisolated func checkSpace(for files: [ModelPackArtifact.File], in folder: URL, name: String) throws {
+        let needed = files.reduce(Int64(0)) { $0 + $1.size }
+        var probe = folder
+        while !FileManager.default.fileExists(atPath: probe.path), probe.pathComponents.count > 1 {
+            probe.deleteLastPathComponent()
+        }
+        guard needed > 0, let available = try? VolumeSpace.availableBytes(atPath: probe.path), available < needed
+        else { return }
+        throw ModelDepotError(
+            .insufficientDiskSpace,
+            "Not enough disk space for \(name) in \(folder.path): it needs \(ByteFormat.string(needed)), \(ByteFormat.string(available)) are free.",
+            remedy: .freeSpace)
+    }
+
+    /// The pull into a plain folder: staged in `.cache/modeldepot/oci/`, checked, then each file copied into place.
+    /// Every destination is checked before any is written: inside the folder, not through a symbolic link, not a
+    /// folder, not inside `.git` or the bookkeeping under `.cache/`.
     nonisolated func pullModelPack(
         _ artifact: ModelPackArtifact, from reference: OCIReference, client: RegistryClient, into folder: URL,
         unpacked: [RepoFilePath: URL], policy: DownloadPolicy, progress: @escaping @Sendable (Int64, Int64) -> Void
     ) async throws -> OCIPullResult {
         let root = folder.standardizedFileURL
+        for file in artifact.files {
+            try LocalDirectory.checkNotGit(file.path)
+            if file.path.components.first == ".cache" {
+                throw ModelDepotError(
+                    .protocolViolation,
+                    "\(reference) names \(file.path), inside the folder's .cache/ bookkeeping; refusing it.")
+            }
+        }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let paths = artifact.files.map(\.path)
+        try await BlockingWork.run { try Self.checkDestinations(paths, in: root) }
         let staging = root.appendingPathComponent(".cache/modeldepot/oci", isDirectory: true)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         let work = artifact.files.filter { unpacked[$0.path] == nil }
+        // The layers staged, then each file copied into place.
+        try checkSpace(for: artifact.files + work, in: root, name: reference.description)
         let total = work.reduce(Int64(0)) { $0 + $1.size }
         var (blobs, fetched, received) = try await fetchModelPackLayers(
             work, from: reference, client: client, total: total, progress: progress
@@ -225,27 +313,27 @@ extension ModelManager {
         do {
             try await holdModelPack(blobs, to: policy, name: reference.description)
             try await BlockingWork.run {
+                // Checked again right before writing: nothing put a link in the way meanwhile.
+                try Self.checkDestinations(artifact.files.map(\.path), in: root)
                 for file in artifact.files {
                     let destination = root.appendingPathComponent(file.path.value)
                     try FileManager.default.createDirectory(
                         at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    if let status = FileStatus(path: destination.path, followingLinks: false), status.kind == .folder {
-                        throw ModelDepotError(
-                            .fileSystem,
-                            "\(destination.path) is a folder; the artifact's file \(file.path) cannot go there.")
+                    // A copy, not a move: the staged blob may serve two paths with the same bytes. The temporary's
+                    // name is this pull's own, so two pulls into one folder never rename each other's half-copy.
+                    let temporary = destination.deletingLastPathComponent().appendingPathComponent(
+                        ".\(destination.lastPathComponent).\(UUID().uuidString).modeldepot-oci.incomplete")
+                    do {
+                        try FileManager.default.copyItem(atPath: staged[file.path]!.path, toPath: temporary.path)
+                        try AtomicFile.moveIntoPlace(temporary.path, atPath: destination.path)
+                    } catch {
+                        try? FileManager.default.removeItem(at: temporary)
+                        throw error
                     }
-                    // A copy, not a move: the staged blob may serve two paths with the same bytes.
-                    let temporary = destination.path + ".modeldepot-oci.incomplete"
-                    try? FileManager.default.removeItem(atPath: temporary)
-                    try FileManager.default.copyItem(atPath: staged[file.path]!.path, toPath: temporary)
-                    try AtomicFile.moveIntoPlace(temporary, atPath: destination.path)
                 }
             }
-            for url in Set(blobs.values) {
-                try? FileManager.default.removeItem(at: url)
-                try? FileManager.default.removeItem(atPath: url.path + ".lock")
-            }
-            // The staging folder goes when nothing else (another pull's partial) is in it.
+            for url in Set(blobs.values) { try? FileManager.default.removeItem(at: url) }
+            // The staging folder goes when nothing else (another pull's partial or lock) is in it.
             if Directory.names(staging.path).isEmpty { try? FileManager.default.removeItem(at: staging) }
         } catch {
             for url in fetched { try? FileManager.default.removeItem(at: url) }
@@ -256,6 +344,34 @@ extension ModelManager {
             repo: artifact.hub?.repo.description,
             commit: artifact.hub?.commit, folder: root.path, files: artifact.files.map(\.path.value),
             filesDownloaded: fetched.count, bytesDownloaded: received)
+    }
+
+    /// Refuses to write `paths` under `root` where a symbolic link (or a file standing where a folder must be) is
+    /// in the way, or where a folder is where the file goes: a pull never writes through a link it did not make.
+    static func checkDestinations(_ paths: [RepoFilePath], in root: URL) throws {
+        for path in paths {
+            var current = root
+            let components = path.components
+            for (index, component) in components.enumerated() {
+                current = current.appendingPathComponent(component)
+                guard let status = FileStatus(path: current.path, followingLinks: false) else { break }
+                let last = index == components.count - 1
+                if status.kind == .link {
+                    throw ModelDepotError(
+                        .fileSystem,
+                        "\(current.path) is a symbolic link; the pull does not write \(path) through it. Remove the link, or pull into another folder."
+                    )
+                }
+                if last, status.kind == .folder {
+                    throw ModelDepotError(
+                        .fileSystem, "\(current.path) is a folder; the artifact's file \(path) cannot go there.")
+                }
+                if !last, status.kind != .folder {
+                    throw ModelDepotError(
+                        .fileSystem, "\(current.path) is a file; the artifact's \(path) needs a folder there.")
+                }
+            }
+        }
     }
 
     /// Downloads `files`' layers, four at a time, each where `place` says (blob, partial, lock, and the git blob id
@@ -293,33 +409,35 @@ extension ModelManager {
                             at: spot.blob.deletingLastPathComponent(), withIntermediateDirectories: true)
                         try FileManager.default.createDirectory(
                             at: spot.lock.deletingLastPathComponent(), withIntermediateDirectories: true)
-                        let request = DownloadRequest(
-                            url: client.blobURL(name, file.digest), destination: spot.blob,
-                            expectedSHA256: file.digest.hex, expectedSize: file.size, headers: headers
-                        ).placingWorkFiles(
-                            partial: spot.partial.path, resumeRecord: spot.partial.path + ".json",
-                            sharedLock: spot.lock.path)
+                        // The engine checks the digest, and a git blob id the blob is named by, before the rename:
+                        // a blob already named so is never replaced by other bytes.
+                        func request(_ headers: [(name: String, value: String)]) -> DownloadRequest {
+                            DownloadRequest(
+                                url: client.blobURL(name, file.digest), destination: spot.blob,
+                                expectedSHA256: file.digest.hex, expectedSize: file.size,
+                                expectedGitBlobID: spot.gitBlobID, headers: headers
+                            ).placingWorkFiles(
+                                partial: spot.partial.path, resumeRecord: spot.partial.path + ".json",
+                                sharedLock: spot.lock.path)
+                        }
+                        let report: @Sendable (DownloadProgress) -> Void = { update in
+                            progress(done.set(file.digest, to: update.bytesCompleted), total)
+                        }
                         let result: DownloadResult
                         do {
-                            result = try await engine.download(request) { update in
-                                progress(done.set(file.digest, to: update.bytesCompleted), total)
+                            do {
+                                result = try await engine.download(request(headers), progress: report)
+                            } catch let error as ModelDepotError where error.code == .unauthorized {
+                                // A registry token outlived (Docker Hub's last five minutes): a HEAD gets a fresh
+                                // one, and the layer resumes with it, once.
+                                _ = try await client.hasBlob(name, file.digest)
+                                result = try await engine.download(
+                                    request(client.downloadHeaders(repository: name)), progress: report)
                             }
                         } catch let error as ModelDepotError {
                             throw ModelDepotError(
                                 error.code, "\(file.path) (layer \(file.digest) of \(reference)): \(error.message)",
                                 underlying: error, retryAfter: error.retryAfter)
-                        }
-                        if let gitBlobID = spot.gitBlobID {
-                            let actual = try await BlockingWork.run {
-                                try FileDigests.gitBlobID(ofFileAt: spot.blob.path)
-                            }
-                            guard actual == gitBlobID else {
-                                try? FileManager.default.removeItem(at: spot.blob)
-                                throw ModelDepotError(
-                                    .checksumMismatch,
-                                    "\(file.path) of \(reference) has the git blob id \(actual), not the \(gitBlobID) its annotation names; refusing it."
-                                )
-                            }
                         }
                         return (file, spot.blob, result.bytesReceived, !result.wasAlreadyPresent)
                     }
@@ -362,7 +480,9 @@ extension ModelManager {
         _ staged: StagedSnapshot, _ requirement: SignatureRequirement, repository: CachedRepository, tree: RecordedTree
     ) async throws {
         let signaturePath = try RepoFilePath(requirement.path)
+        // A signature is a few kilobytes: a layer claiming to be one is not read whole past 16 MiB.
         guard let signatureFile = staged.url(of: signaturePath),
+            (CacheScanner.regularFileSize(signatureFile.path) ?? .max) <= 16 << 20,
             let bundle = FileManager.default.contents(atPath: signatureFile.path)
         else {
             throw ModelDepotError(

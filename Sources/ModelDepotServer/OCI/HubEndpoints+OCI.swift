@@ -38,9 +38,20 @@ extension HubEndpoints {
             "This mirror needs its token: as the password (any user name) or as a Bearer token.")
         // The distribution token flow, which every registry client speaks (some only it): the realm is this mirror's
         // own `/v2/token`, on the host the client asked, which hands the token to whoever shows it as a password.
-        let host = request.head.authority ?? "127.0.0.1"
-        response.headers[.wwwAuthenticate] = #"Bearer realm="\#(scheme)://\#(host)/v2/token",service="modeldepot""#
+        response.headers[.wwwAuthenticate] =
+            #"Bearer realm="\#(Self.realm(request, scheme: scheme))",service="modeldepot""#
         return response
+    }
+
+    /// Where the token flow's realm is: `/v2/token` on the host the client asked for (a name of letters, digits,
+    /// dots, dashes, colons and brackets only, else the loopback address), over https when the mirror serves TLS or a
+    /// proxy in front of it says the client came by https (`X-Forwarded-Proto`), so the token never travels in clear.
+    static func realm(_ request: Request, scheme: String) -> String {
+        var host = request.head.authority ?? ""
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+        if host.isEmpty || host.count > 255 || !host.allSatisfy(allowed.contains) { host = "127.0.0.1" }
+        let forwarded = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased()
+        return "\(forwarded == "https" ? "https" : scheme)://\(host)/v2/token"
     }
 
     /// `/v2/token`: the mirror's token, for a client that shows it (as the password of Basic credentials, any user
@@ -101,11 +112,12 @@ extension HubEndpoints {
     /// The served model an OCI name stands for: the one whose id, lower-cased, is the name (OCI names are lower
     /// case); else the name as an id (a pull-through mirror may find it upstream).
     private func registryRepository(_ name: String) async throws -> RepoID? {
-        guard OCIReference.isRepositoryName(name) else { return nil }
-        for (type, id) in try source.repositories() where type == .model && id.description.lowercased() == name {
-            return id
-        }
-        return try? RepoID(name)
+        guard OCIReference.isRepositoryName(name), let asNamed = try? RepoID(name) else { return nil }
+        // The id as written first (one lookup); the listing of every repository only for one spelled otherwise.
+        if (try? await source.snapshot(type: .model, id: asNamed, revision: nil)) != nil { return asNamed }
+        let repositories = try await BlockingWork.run { [source] in try source.repositories() }
+        for (type, id) in repositories where type == .model && id.description.lowercased() == name { return id }
+        return asNamed
     }
 
     private func registryManifest(

@@ -106,7 +106,11 @@ final class ModelPackManifests: Sendable {
                     "\(file.path) of \(snapshot.id) is not at hand to name its layer; try again once it is pulled.",
                 commit: snapshot.commit)
         }
-        hashes.withLock { $0[file.gitOID] = hashed }
+        hashes.withLock { hashes in
+            // Bounded: a mirror serving millions of small files forgets and hashes again rather than growing.
+            if hashes.count >= 65536 { hashes.removeAll() }
+            hashes[file.gitOID] = hashed
+        }
         return hashed
     }
 }

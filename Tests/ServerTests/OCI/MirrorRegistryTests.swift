@@ -72,7 +72,9 @@ import Testing
             let viaHub = try await SnapshotDownloader(
                 hub: HubClient(endpoint: mirror.baseURL, token: Self.token), cache: HubCache(root: scratch.path("hub"))
             ).download(SnapshotRequest(repo: try RepoID("Acme/Tiny-Model")))
-            let manager = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("oci"))))
+            let manager = try ModelManager(
+                configuration: .init(
+                    endpoint: mirror.baseURL, token: Self.token, cache: HubCache(root: scratch.path("oci"))))
             let reference = try OCIReference(parsing: "oci://\(address)/acme/tiny-model:main")
             let pulled = try await manager.pullModelPack(
                 reference,

@@ -31,6 +31,7 @@ import Testing
             layers: descriptors,
             annotations: [
                 OCIMediaType.hubRepositoryAnnotation: "acme/tiny", OCIMediaType.hubCommitAnnotation: commit,
+                OCIMediaType.hubRevisionAnnotation: "main",
             ]
         ).encoded()
     }
@@ -83,7 +84,8 @@ import Testing
             server.setFile("/v2/acme/tiny/manifests/\(OCIDigest(of: honest))", forged)
             let pinned = reference.pinned(to: OCIDigest(of: honest))
             let error = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(pinned, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    pinned, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.code == .checksumMismatch)
             #expect(
@@ -100,7 +102,8 @@ import Testing
                 .status(200, headers: [("Docker-Content-Digest", OCIDigest(of: Self.config).description)], body: "{}"),
                 when: RequestMatcher { $0.path.hasSuffix("/manifests/main") })
             let error = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(reference, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.code == .checksumMismatch)
             Self.expectNothingPlaced(scratch)
@@ -115,7 +118,8 @@ import Testing
             manifest: manifest, blobs: [Self.config], served: [OCIDigest(of: Self.weights): tampered]
         ) { _, reference, scratch in
             let error = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(reference, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.code == .checksumMismatch, "\(String(describing: error))")
             #expect(error?.message.contains("model.safetensors") == true, "\(error?.message ?? "")")
@@ -156,7 +160,8 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: scratch.path("inner/escaped.bin").path))
             #expect(!FileManager.default.fileExists(atPath: "/etc/modeldepot-escaped"))
             let cacheError = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(reference, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(cacheError?.code == .protocolViolation)
             Self.expectNothingPlaced(scratch)
@@ -168,7 +173,8 @@ import Testing
         let manifest = try Self.manifest(many)
         try await Self.withRegistry(manifest: manifest, blobs: []) { server, reference, scratch in
             let error = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(reference, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.code == .protocolViolation)
             #expect(error?.message.contains("\(ModelPackArtifact.maximumLayers + 1) layers") == true)
@@ -183,7 +189,8 @@ import Testing
         }
         try await Self.withRegistry(manifest: manifest, blobs: [Self.weights]) { _, reference, scratch in
             let error = await #expect(throws: ModelDepotError.self) {
-                try await Self.manager(scratch).pullModelPack(reference, client: Self.client(reference))
+                try await Self.manager(scratch).pullModelPack(
+                    reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.message.contains("application/vnd.example.runme") == true, "\(error?.message ?? "")")
             Self.expectNothingPlaced(scratch)
@@ -209,7 +216,8 @@ import Testing
                 .status(401, headers: [("WWW-Authenticate", #"Bearer realm="\#(storage.url("/token"))""#)]), times: 20)
             let error = await #expect(throws: ModelDepotError.self) {
                 try await Self.manager(scratch).pullModelPack(
-                    reference, client: Self.client(reference, credential: .basic(user: "u", password: "p")))
+                    reference, client: Self.client(reference, credential: .basic(user: "u", password: "p")),
+                    trustingRegistry: true)
             }
             // The engine's word for a refusal where a redirect led: the storage refused, however often asked.
             #expect([.unauthorized, .expiredURL].contains(error?.code), "\(String(describing: error))")
@@ -233,7 +241,8 @@ import Testing
         try await Self.withRegistry(manifest: manifest, blobs: [Self.config, pickle]) { _, reference, scratch in
             let error = await #expect(throws: ModelDepotError.self) {
                 try await Self.manager(scratch).pullModelPack(
-                    reference, client: Self.client(reference), policy: DownloadPolicy(refusePickle: true))
+                    reference, client: Self.client(reference), policy: DownloadPolicy(refusePickle: true),
+                    trustingRegistry: true)
             }
             #expect(error?.code == .unsafeFormat)
             #expect(error?.message.contains("pytorch_model.bin") == true, "\(error?.message ?? "")")
@@ -241,27 +250,68 @@ import Testing
         }
     }
 
-    @Test func anArtifactClaimingACommitTheCacheKnowsOtherwiseIsRefused() async throws {
+    @Test func anArtifactIsTakenForAHubCommitOnlyWhenItsFilesAreTheCommits() async throws {
         let manifest = try Self.manifest([("config.json", Self.config)])
         try await Self.withRegistry(manifest: manifest, blobs: [Self.config]) { _, reference, scratch in
+            // No Hub to ask (offline): refused, unless the registry is trusted, a signature or a lock vouches.
             let manager = Self.manager(scratch)
-            // The cache recorded the commit's listing: config.json is another file there.
-            _ = try await manager.pullModelPack(reference, client: Self.client(reference))
-            let repository = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
-            let snapshotFile = repository.snapshotFile(Self.commit, try RepoFilePath("config.json"))
-            #expect(try [UInt8](Data(contentsOf: snapshotFile)) == Self.config)
-            let forged = try Self.manifest([("config.json", Array(#"{"model_type":"evil"}"#.utf8))])
-            let other = try await FaultServer.start(files: [
-                "/v2/": Array("{}".utf8), "/v2/acme/tiny/manifests/main": forged,
-            ])
-            defer { Task { try await other.shutdown() } }
-            let otherReference = try OCIReference(parsing: "oci://127.0.0.1:\(other.baseURL.port!)/acme/tiny:main")
-            let error = await #expect(throws: ModelDepotError.self) {
-                try await manager.pullModelPack(otherReference, client: Self.client(otherReference))
+            let unconfirmed = await #expect(throws: ModelDepotError.self) {
+                try await manager.pullModelPack(reference, client: Self.client(reference))
             }
-            #expect(error?.code == .checksumMismatch)
-            #expect(error?.message.contains("not the file the Hub listed") == true, "\(error?.message ?? "")")
-            #expect(try [UInt8](Data(contentsOf: snapshotFile)) == Self.config, "the cached file is untouched")
+            #expect(unconfirmed?.message.contains("--trust-registry") == true, "\(unconfirmed?.message ?? "")")
+            Self.expectNothingPlaced(scratch)
+
+            // A Hub that lists other bytes for the commit: refused, though the registry is consistent in itself.
+            let hubListing =
+                #"[{"type":"file","path":"config.json","size":18,"oid":"\#(String(repeating: "1", count: 40))"}]"#
+            let hub = try await FaultServer.start(files: [
+                "/api/models/acme/tiny/tree/\(Self.commit)": Array(hubListing.utf8),
+                "/api/models/acme/tiny/tree/\(Self.commit)/": Array(hubListing.utf8),
+            ])
+            defer { Task { try await hub.shutdown() } }
+            let asking = try ModelManager(
+                configuration: .init(endpoint: hub.baseURL, cache: HubCache(root: scratch.path("cache"))))
+            let differs = await #expect(throws: ModelDepotError.self) {
+                try await asking.pullModelPack(reference, client: Self.client(reference))
+            }
+            #expect(differs?.code == .checksumMismatch, "\(String(describing: differs))")
+            #expect(differs?.message.contains("not the file the Hub lists") == true, "\(differs?.message ?? "")")
+            Self.expectNothingPlaced(scratch)
+
+            // A listing the cache recorded holds even a trusted registry to it; a ref the cache has is not moved.
+            let repository = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
+            try repository.recordTree(
+                RecordedTree(files: [
+                    try RepoFilePath("config.json"): .init(size: 18, blobID: String(repeating: "1", count: 40))
+                ]),
+                commit: Self.commit)
+            let recorded = await #expect(throws: ModelDepotError.self) {
+                try await manager.pullModelPack(reference, client: Self.client(reference), trustingRegistry: true)
+            }
+            #expect(recorded?.code == .checksumMismatch)
+        }
+    }
+
+    @Test func aTrustedArtifactNeverMovesARefNorReplacesABlobNamedByAGitID() async throws {
+        // The annotation claims LFS for a small file and names the git blob id of other content.
+        let genuine = Array(#"{"genuine":true}"#.utf8)
+        let genuineID = GitBlob.id(of: genuine)
+        let manifest = try Self.manifest([("config.json", Self.config)]) { descriptor, _ in
+            descriptor.annotations?[OCIMediaType.hubBlobIDAnnotation] = genuineID
+        }
+        try await Self.withRegistry(manifest: manifest, blobs: [Self.config]) { _, reference, scratch in
+            let manager = Self.manager(scratch)
+            let repository = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
+            let other = String(repeating: "cd", count: 20)
+            try HubCache.createFolder(repository.blob(genuineID).deletingLastPathComponent())
+            try Data(genuine).write(to: repository.blob(genuineID))
+            try repository.setRef("main", to: other)
+            let error = await #expect(throws: ModelDepotError.self) {
+                try await manager.pullModelPack(reference, client: Self.client(reference), trustingRegistry: true)
+            }
+            #expect(error?.code == .checksumMismatch, "\(String(describing: error))")
+            #expect(try [UInt8](Data(contentsOf: repository.blob(genuineID))) == genuine, "the genuine blob is intact")
+            #expect(repository.commit(forRevision: "main") == other)
         }
     }
 

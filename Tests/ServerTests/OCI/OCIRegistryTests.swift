@@ -36,6 +36,11 @@ import Testing
         }
     }
 
+    /// A manager of another cache that asks the same Hub (the mirror) as `manager`: what confirms a pulled artifact.
+    static func manager(_ root: URL, askingTheHubOf manager: ModelManager) throws -> ModelManager {
+        try ModelManager(configuration: .init(endpoint: manager.pull.hub.endpoint, cache: HubCache(root: root)))
+    }
+
     static func client(_ registry: DistributionRegistry, credential: RegistryCredential? = nil) -> RegistryClient {
         RegistryClient(registry: URL(string: "http://\(registry.address)")!, credential: credential)
     }
@@ -75,7 +80,7 @@ import Testing
 
                 // Pulled into another cache, it is the same commit, with the same blob names Python gave.
                 let otherCache = HubCache(root: scratch.path("other-cache"))
-                let other = ModelManager(managingCache: .init(cache: otherCache))
+                let other = try Self.manager(otherCache.root, askingTheHubOf: manager)
                 let pulled = try await other.pullModelPack(reference, client: client)
                 #expect(pulled.commit == commit && pulled.filesDownloaded == 5 && pulled.digest == first.digest)
                 let source = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
@@ -101,7 +106,9 @@ import Testing
                     #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent(name))) == bytes)
                 }
                 let staging = folder.appendingPathComponent(".cache/modeldepot/oci")
-                #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).isEmpty)
+                let left = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
+                #expect(
+                    left.allSatisfy { $0.hasSuffix(".lock") }, "only lock files stay, as huggingface_hub's: \(left)")
             }
         }
     }
@@ -132,7 +139,7 @@ import Testing
                     OCIDigest(of: Array(raw.utf8)).description == pushed.digest, "skopeo kept the manifest as it is")
 
                 // What skopeo copied back pulls as the same model.
-                let other = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("from-skopeo"))))
+                let other = try Self.manager(scratch.path("from-skopeo"), askingTheHubOf: manager)
                 let pulled = try await other.pullModelPack(
                     try OCIReference(parsing: "oci://\(registry.address)/copied/tiny:v1"), client: Self.client(registry)
                 )
@@ -184,7 +191,7 @@ import Testing
                 #expect(pushed.blobsUploaded == 5)
 
                 let wrong = await #expect(throws: ModelDepotError.self) {
-                    try await ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("c2"))))
+                    try await Self.manager(scratch.path("c2"), askingTheHubOf: manager)
                         .pullModelPack(
                             reference, client: Self.client(registry, credential: .basic(user: "depot", password: "no")))
                 }
@@ -211,7 +218,7 @@ import Testing
                 #expect(decoded.repositories.first?.oci == locked.oci, "the lock file keeps the artifact")
 
                 // pull --locked takes it from the registry into another cache; verify holds the cache to it.
-                let other = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("locked"))))
+                let other = try Self.manager(scratch.path("locked"), askingTheHubOf: manager)
                 let snapshots = try await other.download(lock: decoded) { _ in client }
                 #expect(snapshots.first?.commit == commit)
                 #expect(await other.verify(lock: decoded).isEmpty)
@@ -229,7 +236,7 @@ import Testing
                 // A lock whose files the artifact does not hold refuses it before any layer is fetched.
                 var forged = locked
                 forged.files[0].size += 1
-                let third = ModelManager(managingCache: .init(cache: HubCache(root: scratch.path("third"))))
+                let third = try Self.manager(scratch.path("third"), askingTheHubOf: manager)
                 let error = await #expect(throws: ModelDepotError.self) {
                     try await third.download(lock: ModelLock(repositories: [forged])) { _ in client }
                 }
@@ -329,7 +336,8 @@ import Testing
                 #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent(name))) == bytes, "\(name)")
             }
             let staging = folder.appendingPathComponent(".cache/modeldepot/oci")
-            #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).isEmpty)
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
+            #expect(left.allSatisfy { $0.hasSuffix(".lock") }, "only lock files stay, as huggingface_hub's: \(left)")
         }
     }
 
