@@ -6,9 +6,9 @@
 # The model: a folder served by our mirror, pulled into a Hub cache (not timed): weights.bin of --mib MiB random
 # bytes (LFS) and a small config.json. Push: ours `modeldepot push` to registry A against `skopeo copy dir:… docker://`
 # of the same artifact (taken from A into a dir layout first, not timed) to a fresh registry B. Pull: `modeldepot pull
-# oci://` into a fresh cache (every layer digest-checked, linked into the snapshot) against `skopeo copy docker://…
-# dir:` (digest-checked too), both from registry A, each run twice alternately (the best of each counts). Needs about
-# 7× --mib of disk.
+# oci://` into a fresh cache (the files confirmed against the mirror's listing as the Hub's, every layer
+# digest-checked, linked into the snapshot) against `skopeo copy docker://… dir:` (digest-checked too), both from
+# registry A, each run twice alternately (the best of each counts). Needs about 7× --mib of disk.
 #
 #   bench/oci.sh [--mib 1024]
 set -euo pipefail
@@ -58,7 +58,10 @@ t_again=$(seconds "$bin" push acme/big "oci://127.0.0.1:$a/acme/big:v1" --cache-
 skopeo copy --src-tls-verify=false "docker://127.0.0.1:$a/acme/big:v1" "dir:$work/layout" > /dev/null
 t_skopeo_push=$(seconds skopeo copy --dest-tls-verify=false "dir:$work/layout" "docker://127.0.0.1:$b/acme/big:v1")
 
-pull_ours() { rm -rf "$work/pulled"; seconds "$bin" pull "oci://127.0.0.1:$a/acme/big:v1" --cache-dir "$work/pulled"; }
+pull_ours() {
+    rm -rf "$work/pulled"
+    seconds "$bin" pull "oci://127.0.0.1:$a/acme/big:v1" --cache-dir "$work/pulled" --endpoint "http://127.0.0.1:$mirror"
+}
 pull_skopeo() {
     rm -rf "$work/out"
     seconds skopeo copy --src-tls-verify=false "docker://127.0.0.1:$a/acme/big:v1" "dir:$work/out"

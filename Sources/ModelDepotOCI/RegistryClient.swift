@@ -116,7 +116,7 @@ public final class RegistryClient: Sendable {
                 throw ModelDepotError(
                     .unauthorized,
                     credential == nil
-                        ? "\(host) asks for a user name and password; log in (docker login or skopeo login write ~/.docker/config.json or auth.json) or give --registry-token-file."
+                        ? "\(host) asks for a user name and password; log in (docker login or skopeo login write ~/.docker/config.json or auth.json; credential helpers, credsStore and credHelpers, are not read) or give --registry-token-file."
                         : "\(host) refused the credential given for it; check the user name and password (or token).")
             }
             state.withLock { $0.basic = true }

@@ -102,7 +102,7 @@ extension ModelManager {
     }
 
     /// Pulls exactly what `lock` names, as ``download(lock:)`` does; a repository whose entry names an OCI artifact
-    /// (``ModelLock/Repository/oci``) comes from there, through the client `registries` gives for its registry.
+    /// (`ModelLock.Repository.oci`) comes from there, through the client `registries` gives for its registry.
     public func download(
         lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
     ) async throws -> [Snapshot] {

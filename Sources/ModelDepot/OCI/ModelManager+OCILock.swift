@@ -6,7 +6,7 @@ import ModelDepotTrust
 extension ModelManager {
     /// The lock entry of the artifact `reference` names: the Hub repository and commit its annotations name, each
     /// file's size and digest as its layer gives them (the SHA-256 of an LFS file, the git blob id of another), and
-    /// the artifact pinned by its manifest's digest (``ModelLock/Repository/oci``): "this commit is this digest".
+    /// the artifact pinned by its manifest's digest (`ModelLock.Repository.oci`): "this commit is this digest".
     ///
     /// - Throws: `invalidArgument` for an artifact that names no Hub commit or holds tar layers (whose files are known
     ///   only once unpacked: pull it, then lock the repository); the pull's errors for a manifest refused.
