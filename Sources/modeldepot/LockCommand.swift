@@ -42,6 +42,12 @@
 
         @OptionGroup var registry: RegistryOptions
 
+        @Flag(
+            help:
+                "oci:// targets: lock what the artifact says without asking the Hub to confirm its files (an air-gapped registry)."
+        )
+        var trustRegistry = false
+
         @OptionGroup var catalogOptions: CatalogOptions
 
         var failuresAsJSON: Bool { json }
@@ -93,7 +99,9 @@
                 var repositories = try await models.lock(try lockTargets()).repositories
                 for target in targets where OCIReference.names(target) {
                     let reference = try registry.reference(target)
-                    repositories.append(try await models.lockModelPack(reference, client: try registries(reference)))
+                    repositories.append(
+                        try await models.lockModelPack(
+                            reference, client: try registries(reference), trustingRegistry: trustRegistry))
                 }
                 lock = ModelLock(repositories: repositories)
             }

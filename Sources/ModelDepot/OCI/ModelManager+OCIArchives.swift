@@ -24,6 +24,14 @@ extension ModelManager {
         into staging: URL, taken: Set<RepoFilePath>
     ) async throws -> (files: [(ModelPackArtifact.File, URL)], written: [URL]) {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        // The layers, then what they hold (a gzip layer's up to its expansion limit).
+        let unpacking = archives.map { archive -> ModelPackArtifact.File in
+            let size = archive.gzip ? Int64(Self.maximumGzipExpansion) : archive.descriptor.size
+            return ModelPackArtifact.File(
+                path: (try? RepoFilePath("layer")) ?? taken.first!, size: archive.descriptor.size + size,
+                digest: archive.descriptor.digest, blobID: nil, lfs: true)
+        }
+        try checkSpace(for: unpacking, in: staging, name: reference.description)
         for archive in archives where archive.gzip && archive.descriptor.size > Self.maximumGzipLayer {
             throw ModelDepotError(
                 .protocolViolation,
@@ -104,13 +112,8 @@ extension ModelManager {
         defer { if gzip { try? FileManager.default.removeItem(at: tar) } }
         let members = try TarArchive.members(
             of: tar, what: "a tar layer ModelDepot unpacks (\(name))", inside: "the model folder",
-            strippingPrefixes: modelcarLayout ? ["/models/", "models/"] : []
+            strippingPrefixes: modelcarLayout ? ["/models/", "models/"] : [], maximumMembers: maximumTarMembers
         ) { (try? RepoFilePath($0)) != nil }
-        guard members.count <= maximumTarMembers else {
-            throw ModelDepotError(
-                .protocolViolation,
-                "\(name) holds \(members.count) files, more than the \(maximumTarMembers) a layer may.")
-        }
         var files: [(RepoFilePath, Int64, String, URL)] = []
         let input = try FileHandle(forReadingFrom: tar)
         defer { try? input.close() }

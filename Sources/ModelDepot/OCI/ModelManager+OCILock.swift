@@ -8,9 +8,21 @@ extension ModelManager {
     /// file's size and digest as its layer gives them (the SHA-256 of an LFS file, the git blob id of another), and
     /// the artifact pinned by its manifest's digest (`ModelLock.Repository.oci`): "this commit is this digest".
     ///
+    /// The files are held to the Hub's listing of the commit first (recorded in the cache, else asked now), as a
+    /// pull is, unless `trustingRegistry`: a lock vouches for what it names when pulled.
+    ///
     /// - Throws: `invalidArgument` for an artifact that names no Hub commit or holds tar layers (whose files are known
-    ///   only once unpacked: pull it, then lock the repository); the pull's errors for a manifest refused.
-    public nonisolated func lockModelPack(_ reference: OCIReference, client: RegistryClient) async throws
+    ///   only once unpacked: pull it, then lock the repository); the pull's errors for a manifest refused or a file
+    ///   the Hub lists otherwise.
+    public nonisolated func lockModelPack(
+        _ reference: OCIReference, client: RegistryClient, trustingRegistry: Bool = false
+    ) async throws -> ModelLock.Repository {
+        try await lockModelPack(reference, client: client, confirming: !trustingRegistry)
+    }
+
+    /// ``lockModelPack(_:client:trustingRegistry:)``; `confirming`: the files are held to the Hub's listing of the
+    /// commit (the cache's recorded one, else asked now) before they are written into a lock.
+    nonisolated func lockModelPack(_ reference: OCIReference, client: RegistryClient, confirming: Bool) async throws
         -> ModelLock.Repository
     {
         let (manifest, digest) = try await Self.modelPackManifest(reference, client: client)
@@ -26,6 +38,16 @@ extension ModelManager {
                 .invalidArgument,
                 "\(reference) holds tar layers, whose files are known only once unpacked; pull it, then lock \(hub.repo)@\(hub.commit)."
             )
+        }
+        if confirming {
+            let recorded = cache.repository(hub.repo, type: hub.type).recordedTree(hub.commit)
+            let listing: RecordedTree
+            if let recorded {
+                listing = recorded
+            } else {
+                listing = try await hubListing(confirming: artifact, hub: hub, reference: reference)
+            }
+            try Self.check(artifact, against: listing, reference: reference, hub: hub)
         }
         return ModelLock.Repository(
             endpoint: pull.hub.endpoint.absoluteString, type: hub.type, repo: hub.repo,
@@ -43,7 +65,8 @@ extension ModelManager {
     public nonisolated func verifyModelPack(_ reference: OCIReference, client: RegistryClient) async throws
         -> [ModelLock.Problem]
     {
-        await verify(lock: ModelLock(repositories: [try await lockModelPack(reference, client: client)]))
+        await verify(
+            lock: ModelLock(repositories: [try await lockModelPack(reference, client: client, confirming: false)]))
     }
 
     /// Pulls a locked repository from the OCI artifact its lock entry names, refusing the artifact unless it holds
@@ -57,7 +80,7 @@ extension ModelManager {
                 .invalidArgument, "The lock names \(reference) for \(repository.repo) without a digest; lock it again.")
         }
         let client = try registries(reference)
-        let offered = try await lockModelPack(reference, client: client)
+        let offered = try await lockModelPack(reference, client: client, confirming: false)
         guard offered.repo == repository.repo, offered.type == repository.type, offered.commit == repository.commit,
             offered.files == repository.files
         else {
@@ -73,6 +96,11 @@ extension ModelManager {
         let pulled = try await pullModelPack(
             reference, client: client, localDirectory: nil, policy: DownloadPolicy(), trustingRegistry: false,
             confirmed: true, progress: { _, _ in })
+        // Files the snapshot held already were not fetched: they are held to the lock too.
+        if let problem = try await BlockingWork.run({ self.verify(repository).first }) {
+            throw ModelDepotError(
+                .checksumMismatch, "After the pull of \(reference), \(problem). Run modeldepot verify --repair.")
+        }
         let folder = URL(fileURLWithPath: pulled.folder)
         return Snapshot(
             repo: repository.repo, type: repository.type, commit: repository.commit, folder: folder,

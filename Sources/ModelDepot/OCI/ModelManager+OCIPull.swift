@@ -147,31 +147,14 @@ extension ModelManager {
         let recorded = repository.recordedTree(commit)
         var listing = recorded
         if listing == nil, !(confirmed || trustingRegistry || policy.signature != nil) {
-            do {
-                listing = try RecordedTree(
-                    entries: try await pull.hub.listFiles(hub.repo, type: hub.type, revision: commit))
-            } catch let error as ModelDepotError {
-                throw ModelDepotError(
-                    error.code == .repositoryNotFound || error.code == .revisionNotFound
-                        ? .checksumMismatch : error.code,
-                    "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), and \(pull.hub.endpoint.absoluteString) could not confirm its files (\(error.message)). Pull it with --trust-registry to take the registry's word, with --require-signature, or from a lock (pull --locked).",
-                    underlying: error)
-            }
+            listing = try await hubListing(confirming: artifact, hub: hub, reference: reference)
         }
         // The name of each file's blob, as the listing gives it when there is one; what could be checked of the bytes.
+        if let listing { try Self.check(artifact, against: listing, reference: reference, hub: hub) }
         var tree = RecordedTree(files: [:])
         for file in artifact.files {
             if let listing {
-                guard let listed = listing.files[file.path], listed.size == file.size,
-                    listed.lfsSHA256.map({ $0 == file.digest.hex })
-                        ?? (file.blobID == nil || file.blobID == listed.blobID)
-                else {
-                    throw ModelDepotError(
-                        .checksumMismatch,
-                        "\(reference) says it is \(hub.repo)@\(commit.prefix(12)), but its \(file.path) is not the file the Hub lists for that commit; refusing it."
-                    )
-                }
-                tree.files[file.path] = listed
+                tree.files[file.path] = listing.files[file.path]
             } else {
                 tree.files[file.path] = RecordedTree.File(
                     size: file.size, blobID: file.blobID ?? "", lfsSHA256: file.lfs ? file.digest.hex : nil,
@@ -191,23 +174,29 @@ extension ModelManager {
         // Unpacked files go to their blobs now, checked as a download is (a git blob id name is the content's).
         var moved: [URL] = []
         var blobs: [RepoFilePath: URL] = [:]
-        for file in needed {
-            guard let staged = unpacked[file.path] else { continue }
-            let name = names[file.path]!
-            let blob = repository.blob(name)
-            if HubEncoding.isGitID(name),
-                try await BlockingWork.run({ try FileDigests.gitBlobID(ofFileAt: staged.path) }) != name
-            {
-                throw ModelDepotError(
-                    .checksumMismatch, "\(file.path) of \(reference) is not the file the Hub lists for it; refusing it."
-                )
+        do {
+            for file in needed {
+                guard let staged = unpacked[file.path] else { continue }
+                let name = names[file.path]!
+                let blob = repository.blob(name)
+                if HubEncoding.isGitID(name),
+                    try await BlockingWork.run({ try FileDigests.gitBlobID(ofFileAt: staged.path) }) != name
+                {
+                    throw ModelDepotError(
+                        .checksumMismatch,
+                        "\(file.path) of \(reference) is not the file the Hub lists for it; refusing it."
+                    )
+                }
+                if CacheScanner.regularFileSize(blob.path) != file.size {
+                    try HubCache.createFolder(blob.deletingLastPathComponent())
+                    try AtomicFile.moveIntoPlace(staged.path, atPath: blob.path)
+                    moved.append(blob)
+                }
+                blobs[file.path] = blob
             }
-            if CacheScanner.regularFileSize(blob.path) != file.size {
-                try HubCache.createFolder(blob.deletingLastPathComponent())
-                try AtomicFile.moveIntoPlace(staged.path, atPath: blob.path)
-                moved.append(blob)
-            }
-            blobs[file.path] = blob
+        } catch {
+            for url in moved { try? FileManager.default.removeItem(at: url) }
+            throw error
         }
         let work = needed.filter { unpacked[$0.path] == nil }
         let total = work.reduce(Int64(0)) { $0 + $1.size }
@@ -234,27 +223,76 @@ extension ModelManager {
             locations[file.path] =
                 blobs[file.path] ?? repository.snapshotFile(commit, file.path).resolvingSymlinksInPath()
         }
+        let staged = StagedSnapshot(
+            request: SnapshotRequest(
+                repo: hub.repo, type: hub.type,
+                revision: try await confirmedRevision(hub, of: repository, asked: listing != nil && recorded == nil)),
+            commit: commit, tree: recorded == nil ? listing : nil,
+            locations: locations, blobs: blobs.mapValues { $0.lastPathComponent }, filesDownloaded: fetched.count,
+            bytesDownloaded: received)
         do {
             try await holdModelPack(locations, to: policy, name: reference.description)
-            // A ref the cache has is never moved by a registry: it names what the Hub said, or what the user pulled.
-            let revision = hub.revision.flatMap { repository.commit(forRevision: $0) == nil ? $0 : nil } ?? commit
-            let staged = StagedSnapshot(
-                request: SnapshotRequest(repo: hub.repo, type: hub.type, revision: revision),
-                commit: commit, tree: recorded == nil ? listing : nil,
-                locations: locations, blobs: blobs.mapValues { $0.lastPathComponent }, filesDownloaded: fetched.count,
-                bytesDownloaded: received)
             if let requirement = policy.signature {
                 try await checkModelPackSignature(staged, requirement, repository: repository, tree: tree)
             }
-            let snapshot = try await pull.publish(staged)
-            return OCIPullResult(
-                reference: reference.description, digest: reference.digest!.description, repo: hub.repo.description,
-                commit: commit, folder: snapshot.folder.path, files: artifact.files.map(\.path.value),
-                filesDownloaded: fetched.count, bytesDownloaded: received)
         } catch {
             // Refused: what this pull fetched goes again (blobs that were there before stay).
             for url in fetched { try? FileManager.default.removeItem(at: url) }
             throw error
+        }
+        // Once publishing starts, nothing is deleted: links made by now lead to these blobs.
+        let snapshot = try await pull.publish(staged)
+        return OCIPullResult(
+            reference: reference.description, digest: reference.digest!.description, repo: hub.repo.description,
+            commit: commit, folder: snapshot.folder.path, files: artifact.files.map(\.path.value),
+            filesDownloaded: fetched.count, bytesDownloaded: received)
+    }
+
+    /// The ref the pull may point at its commit: the artifact's revision, only when the Hub says that revision names
+    /// the commit (`asked`: the Hub was reachable a moment ago) and the cache has no such ref (or anything in its
+    /// place); else the commit itself, which writes no ref. A registry never moves or makes a ref on its own word.
+    nonisolated func confirmedRevision(
+        _ hub: ModelPackArtifact.HubOrigin, of repository: CachedRepository, asked: Bool
+    ) async throws -> String {
+        guard asked, let revision = hub.revision,
+            !FileManager.default.fileExists(atPath: repository.folder.appendingPathComponent("refs/\(revision)").path),
+            let info = try? await pull.hub.repoInfo(hub.repo, type: hub.type, revision: revision),
+            info.sha?.lowercased() == hub.commit
+        else { return hub.commit }
+        return revision
+    }
+
+    /// The Hub's listing of the commit `hub` names, asked now: what confirms an artifact's files are that commit's.
+    ///
+    /// - Throws: what the Hub answered, said as the artifact unconfirmed, with the ways to pull it anyway.
+    nonisolated func hubListing(
+        confirming artifact: ModelPackArtifact, hub: ModelPackArtifact.HubOrigin, reference: OCIReference
+    ) async throws -> RecordedTree {
+        do {
+            return try RecordedTree(
+                entries: try await pull.hub.listFiles(hub.repo, type: hub.type, revision: hub.commit))
+        } catch let error as ModelDepotError {
+            throw ModelDepotError(
+                error.code == .repositoryNotFound || error.code == .revisionNotFound ? .checksumMismatch : error.code,
+                "\(reference) says it is \(hub.repo)@\(hub.commit.prefix(12)), and \(pull.hub.endpoint.absoluteString) could not confirm its files (\(error.message)). Pull it with --trust-registry to take the registry's word, with --require-signature, or from a lock (pull --locked).",
+                underlying: error)
+        }
+    }
+
+    /// Refuses `artifact` unless each of its files is the one `listing` lists (size, and SHA-256 or git blob id).
+    static func check(
+        _ artifact: ModelPackArtifact, against listing: RecordedTree, reference: OCIReference,
+        hub: ModelPackArtifact.HubOrigin
+    ) throws {
+        for file in artifact.files {
+            guard let listed = listing.files[file.path], listed.size == file.size,
+                listed.lfsSHA256.map({ $0 == file.digest.hex }) ?? (file.blobID == nil || file.blobID == listed.blobID)
+            else {
+                throw ModelDepotError(
+                    .checksumMismatch,
+                    "\(reference) says it is \(hub.repo)@\(hub.commit.prefix(12)), but its \(file.path) is not the file the Hub lists for that commit; refusing it."
+                )
+            }
         }
     }
 
@@ -283,7 +321,7 @@ extension ModelManager {
         let root = folder.standardizedFileURL
         for file in artifact.files {
             try LocalDirectory.checkNotGit(file.path)
-            if file.path.components.first == ".cache" {
+            if let first = file.path.components.first, Self.foldedName(first) == ".cache" {
                 throw ModelDepotError(
                     .protocolViolation,
                     "\(reference) names \(file.path), inside the folder's .cache/ bookkeeping; refusing it.")
@@ -299,7 +337,7 @@ extension ModelManager {
         try checkSpace(for: artifact.files + work, in: root, name: reference.description)
         let total = work.reduce(Int64(0)) { $0 + $1.size }
         var (blobs, fetched, received) = try await fetchModelPackLayers(
-            work, from: reference, client: client, total: total, progress: progress
+            work, from: reference, client: client, total: total, progress: progress, verifiesExisting: true
         ) { file in
             let blob = staging.appendingPathComponent(file.digest.hex)
             return (
@@ -346,6 +384,13 @@ extension ModelManager {
             filesDownloaded: fetched.count, bytesDownloaded: received)
     }
 
+    /// A path component as a case-insensitive volume (APFS, NTFS) sees it: lower case, trailing dots and spaces gone.
+    static func foldedName(_ component: String) -> String {
+        var name = Substring(component.lowercased())
+        while let last = name.last, last == "." || last == " " { name = name.dropLast() }
+        return String(name)
+    }
+
     /// Refuses to write `paths` under `root` where a symbolic link (or a file standing where a folder must be) is
     /// in the way, or where a folder is where the file goes: a pull never writes through a link it did not make.
     static func checkDestinations(_ paths: [RepoFilePath], in root: URL) throws {
@@ -379,7 +424,7 @@ extension ModelManager {
     /// Returns where each file is, which blobs this pull wrote, and the bytes received.
     nonisolated func fetchModelPackLayers(
         _ files: [ModelPackArtifact.File], from reference: OCIReference, client: RegistryClient, total: Int64,
-        progress: @escaping @Sendable (Int64, Int64) -> Void,
+        progress: @escaping @Sendable (Int64, Int64) -> Void, verifiesExisting: Bool = false,
         place: @escaping @Sendable (ModelPackArtifact.File) -> (blob: URL, partial: URL, lock: URL, gitBlobID: String?)
     ) async throws -> (blobs: [RepoFilePath: URL], fetched: [URL], received: Int64) {
         let name = reference.repository
@@ -401,9 +446,20 @@ extension ModelManager {
                     guard let file = pending.next() else { return false }
                     group.addTask {
                         let spot = place(file)
+                        // A blob of the cache is named by its content and was checked on its way in; a file staged in
+                        // a folder anyone can write to is hashed before it is taken.
                         if CacheScanner.regularFileSize(spot.blob.path) == file.size {
-                            _ = done.set(file.digest, to: file.size)
-                            return (file, spot.blob, 0, false)
+                            let path = spot.blob.path
+                            var intact = true
+                            if verifiesExisting {
+                                let actual = try? await BlockingWork.run { try FileDigests.sha256(ofFileAt: path) }
+                                intact = actual == file.digest.hex
+                            }
+                            if intact {
+                                _ = done.set(file.digest, to: file.size)
+                                return (file, spot.blob, 0, false)
+                            }
+                            try? FileManager.default.removeItem(at: spot.blob)
                         }
                         try FileManager.default.createDirectory(
                             at: spot.blob.deletingLastPathComponent(), withIntermediateDirectories: true)

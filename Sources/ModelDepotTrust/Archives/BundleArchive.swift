@@ -85,7 +85,7 @@ package enum BundleArchive {
     }
 
     /// Every regular file of the bundle at `url`: a tar holding nothing but regular files and folders, each named by
-    /// the lock or a repository path (``TarArchive/members(of:what:inside:strippingPrefixes:accepts:)``).
+    /// the lock or a repository path (``TarArchive/members(of:what:inside:strippingPrefixes:maximumMembers:accepts:)``).
     package static func members(of url: URL) throws -> [Member] {
         try TarArchive.members(of: url, what: "a bundle ModelDepot imports", inside: "the bundle") {
             $0 == ModelBundle.lockName || (try? RepoFilePath($0)) != nil

@@ -24,10 +24,11 @@ package enum TarArchive {
     /// devices, sparse files) and any name that could leave the folder it is unpacked into or that `accepts`
     /// refuses; `what` says what the archive should have been, in the refusals (`a bundle ModelDepot imports`), and
     /// `inside` what it is unpacked into (`the bundle`). A name starting with one of `droppedPrefixes` is taken without it (olot
-    /// writes a model's files as `models/<path>`, the modelcar layout), before it is checked.
+    /// writes a model's files as `models/<path>`, the modelcar layout), before it is checked. Past `maximumMembers`
+    /// files, the archive is refused before the rest is read.
     package static func members(
         of url: URL, what: String, inside: String, strippingPrefixes droppedPrefixes: [String] = [],
-        accepts: (String) -> Bool
+        maximumMembers: Int = .max, accepts: (String) -> Bool
     ) throws -> [Member] {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw ModelDepotError(.fileSystem, "Cannot open the archive \(url.path).")
@@ -87,6 +88,9 @@ package enum TarArchive {
                     throw refuse("it holds \(name), a path that leaves \(inside)")
                 }
                 members.append(Member(name: clean, offset: start, size: size))
+                guard members.count <= maximumMembers else {
+                    throw refuse("it holds more than \(maximumMembers) files")
+                }
             case UInt8(ascii: "5"):
                 break
             case UInt8(ascii: "x"), UInt8(ascii: "g"):

@@ -275,7 +275,8 @@ import Testing
                 try await asking.pullModelPack(reference, client: Self.client(reference))
             }
             #expect(differs?.code == .checksumMismatch, "\(String(describing: differs))")
-            #expect(differs?.message.contains("not the file the Hub lists") == true, "\(differs?.message ?? "")")
+            // The artifact names no git blob id: the bytes are held to the Hub's as they arrive, and refused.
+            #expect(differs?.message.contains("config.json") == true, "\(differs?.message ?? "")")
             Self.expectNothingPlaced(scratch)
 
             // A listing the cache recorded holds even a trusted registry to it; a ref the cache has is not moved.
@@ -292,8 +293,26 @@ import Testing
         }
     }
 
-    @Test func aTrustedArtifactNeverMovesARefNorReplacesABlobNamedByAGitID() async throws {
-        // The annotation claims LFS for a small file and names the git blob id of other content.
+    @Test func aTrustedArtifactNeverMakesOrMovesARef() async throws {
+        let manifest = try Self.manifest([("config.json", Self.config)])
+        try await Self.withRegistry(manifest: manifest, blobs: [Self.config]) { _, reference, scratch in
+            // The registry's word places the files, but no ref: only the Hub says what a branch names.
+            let manager = Self.manager(scratch)
+            let repository = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
+            let pulled = try await manager.pullModelPack(
+                reference, client: Self.client(reference), trustingRegistry: true)
+            #expect(pulled.commit == Self.commit)
+            #expect(repository.commit(forRevision: "main") == nil, "no ref made on the registry's word")
+            // An existing ref stays where it was.
+            let other = String(repeating: "cd", count: 20)
+            try repository.setRef("main", to: other)
+            _ = try await manager.pullModelPack(reference, client: Self.client(reference), trustingRegistry: true)
+            #expect(repository.commit(forRevision: "main") == other)
+        }
+    }
+
+    @Test func aLayerCannotReplaceABlobNamedByAGitID() async throws {
+        // The annotation names the git blob id of other content, a cached blob of another snapshot.
         let genuine = Array(#"{"genuine":true}"#.utf8)
         let genuineID = GitBlob.id(of: genuine)
         let manifest = try Self.manifest([("config.json", Self.config)]) { descriptor, _ in
@@ -302,16 +321,13 @@ import Testing
         try await Self.withRegistry(manifest: manifest, blobs: [Self.config]) { _, reference, scratch in
             let manager = Self.manager(scratch)
             let repository = manager.cache.repository(try RepoID("acme/tiny"), type: .model)
-            let other = String(repeating: "cd", count: 20)
             try HubCache.createFolder(repository.blob(genuineID).deletingLastPathComponent())
             try Data(genuine).write(to: repository.blob(genuineID))
-            try repository.setRef("main", to: other)
             let error = await #expect(throws: ModelDepotError.self) {
                 try await manager.pullModelPack(reference, client: Self.client(reference), trustingRegistry: true)
             }
             #expect(error?.code == .checksumMismatch, "\(String(describing: error))")
             #expect(try [UInt8](Data(contentsOf: repository.blob(genuineID))) == genuine, "the genuine blob is intact")
-            #expect(repository.commit(forRevision: "main") == other)
         }
     }
 
