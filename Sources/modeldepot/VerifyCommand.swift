@@ -165,6 +165,11 @@
             let client = try registry.client(for: reference, network: try hub.network())
             let models = hub.cacheManager()
             let problems = try await models.verifyModelPack(reference, client: client)
+            try report(problems, against: reference.description, holding: "the cache holds \(reference) exactly")
+        }
+
+        /// Prints `problems` (each a line, or one JSON object), or `holding` when there is none; exit 1 if any.
+        func report(_ problems: [ModelLock.Problem], against what: String, holding: String) throws {
             if json {
                 printJSON([
                     "problems": problems.map {
@@ -173,10 +178,7 @@
                 ])
             } else {
                 for problem in problems { print(problem.description) }
-                printStatus(
-                    problems.isEmpty
-                        ? "the cache holds \(reference) exactly"
-                        : "\(counted(problems.count, "problem")) against \(reference)")
+                printStatus(problems.isEmpty ? holding : "\(counted(problems.count, "problem")) against \(what)")
             }
             if !problems.isEmpty { throw ExitCode(1) }
         }
@@ -192,21 +194,8 @@
             let lock = try ModelLock.load(URL(fileURLWithPath: path))
             let models = hub.cacheManager()
             let problems = await models.verify(lock: lock)
-            if json {
-                printJSON([
-                    "problems": problems.map {
-                        ["repo": $0.repo.description, "path": $0.path ?? "", "problem": $0.message]
-                    }
-                ])
-            } else {
-                for problem in problems { print(problem.description) }
-                let files = lock.repositories.reduce(0) { $0 + $1.files.count }
-                printStatus(
-                    problems.isEmpty
-                        ? "\(counted(files, "file")) match \(path)"
-                        : "\(counted(problems.count, "problem")) against \(path)")
-            }
-            if !problems.isEmpty { throw ExitCode(1) }
+            let files = lock.repositories.reduce(0) { $0 + $1.files.count }
+            try report(problems, against: path, holding: "\(counted(files, "file")) match \(path)")
         }
     }
 #endif

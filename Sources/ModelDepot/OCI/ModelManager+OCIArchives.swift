@@ -25,13 +25,13 @@ extension ModelManager {
     ) async throws -> (files: [(ModelPackArtifact.File, URL)], written: [URL]) {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         // The layers, then what they hold (a gzip layer's up to its expansion limit).
-        let unpacking = archives.map { archive -> ModelPackArtifact.File in
+        let spaceNeeded = try archives.map { archive -> ModelPackArtifact.File in
             let size = archive.gzip ? Int64(Self.maximumGzipExpansion) : archive.descriptor.size
             return ModelPackArtifact.File(
-                path: (try? RepoFilePath("layer")) ?? taken.first!, size: archive.descriptor.size + size,
+                path: try RepoFilePath("layer-\(archive.descriptor.digest.hex)"), size: archive.descriptor.size + size,
                 digest: archive.descriptor.digest, blobID: nil, lfs: true)
         }
-        try checkSpace(for: unpacking, in: staging, name: reference.description)
+        try checkSpace(for: spaceNeeded, in: staging, name: reference.description)
         for archive in archives where archive.gzip && archive.descriptor.size > Self.maximumGzipLayer {
             throw ModelDepotError(
                 .protocolViolation,

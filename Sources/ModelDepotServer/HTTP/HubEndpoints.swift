@@ -264,9 +264,9 @@ struct HubEndpoints: Sendable {
         return response
     }
 
-    static func text(_ text: String) -> Response {
+    static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.contentType] = contentType
         headers[.contentLength] = "\(text.utf8.count)"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }

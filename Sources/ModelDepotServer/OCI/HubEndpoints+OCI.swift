@@ -198,10 +198,5 @@ extension HubEndpoints {
         return response
     }
 
-    static func registryJSON(_ text: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.contentLength] = "\(text.utf8.count)"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
+    static func registryJSON(_ text: String) -> Response { Self.text(text, contentType: "application/json") }
 }
