@@ -9,7 +9,9 @@
 #   - the same N clients each pulling straight from the hub, side by side;
 #   - the tier again, warm (every file in the caches);
 #   - a mirror node killed and its link taken down mid-pull: every client finishes through the other, nothing
-#     corrupt, upstream copies still <= 1.05.
+#     corrupt, upstream copies still <= 1.05;
+#   - a second, small repository (1/8 the size) pulled by one more client while the N pull the first, against the
+#     same pull with the tier idle (both cold): no head-of-line blocking means it need not wait for the first.
 # Every client's snapshot is checked file by file. Needs root; about (2N + 5) × --mib of disk (256 MiB: ~10 GiB at
 # N = 16). Finishes in a few minutes at the default size.
 #
@@ -36,7 +38,7 @@ trap cleanup EXIT
 bin=${MODELDEPOT_BIN:-$(build_release "$root")}
 command -v nginx >/dev/null || { echo "bench/fleet-netns.sh needs nginx: apt-get install -y nginx" >&2; exit 1; }
 
-"$net" up "$id" --clients "$clients" --mirrors 2 --hub-rate "$hub_rate" --lan-rate "$lan_rate" --hub-delay "$hub_delay"
+"$net" up "$id" --clients $((clients + 1)) --mirrors 2 --hub-rate "$hub_rate" --lan-rate "$lan_rate" --hub-delay "$hub_delay"
 on() { local host=$1; shift; "$net" exec "$id" "$host" "$@"; }
 hub=$("$net" addr "$id" hub) nginx_address=$("$net" addr "$id" nginx)
 m1=$("$net" addr "$id" m1) m2=$("$net" addr "$id" m2)
@@ -47,6 +49,10 @@ for i in 1 2 3 4; do head -c $((mib << 18)) /dev/urandom > "$repo/model-0000$i-o
 echo '{"model_type": "bench"}' > "$repo/config.json"
 (cd "$repo" && sha256sum ./*) > "$work/expected.sum"
 size=$(du -cb "$repo"/* | tail -1 | cut -f1)
+second="$work/repos/acme/second"
+mkdir -p "$second"
+head -c $((mib << 17)) /dev/urandom > "$second/model.safetensors"
+echo '{"model_type": "second"}' > "$second/config.json"
 
 # wait_for URL HOST: until HOST reaches URL.
 wait_for() { for _ in $(seq 400); do on "$2" curl -sf -o /dev/null "$1" && return; sleep 0.05; done; echo "no answer from $1" >&2; exit 1; }
@@ -140,6 +146,26 @@ t_fail=$(pull_all "http://$nginx_address:8080" failing)
 fail_bytes=$(( $(hub_tx) - before ))
 stop_tier
 "$net" link "$id" m1 up
+# --- a second repository, alone and while the fleet pulls the first (both cold) ---------------------------------
+extra="c$((clients + 1))"
+pull_second() {
+    local started; started=$(now)
+    on "$extra" "$bin" pull acme/second --endpoint "http://$nginx_address:8080" --cache-dir "$work/second-$1" --quiet > /dev/null
+    elapsed "$started" "$(now)"
+    cmp -s "$second/model.safetensors" "$work/second-$1/models--acme--second/snapshots/"*/model.safetensors ||
+        { echo "the second repository arrived wrong" >&2; exit 1; }
+    rm -rf "${work:?}/second-$1"
+}
+start_tier
+t_second_alone=$(pull_second alone)
+stop_tier
+start_tier
+( sleep 1; pull_second during > "$work/second-during.time" ) &
+second_job=$!
+t_first=$(pull_all "http://$nginx_address:8080" first)
+wait "$second_job"
+t_second_during=$(cat "$work/second-during.time")
+stop_tier
 # --- each client straight from the hub -------------------------------------------------------------------------
 before=$(hub_tx)
 t_direct=$(pull_all "http://$hub:8080" direct)
@@ -158,5 +184,7 @@ print(f"  through the tier, warm:  {$t_warm:.2f} s = {$t_warm/(n*size*8/lan):.2f
 print(f"  a node killed mid-pull:  {$t_fail:.2f} s, every client complete; upstream copies {$fail_bytes/size:.3f} (goal ≤ 1.05)")
 print(f"  straight from the hub:   {$t_direct:.2f} s = {$t_direct/$limit_direct:.2f}× its limit; upstream copies {$direct_bytes/size:.3f}")
 print(f"  tier ÷ straight from the hub: {$t_tier/$t_direct:.2f}")
+second = $(du -cb "$second"/* | tail -1 | cut -f1)
+print(f"  a second repository ({second >> 20} MiB), cold: alone {$t_second_alone:.2f} s; started 1 s into the fleet's pull of the first, {$t_second_during:.2f} s while the first took {$t_first:.2f} s (its share of the hub link: {second*8/hub:.2f} s alone)")
 PY
 [ "$netem" = yes ] || echo "  not run: the loss and jitter comparison with curl and aria2c needs netem, which this kernel lacks"
