@@ -322,33 +322,6 @@
             return snapshot
         }
 
-        /// `oci://…`: a ModelPack artifact, into the cache as the Hub commit it names, or into `--local-dir`.
-        func pullOCI(renderer: ProgressRenderer) async throws {
-            let reference = try registry.reference(source)
-            let client = try registry.client(for: reference, network: try hub.network())
-            var policy = self.policy
-            policy.signature = try signature.trust().map {
-                SignatureRequirement(trust: $0, path: signature.signaturePath)
-            }
-            let models = try manager()
-            let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-            let folder = localDir.map {
-                URL(fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0, relativeTo: cwd)
-            }
-            let result = try await models.pullModelPack(
-                reference, client: client, localDirectory: folder, policy: policy, trustingRegistry: trustRegistry)
-            if outputOptions.json {
-                ProgressRenderer(mode: .json).printJSON(JSONEvent(ociPull: result))
-                return
-            }
-            if !outputOptions.quiet {
-                printStatus(
-                    "pulled \(reference) (\(result.digest)): \(counted(result.files.count, "file")), \(result.filesDownloaded) fetched, \(ByteFormat.string(result.bytesDownloaded)) received\(result.repo.map { " as \($0)@\(result.commit?.prefix(12) ?? "")" } ?? "")"
-                )
-            }
-            print(result.folder)
-        }
-
         /// `--locked FILE`: every repository of the lock at its commit, checked against it before and after.
         func pullLocked(_ path: String) async throws {
             let lock = try ModelLock.load(URL(fileURLWithPath: path))

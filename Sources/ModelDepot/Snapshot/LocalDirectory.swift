@@ -76,11 +76,16 @@ public struct LocalDirectory: Sendable, Hashable {
     /// Refuses a repository path that would write into a git folder (`.git`, in any case, and with the trailing
     /// dots and spaces Windows drops): a listing naming `.git/config` or `.git/hooks/…` would make the user's next
     /// git command in the folder run code.
+    /// A path component as a case-insensitive volume (APFS, NTFS) sees it: lower case, trailing dots and spaces gone.
+    static func foldedName(_ component: String) -> String {
+        var name = Substring(component.lowercased())
+        while let last = name.last, last == "." || last == " " { name = name.dropLast() }
+        return String(name)
+    }
+
     static func checkNotGit(_ path: RepoFilePath) throws {
         for component in path.components {
-            var name = Substring(component.lowercased())
-            while let last = name.last, last == "." || last == " " { name = name.dropLast() }
-            if name == ".git" {
+            if foldedName(component) == ".git" {
                 throw ModelDepotError(
                     .protocolViolation,
                     "Refusing the repository path '\(path)': a local directory never gets files inside a .git folder.")
