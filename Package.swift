@@ -316,7 +316,7 @@ let package = Package(
             name: "ModelDepotTests",
             dependencies: [
                 "ModelDepot", "ModelDepotCore", "ModelDepotTransfer", "ModelDepotHub", "ModelDepotCache",
-                "ModelDepotTrust", "ModelDepotOCI",
+                "ModelDepotTrust", "ModelDepotOCI", "ModelDepotPlatform",
                 "ModelDepotTesting", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -11,7 +11,10 @@
 #   - a mirror node killed and its link taken down mid-pull: every client finishes through the other, nothing
 #     corrupt, upstream copies still <= 1.05;
 #   - a second, small repository (1/8 the size) pulled by one more client while the N pull the first, against the
-#     same pull with the tier idle (both cold): no head-of-line blocking means it need not wait for the first.
+#     same pull with the tier idle (both cold): no head-of-line blocking means it need not wait for the first;
+#   - a mirror found on the LAN with DNS-SD (`serve --advertise` on m1, avahi-daemon and a D-Bus bus per host):
+#     how long `discover` takes, and one client's `pull --discover` (content from the LAN mirror, checked against
+#     the hub's listing) cold and warm, against the same client straight from the hub.
 # Every client's snapshot is checked file by file. Needs root; about (2N + 5) × --mib of disk (256 MiB: ~10 GiB at
 # N = 16). Finishes in a few minutes at the default size.
 #
@@ -170,6 +173,35 @@ stop_tier
 before=$(hub_tx)
 t_direct=$(pull_all "http://$hub:8080" direct)
 direct_bytes=$(( $(hub_tx) - before ))
+# --- a mirror found on the LAN (DNS-SD) -------------------------------------------------------------------------
+"$net" mdns "$id" m1 "$extra"
+on m1 "$bin" serve --upstream "http://$hub:8080" --cache-dir "$work/m1-lan" --host "$m1" --port 8080 \
+    --advertise --advertise-name "bench mirror" > "$work/m1-lan.log" 2>&1 &
+wait_for "http://$m1:8080/healthz" c1
+started=$(now)
+on "$extra" "$bin" discover --json > "$work/discover.json"
+t_discover=$(elapsed "$started" "$(now)")
+# Again, the daemons settled (the first browse meets avahi still probing its host name).
+started=$(now)
+on "$extra" "$bin" discover --json > /dev/null
+t_discover_again=$(elapsed "$started" "$(now)")
+grep -q '"bench mirror"' "$work/discover.json" || { echo "discover did not find the mirror: $(cat "$work/discover.json")" >&2; exit 1; }
+pull_one() {  # pull_one NAME [--discover]: one client, alone; prints its time
+    local name=$1 started; shift
+    started=$(now)
+    on "$extra" "$bin" pull acme/fleet --endpoint "http://$hub:8080" --cache-dir "$work/$name" --quiet "$@" > /dev/null 2>"$work/$name.err" ||
+        { echo "$name failed: $(cat "$work/$name.err")" >&2; exit 1; }
+    elapsed "$started" "$(now)"
+    check "$work/$name"
+    rm -rf "${work:?}/$name"
+}
+before=$(hub_tx)
+t_lan_cold=$(pull_one lan-cold --discover)
+lan_cold_bytes=$(( $(hub_tx) - before ))
+before=$(hub_tx)
+t_lan_warm=$(pull_one lan-warm --discover)
+lan_warm_bytes=$(( $(hub_tx) - before ))
+t_one_direct=$(pull_one one-direct)
 
 netem=$("$net" netem "$id")
 echo "fleet on a simulated network: $clients clients, hub link $hub_rate$([ "$netem" = yes ] && echo ", ${hub_delay} each way" || echo " (this kernel has no netem: no delay)"), LAN $lan_rate per host,"
@@ -186,5 +218,10 @@ print(f"  straight from the hub:   {$t_direct:.2f} s = {$t_direct/$limit_direct:
 print(f"  tier ÷ straight from the hub: {$t_tier/$t_direct:.2f}")
 second = $(du -cb "$second"/* | tail -1 | cut -f1)
 print(f"  a second repository ({second >> 20} MiB), cold: alone {$t_second_alone:.2f} s; started 1 s into the fleet's pull of the first, {$t_second_during:.2f} s while the first took {$t_first:.2f} s (its share of the hub link: {second*8/hub:.2f} s alone)")
+PY
+python3 - <<PY
+size, hub, lan = $size, $hub_bits, $lan_bits
+print(f"  a mirror found on the LAN: discover {$t_discover:.2f} s just after the daemons started, {$t_discover_again:.2f} s after; pull --discover cold {$t_lan_cold:.2f} s (upstream copies {$lan_cold_bytes/size:.3f}), warm {$t_lan_warm:.2f} s (upstream copies {$lan_warm_bytes/size:.3f})")
+print(f"    one client straight from the hub {$t_one_direct:.2f} s (limit size×8/hub = {size*8/hub:.2f} s); warm ÷ straight = {$t_lan_warm/$t_one_direct:.2f} (the LAN's limit ÷ the hub's: {hub/lan:.2f})")
 PY
 [ "$netem" = yes ] || echo "  not run: the loss and jitter comparison with curl and aria2c needs netem, which this kernel lacks"

@@ -1,6 +1,7 @@
 import Foundation
 import ModelDepotCore
 import ModelDepotTransfer
+import Synchronization
 
 extension HubClient {
     /// How a mirror is asked: once. A mirror that is down, failing or slow costs one attempt, not the
@@ -26,18 +27,67 @@ extension HubClient {
         return client
     }
 
-    /// `call` on the first place that answers: a mirror that fails in any way (unreachable, 5xx, timed out,
+    /// This client with its content-only mirrors (found on the network) answering listings when the endpoint
+    /// cannot: for a pull that a lock or a signature holds every file to before anything is published, so what
+    /// such a mirror lists can place nothing the lock or signature does not name. The endpoint is still asked
+    /// first, so a mirror cannot name an older commit for a branch the endpoint can answer for.
+    ///
+    /// The client's ``DiscoveredListings`` says afterwards whether a discovered mirror did answer, so that what it
+    /// listed is not recorded as the commit's tree.
+    package var answeringListingsFromDiscoveredMirrors: HubClient {
+        var client = self
+        client.discoveredListings = DiscoveredListings()
+        return client
+    }
+
+    /// Whether a discovered mirror answered a listing, metadata or info call of a client that lets them
+    /// (``answeringListingsFromDiscoveredMirrors``); shared by the client's copies.
+    package final class DiscoveredListings: Sendable {
+        private let answered = Mutex(false)
+        package init() {}
+        package var happened: Bool { answered.withLock { $0 } }
+        func record() { answered.withLock { $0 = true } }
+    }
+
+    /// `call` on the first place that answers: a named mirror that fails in any way (unreachable, 5xx, timed out,
     /// a 404 for what the endpoint may have, a malformed answer) hands over to the next; the endpoint's own
-    /// answer is final. Cancellation stops at once.
+    /// answer is final. Cancellation stops at once. Content-only mirrors are never asked: what a listing, a file's
+    /// metadata or a range of bytes says comes from a place the user named.
     func failingOver<T>(_ call: (HubClient) async throws -> T) async throws -> T {
         guard !mirrors.isEmpty else { return try await call(self) }
-        for mirror in endpointsInOrder.dropLast() {
+        let places = zip(mirrors, endpointsInOrder)
+        for (mirror, place) in places where mirror.trust == .named {
             do {
-                return try await call(mirror)
+                return try await call(place)
             } catch let error as ModelDepotError where error.code != .cancelled {
                 continue
             }
         }
-        return try await call(withoutMirrors)
+        let discovered = places.filter { $0.0.trust == .contentOnly }.map(\.1)
+        guard !discovered.isEmpty else { return try await call(withoutMirrors) }
+        guard let discoveredListings else {
+            do {
+                return try await call(withoutMirrors)
+            } catch let error as ModelDepotError where error.category == .network {
+                throw error.withMessage(
+                    "\(error.message) A mirror found on the local network stands in for the endpoint only in a pull a lock or a signature holds every file to (pull --locked, --require-signature)."
+                )
+            }
+        }
+        // Only an endpoint out of reach hands over: its "no such repository", "gated" or rate limit is final.
+        do {
+            return try await call(withoutMirrors)
+        } catch let endpointError as ModelDepotError where endpointError.category == .network {
+            for place in discovered {
+                do {
+                    let answer = try await call(place)
+                    discoveredListings.record()
+                    return answer
+                } catch let error as ModelDepotError where error.code != .cancelled {
+                    continue
+                }
+            }
+            throw endpointError
+        }
     }
 }

@@ -21,13 +21,16 @@ public struct HubClient: Sendable {
     /// When true every call fails at once with `notCached`: nothing touches the network.
     public let isOffline: Bool
     /// Mirrors asked before the endpoint, in order (`HubMirror`); the endpoint is the last resort.
-    public internal(set) var mirrors: [HubMirror]
+    public package(set) var mirrors: [HubMirror]
     let transport: any HTTPTransport
     let clock: any Clock<Duration>
     let retryPolicy: RetryPolicy
     let random: @Sendable () -> Double
     /// Told when a call waits before a retry, and when the wait ends (nil): a pull shows it in its progress.
     var waitObserver: (@Sendable (TransferWait?) -> Void)?
+    /// Set for a pull a lock or signature holds: content-only mirrors answer listings once the endpoint could not
+    /// be reached, and this records that they did.
+    package internal(set) var discoveredListings: DiscoveredListings?
     /// Set when a refused connection to a local endpoint ends a call at once (see ``givingUpWhenRefused()``).
     var givesUpWhenRefused = false
     /// Spaces calls out when the Hub's rate limit runs low; shared by this client's copies.

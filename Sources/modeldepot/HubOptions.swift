@@ -89,6 +89,14 @@
                 """)
         var mirrors: [String] = []
 
+        @Flag(
+            help: """
+                Look for mirrors on the local network first (DNS-SD, _hf-mirror._tcp; also MODELDEPOT_DISCOVER=1). One \
+                that answers serves file content only, each file checked against the endpoint's listing; none within \
+                2 seconds: the endpoint alone.
+                """)
+        var discover = false
+
         @Option(
             help: """
                 The proxy for every request, http://[user:password@]host:port or socks5h://host:port (default: \
@@ -143,6 +151,7 @@
             if let endpoint { variables["HF_ENDPOINT"] = endpoint }
             if offline { variables["HF_HUB_OFFLINE"] = "1" }
             if !mirrors.isEmpty { variables["MODELDEPOT_MIRRORS"] = mirrors.joined(separator: ",") }
+            if discover { variables["MODELDEPOT_DISCOVER"] = "1" }
             // --token is explicit: it goes to the endpoint even over http (HF_TOKEN and the token file only over
             // https, or http on this machine).
             return HubEnvironment(variables: variables, explicitToken: token)
@@ -185,11 +194,52 @@
         /// The manager for these flags, tuned by `tune` (the engine flags of `pull`): the only way a command gets one
         /// that may use the network.
         ///
+        /// `pulling`: the command downloads a repository's files, which mirrors found on the local network may serve
+        /// (`--discover`); other commands only ask the endpoint, and never look.
+        ///
         /// - Throws: `invalidURL` for an unusable `--endpoint` or HF_ENDPOINT.
-        func manager(_ tune: (inout ModelManager.Configuration) throws -> Void = { _ in }) throws -> ModelManager {
+        func manager(
+            pulling: Bool = false, _ tune: (inout ModelManager.Configuration) throws -> Void = { _ in }
+        ) async throws -> ModelManager {
             var configuration = try networkConfiguration()
             try tune(&configuration)
+            if pulling, configuration.environment.discoversMirrors {
+                if configuration.environment.isOffline {
+                    StandardStreams.error(
+                        Data(
+                            "Not looking for mirrors on the local network: offline (--offline, HF_HUB_OFFLINE).\n".utf8)
+                    )
+                } else {
+                    await Self.discoverMirrors(into: &configuration)
+                }
+            }
             return try ModelManager(configuration: configuration)
+        }
+
+        /// Adds the mirrors that answer on the local network to `configuration`, saying on stderr what was found; a
+        /// machine without DNS-SD, or no answer, leaves the endpoint alone, said too.
+        static func discoverMirrors(into configuration: inout ModelManager.Configuration) async {
+            let note: String
+            do {
+                let found = try await configuration.discoverMirrors()
+                let usable = found.filter { !$0.tokenRequired }.prefix(MirrorDiscovery.mostUsed)
+                let unused = found.filter { !$0.tokenRequired }.dropFirst(MirrorDiscovery.mostUsed).map {
+                    "Found '\($0.name)' too; only the first \(MirrorDiscovery.mostUsed) found are used.\n"
+                }
+                let skipped = found.filter(\.tokenRequired).map {
+                    "'\($0.name)' wants a token, and a discovered mirror is never sent one; name it with --mirror to use it. "
+                }
+                note =
+                    usable.isEmpty
+                    ? "\(skipped.joined())No mirror answered on the local network within \(MirrorDiscovery.defaultWait); using the endpoint.\n"
+                    : skipped.joined()
+                        + usable.map {
+                            "Found mirror '\($0.name)' at \($0.endpoint.absoluteString) on the local network (file content only, checked against the endpoint's listing).\n"
+                        }.joined() + unused.joined()
+            } catch {
+                note = "warning: \(error.localizedDescription) Using the endpoint.\n"
+            }
+            StandardStreams.error(Data(note.utf8))
         }
 
         /// A manager for work that never needs the network (verifying, exporting): offline when the endpoint

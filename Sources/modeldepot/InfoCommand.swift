@@ -77,7 +77,7 @@
             let id = try entry?.repo ?? reference?.repo ?? RepoID(repo)
             let type = try entry?.repoType ?? reference?.type ?? hub.type()
             let revision = self.revision ?? reference?.revision ?? entry?.revision ?? "main"
-            let models = try hub.manager()
+            let models = try await hub.manager()
             let repository = hub.cache.repository(id, type: type)
             let selection = FileSelection(include: entry?.files ?? include, exclude: exclude)
             let listing: RepositoryListing

@@ -64,7 +64,7 @@
         }
 
         func run() async throws {
-            let models = try hub.manager()
+            let models = try await hub.manager()
             let file = URL(fileURLWithPath: output)
             if check {
                 let lock = try ModelLock.load(file)

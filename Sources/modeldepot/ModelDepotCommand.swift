@@ -17,7 +17,7 @@
                 InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
                 TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
                 RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
-                DemoCommand.self, UICommand.self, EnvCommand.self,
+                DiscoverCommand.self, DemoCommand.self, UICommand.self, EnvCommand.self,
             ]
         )
 

@@ -293,7 +293,7 @@
                             relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)))
                 })
             request.xet = xet
-            let models = try manager()
+            let models = try await manager()
             if dryRun {
                 try await render(models.plan(request), request, with: models)
                 return
@@ -346,7 +346,11 @@
         }
 
         /// The library's manager, with the engine tuned by the flags.
-        func manager() throws -> ModelManager { try hub.manager(tune) }
+        /// `fromHub`: the pull takes a repository's files (which mirrors found on the LAN may serve with `--discover`),
+        /// not a URL's or a registry's.
+        func manager(fromHub: Bool = true) async throws -> ModelManager {
+            try await hub.manager(pulling: fromHub, tune)
+        }
 
         /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
         func pullCatalogEntries(_ entries: [CatalogEntry], renderer: ProgressRenderer) async throws {
@@ -356,7 +360,7 @@
                     "--include/--exclude, --local-dir and file names do not apply to catalog names: '\(source)' already selects its files. Pull the repository (org/name) to choose files yourself."
                 )
             }
-            let models = try manager()
+            let models = try await manager()
             for entry in entries {
                 var request = entry.snapshotRequest
                 request.revision = revision ?? request.revision
@@ -378,7 +382,7 @@
             let destination = try ModelManager.destination(
                 for: source, output: output.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL },
                 in: cwd)
-            let models = try manager()
+            let models = try await manager(fromHub: false)
             let result = try await CancellableRun.run {
                 try await models.downloadFile(from: source, to: destination, sha256: sha256) { renderer.render($0) }
             }

@@ -3,6 +3,7 @@
     import Foundation
     import Logging
     import ModelDepot
+    import ModelDepotCore
     import ModelDepotHTTP
     import ModelDepotServer
     import ModelDepotWeb
@@ -103,6 +104,16 @@
         @Option(help: "The address to listen on.")
         var host: String = "127.0.0.1"
 
+        @Flag(
+            help: """
+                Announce the mirror on the local network with DNS-SD (_hf-mirror._tcp), so clients with --discover \
+                find it. Needs Bonjour (Apple platforms) or avahi-daemon with Avahi's libdns_sd (Linux).
+                """)
+        var advertise = false
+
+        @Option(help: "With --advertise: the name to announce (default: 'modeldepot on HOSTNAME').")
+        var advertiseName: String?
+
         @Option(help: "The port (0 picks a free one).")
         var port: Int = 8080
 
@@ -200,6 +211,18 @@
                 }
             }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+            let loopback = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]."))
+            if advertise, loopback.hasPrefix("127.") || loopback == "::1" || loopback == "localhost" {
+                throw ValidationError(
+                    "--advertise tells the local network where the mirror is, but --host \(host) answers only this machine: give --host 0.0.0.0 or the machine's LAN address."
+                )
+            }
+            if let advertiseName {
+                guard advertise else { throw ValidationError("--advertise-name is for --advertise: give it too.") }
+                guard !advertiseName.isEmpty, advertiseName.utf8.count <= 63 else {
+                    throw ValidationError("--advertise-name must be 1 to 63 bytes (one DNS label).")
+                }
+            }
             guard adminTokenFile == nil || ui else {
                 throw ValidationError("--admin-token-file is for the dashboard: give --ui too.")
             }
@@ -290,11 +313,65 @@
             let ui = self.ui
             server.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
             SecondSignal.exitsAtOnce()
+            let announcement =
+                advertise
+                ? MirrorAnnouncement(tokenRequired: token != nil, scheme: server.tls == nil ? "http" : "https") : nil
+            let advertised = AdvertisementHolder()
+            let name = advertiseName ?? MirrorAdvertisement.defaultName
+            defer { advertised.stop() }
+            if announcement?.scheme == "https" {
+                StandardStreams.error(
+                    Data(
+                        "warning: clients that find the mirror on the LAN reach it by IP address: its certificate must name that address, or they pass it by.\n"
+                            .utf8))
+            }
             try await server.run(host: host, port: port) { url in
                 // Written straight to the descriptor so a parent process reading the pipe sees it at once.
                 StandardStreams.output(Data("listening on \(url.absoluteString)\(warning)\n".utf8))
                 if ui { StandardStreams.output(Data("dashboard at \(url.absoluteString)/ui\n".utf8)) }
+                if let announcement, let port = url.port {
+                    // Announced once it listens, withdrawn when it stops, off the listening callback (the daemon may
+                    // be slow to answer). A failure only tells the LAN less: the mirror serves on, saying so.
+                    Task { await advertised.start(name: name, port: UInt16(port), announcement: announcement) }
+                }
             }
+        }
+    }
+
+    /// The mirror's announcement, made once the server listens and withdrawn when `serve` ends (even when it ends
+    /// while the announcement is still being made).
+    final class AdvertisementHolder: @unchecked Sendable {
+        // @unchecked: `advertisement` and `stopped` are read and written under `lock` only.
+        private let lock = NSLock()
+        private var advertisement: MirrorAdvertisement?
+        private var stopped = false
+
+        /// Announces the mirror and says on stderr under which name the daemon confirmed it, or why not.
+        func start(name: String, port: UInt16, announcement: MirrorAnnouncement) async {
+            do {
+                // Registering talks to the daemon (over D-Bus with Avahi) and may block: off the cooperative pool.
+                let made = try await BlockingWork.run {
+                    try MirrorAdvertisement(name: name, port: port, announcement: announcement)
+                }
+                let keep = lock.withLock {
+                    if !stopped { advertisement = made }
+                    return !stopped
+                }
+                guard keep else { return made.stop() }
+                let registered = try await made.confirmed()
+                StandardStreams.error(
+                    Data("announced as '\(registered)' (\(MirrorAnnouncement.serviceType)) on the local network\n".utf8)
+                )
+            } catch {
+                StandardStreams.error(Data("warning: \(error.localizedDescription) Not announced.\n".utf8))
+            }
+        }
+
+        func stop() {
+            lock.withLock {
+                stopped = true
+                return advertisement
+            }?.stop()
         }
     }
 #endif

@@ -12,7 +12,7 @@
         static let prefix = "MODELDEPOT_SERVE_"
         /// `serve`'s flags that take no value: `true`/`false` (also `1`/`0`, `yes`/`no`) say whether each is given.
         static let switches: Set<String> = [
-            "cache", "ui", "no-sendfile", "finish-abandoned-pulls", "xet", "xet-uploads",
+            "cache", "ui", "no-sendfile", "finish-abandoned-pulls", "xet", "xet-uploads", "advertise",
         ]
         /// Options that may be given several times: a comma-separated variable, or the name repeated in the file.
         static let repeatable: Set<String> = ["allowed-host"]

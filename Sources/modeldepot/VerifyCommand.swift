@@ -75,10 +75,7 @@
                 return
             }
             // Verifying needs no Hub (a broken endpoint setting must not stop it); repairing does.
-            let models =
-                repair
-                ? try hub.manager()
-                : hub.cacheManager()
+            let models = repair ? try await hub.manager(pulling: true) : hub.cacheManager()
             var repositories: [(id: RepoID, type: RepoType)] = []
             if let repo {
                 let reference = try hub.cacheOptions.reference(repo)

@@ -10,7 +10,7 @@ import Testing
     static let commands = [
         "pull", "push", "lock", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "transcribe",
         "export",
-        "import", "rm", "prune", "pin", "search", "serve", "demo", "ui", "env",
+        "import", "rm", "prune", "pin", "search", "serve", "discover", "demo", "ui", "env",
     ]
 
     @Test func overviewListsEveryCommandAndExitsZero() async throws {

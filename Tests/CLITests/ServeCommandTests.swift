@@ -109,7 +109,7 @@ import Testing
         }
         #expect(
             Set(switches).subtracting(["help", "version"]) == [
-                "cache", "ui", "no-sendfile", "finish-abandoned-pulls", "xet", "xet-uploads",
+                "cache", "ui", "no-sendfile", "finish-abandoned-pulls", "xet", "xet-uploads", "advertise",
             ])
     }
 }

@@ -187,6 +187,14 @@ enum RunningAMirrorSamples {
         return try ModelManager(
             configuration: .init(endpoint: mirror, cache: HubCache(root: ModelStorage().cacheDirectory)))
     }
+
+    static func lookForAMirrorOnTheLAN() async throws -> ModelManager {
+        var configuration = ModelManager.Configuration()
+        let found = try await configuration.discoverMirrors()  // waits 2 s at most
+        print(found.map(\.name))
+        let models = try ModelManager(configuration: configuration)
+        return models
+    }
 }
 
 /// "Shipping models you can reproduce and trust" (compiled; each call is exercised by LockCommandTests,

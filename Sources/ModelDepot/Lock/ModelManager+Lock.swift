@@ -107,6 +107,8 @@ extension ModelManager {
         lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
     ) async throws -> [Snapshot] {
         var snapshots: [Snapshot] = []
+        // Every file is held to the lock before it is published, so a mirror found on the network may list too.
+        let pull = self.pull.answeringListingsFromDiscoveredMirrors
         for repository in lock.repositories {
             if repository.oci != nil {
                 snapshots.append(try await pullLockedModelPack(repository, registries: registries))
@@ -134,7 +136,10 @@ extension ModelManager {
                 repo: repository.repo, type: repository.type, revision: repository.commit,
                 files: repository.files.map(\.path))
             // Staged, checked, then published: files that do not match the lock are never linked.
-            let staged = try await pull.stage(request)
+            var stage = try await pull.stage(request)
+            // A discovered mirror's listing vouches for nothing beyond the locked files: not recorded as the tree.
+            if pull.hub.discoveredListings?.happened == true { stage.tree = nil }
+            let staged = stage
             // Hashes every locked file: off the cooperative pool.
             if let problem = try await BlockingWork.run({ self.verify(repository, staged: staged).first }) {
                 throw ModelDepotError(

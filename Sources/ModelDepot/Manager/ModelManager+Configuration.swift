@@ -49,6 +49,9 @@ extension ModelManager {
         public var apiRetryPolicy: RetryPolicy?
         /// Models shipped inside the app, read in place: found before the cache once verified for this build.
         public var bundled: BundledModels?
+        /// Mirrors found on the local network (``discoverMirrors(within:)``), asked after the named ones for file
+        /// content only: each file is checked against the endpoint's listing (`HubMirror.Trust.contentOnly`).
+        public var discoveredMirrors: [HubMirror] = []
         /// Every sleep and speed measurement of the engine (tests inject their own).
         public var clock: any Clock<Duration> = ContinuousClock()
         /// Told of every wait of the Hub's API calls — retries, and the Hub's rate limits (a 429's wait, calls spaced
@@ -90,6 +93,7 @@ extension ModelManager {
             var hub = try HubClient(
                 environment: environment, transport: apiTransport, clock: clock, retryPolicy: apiRetries)
             hub.waitListener = hubWaitListener
+            hub.mirrors += discoveredMirrors.map { HubMirror(endpoint: $0.endpoint, trust: .contentOnly) }
             return pull(over: hub)
         }
 

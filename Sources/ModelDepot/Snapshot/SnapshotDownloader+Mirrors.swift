@@ -9,7 +9,8 @@ extension SnapshotDownloader {
     static let mirrorRetryPolicy = RetryPolicy(maxAttempts: 2, maxDelay: .seconds(2), budget: .seconds(10))
 
     /// Downloads one file of `request` at `commit` from the first place that serves it: each of the Hub client's
-    /// mirrors in order, then the endpoint (the only place when there are no mirrors).
+    /// mirrors in order, then the endpoint (the only place when there are no mirrors). A content-only mirror is
+    /// asked only for a blob whose name the download verifies.
     ///
     /// A mirror that fails in any way but cancellation or a full disk hands over to the next place; the
     /// endpoint's error is final. With mirrors the sidecar is keyed by the blob's name, not the URL, so the bytes
@@ -21,13 +22,19 @@ extension SnapshotDownloader {
         engine: Downloader, tracker: SnapshotProgressTracker, onDisk: (@Sendable (ByteRangeSet) -> Void)? = nil,
         download: (URL, [(name: String, value: String)]) -> DownloadRequest
     ) async throws -> DownloadResult {
-        let places = hub.endpointsInOrder
-        for (index, place) in places.enumerated() {
+        // A content-only mirror (found on the network) serves only what the download can check: a blob named by
+        // its SHA-256 or git blob id, from a listing it did not give.
+        let checkable = HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag)
+        let places = zip(hub.mirrors.map(\.trust) + [.named], hub.endpointsInOrder)
+            .filter { trust, _ in trust == .named || checkable }
+        for (index, (trust, place)) in places.enumerated() {
             let url = place.resolveURL(request.repo, type: request.type, revision: commit, path: path)
             var attempt = download(url, place.authorization(for: url))
             let isLast = index == places.count - 1
             if places.count > 1 {
-                attempt.resumeKey = "blob:\(etag)"
+                // Bytes are resumed across the places the user named. A content-only mirror's are its own: a hostile
+                // one's partial (wrong bytes, no validators, cut short) is never resumed elsewhere, nor another's by it.
+                attempt.resumeKey = trust == .named ? "blob:\(etag)" : "blob:\(etag)@\(place.endpoint.absoluteString)"
                 tracker.using(endpoint: TransportFailure.serverName(place.endpoint))
             }
             // A mirror gets a short policy, then the next place takes over; the endpoint gets the full one.

@@ -25,7 +25,7 @@ import Synchronization
 /// `blobs/<etag>` and link `snapshots/<commit>/<path>` to it. A file that fails verification is never linked.
 public struct SnapshotDownloader: Sendable {
     /// The Hub the pull resolves revisions and lists files with.
-    public let hub: HubClient
+    public package(set) var hub: HubClient
     /// The cache the pull writes into.
     public let cache: HubCache
     let downloader: Downloader

@@ -130,6 +130,10 @@ public struct HubEnvironment: Sendable {
             .map { try HubMirror(parsing: $0, token: token) }
     }
 
+    /// `MODELDEPOT_DISCOVER` is true: look for mirrors on the local network (DNS-SD, `_hf-mirror._tcp`) before a
+    /// pull, and use what answers as content-only mirrors (`HubMirror.Trust.contentOnly`).
+    public var discoversMirrors: Bool { flag("MODELDEPOT_DISCOVER") }
+
     /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
     public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
 

@@ -7,11 +7,27 @@ public struct HubMirror: Sendable, Hashable {
     public var endpoint: URL
     /// The token the mirror wants, if any. The Hub's token is never sent to a mirror.
     public var token: String?
+    /// How far the mirror is believed.
+    public var trust: Trust
+
+    /// How far a mirror is believed: what it may answer.
+    public enum Trust: Sendable, Hashable {
+        /// A mirror the user named: it answers as the endpoint would, listings included (Python's `HF_ENDPOINT`
+        /// trusts its server the same way). Every file is still checked against the listing's digest.
+        case named
+        /// A mirror found on the network (DNS-SD), which anyone on the link can announce: it serves file content
+        /// only, each file checked against the digest and size in the endpoint's own listing, so it can waste time
+        /// but never place a wrong byte. It answers listings only when the endpoint cannot, and only in a pull that a lock or a
+        /// signature holds every file to before anything is published: how a client cut off from the endpoint
+        /// still uses it.
+        case contentOnly
+    }
 
     /// A mirror at `endpoint`, sent `token` (and only that) when given.
-    public init(endpoint: URL, token: String? = nil) {
+    public init(endpoint: URL, token: String? = nil, trust: Trust = .named) {
         self.endpoint = endpoint
         self.token = token
+        self.trust = trust
     }
 
     /// A mirror from its URL as a user typed it.
