@@ -28,8 +28,8 @@ extension HubClient {
     }
 
     /// This client with its content-only mirrors (found on the network) answering listings when the endpoint
-    /// cannot: for a pull that a lock or a signature holds every file to before anything is published, so what
-    /// such a mirror lists can place nothing the lock or signature does not name. The endpoint is still asked
+    /// cannot be reached: for a pull that a lock holds every file to before anything is published, so what such a
+    /// mirror lists can place nothing the lock does not name. The endpoint is still asked
     /// first, so a mirror cannot name an older commit for a branch the endpoint can answer for.
     ///
     /// The client's ``DiscoveredListings`` says afterwards whether a discovered mirror did answer, so that what it
@@ -38,6 +38,28 @@ extension HubClient {
         var client = self
         client.discoveredListings = DiscoveredListings()
         return client
+    }
+
+    /// The endpoint could not be reached at all (no connection, or one that went silent), as opposed to an answer
+    /// it gave (a 404, a 429, a 5xx, a certificate or a proxy that refused): only then may a discovered mirror list.
+    static func isOutOfReach(_ error: ModelDepotError) -> Bool {
+        error.code == .network || error.code == .stalled
+    }
+
+    /// This client without the hand-over of listings to discovered mirrors: for what no lock checks (a Xet CAS URL
+    /// and its token).
+    package var withoutDiscoveredListings: HubClient {
+        var client = self
+        client.discoveredListings = nil
+        return client
+    }
+
+    /// The discovered mirrors that failed to serve a file, shared by the client's copies: not asked again.
+    package final class DiscoveredFailures: Sendable {
+        private let failed = Mutex<Set<URL>>([])
+        package init() {}
+        package func contains(_ endpoint: URL) -> Bool { failed.withLock { $0.contains(endpoint) } }
+        package func insert(_ endpoint: URL) { _ = failed.withLock { $0.insert(endpoint) } }
     }
 
     /// Whether a discovered mirror answered a listing, metadata or info call of a client that lets them
@@ -65,19 +87,21 @@ extension HubClient {
         }
         let discovered = places.filter { $0.0.trust == .contentOnly }.map(\.1)
         guard !discovered.isEmpty else { return try await call(withoutMirrors) }
+        // Without the hand-over, say what would have let a mirror found on the LAN stand in.
         guard let discoveredListings else {
             do {
                 return try await call(withoutMirrors)
-            } catch let error as ModelDepotError where error.category == .network {
+            } catch let error as ModelDepotError where Self.isOutOfReach(error) {
                 throw error.withMessage(
-                    "\(error.message) A mirror found on the local network stands in for the endpoint only in a pull a lock or a signature holds every file to (pull --locked, --require-signature)."
+                    "\(error.message) A mirror found on the local network stands in for the endpoint only in a pull a lock holds every file to (pull --locked)."
                 )
             }
         }
-        // Only an endpoint out of reach hands over: its "no such repository", "gated" or rate limit is final.
+        // Only an endpoint out of reach hands over: its "no such repository", "gated", rate limit, server error,
+        // certificate or proxy refusal is final.
         do {
             return try await call(withoutMirrors)
-        } catch let endpointError as ModelDepotError where endpointError.category == .network {
+        } catch let endpointError as ModelDepotError where Self.isOutOfReach(endpointError) {
             for place in discovered {
                 do {
                     let answer = try await call(place)

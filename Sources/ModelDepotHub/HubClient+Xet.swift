@@ -23,7 +23,10 @@ extension HubClient {
     /// With mirrors, the first place that answers gives its own CAS, as it gives the listing.
     package func xetAccess(_ repo: RepoID, type: RepoType, revision: String) async throws -> XetAccess {
         if !mirrors.isEmpty {
-            return try await failingOver { try await $0.xetAccess(repo, type: type, revision: revision) }
+            // Never a discovered mirror's word: the CAS URL it names would be fetched from, whatever it is.
+            return try await withoutDiscoveredListings.failingOver {
+                try await $0.xetAccess(repo, type: type, revision: revision)
+            }
         }
         let url = apiURL(repo, type: type, "/xet-read-token/\(HubEncoding.encodeSegment(revision))")
         let (body, response) = try await getWithRetries(url)

@@ -31,6 +31,8 @@ public struct HubClient: Sendable {
     /// Set for a pull a lock or signature holds: content-only mirrors answer listings once the endpoint could not
     /// be reached, and this records that they did.
     package internal(set) var discoveredListings: DiscoveredListings?
+    /// The discovered mirrors that failed a file (``DiscoveredFailures``).
+    package let discoveredFailures = DiscoveredFailures()
     /// Set when a refused connection to a local endpoint ends a call at once (see ``givingUpWhenRefused()``).
     var givesUpWhenRefused = false
     /// Spaces calls out when the Hub's rate limit runs low; shared by this client's copies.

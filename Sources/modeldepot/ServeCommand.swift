@@ -319,6 +319,11 @@
             let advertised = AdvertisementHolder()
             let name = advertiseName ?? MirrorAdvertisement.defaultName
             defer { advertised.stop() }
+            // Loaded now, before the server's threads start: loading Avahi's library sets a variable.
+            if advertise, !MirrorDiscovery.isAvailable {
+                StandardStreams.error(
+                    Data("warning: cannot announce the mirror on the local network: no DNS-SD library here.\n".utf8))
+            }
             if announcement?.scheme == "https" {
                 StandardStreams.error(
                     Data(

@@ -46,11 +46,18 @@ import Testing
         let commit = try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
         let hostile = try await Self.hostileMirror(commit: commit)
 
-        let hub = HubClient(
-            endpoint: origin.url, mirrors: [HubMirror(endpoint: hostile.baseURL, trust: .contentOnly)])
         let cache = HubCache(root: root.path("cache"))
-        let snapshot = try await SnapshotDownloader(hub: hub, cache: cache).download(
-            SnapshotRequest(repo: try RepoID("acme/tiny")))
+        func pull(_ files: [String]?) async throws -> Snapshot {
+            // A client of its own each time: one remembers a mirror that failed it and does not ask again.
+            let hub = HubClient(
+                endpoint: origin.url, mirrors: [HubMirror(endpoint: hostile.baseURL, trust: .contentOnly)])
+            return try await SnapshotDownloader(hub: hub, cache: cache).download(
+                SnapshotRequest(repo: try RepoID("acme/tiny"), files: files))
+        }
+        // The weights alone first, so the mirror is surely asked for them; then the rest.
+        _ = try await pull(["model.safetensors"])
+        let sentForWeights = hostile.bodyBytesSent
+        let snapshot = try await pull(nil)
         try await hostile.shutdown()
 
         #expect(try Data(contentsOf: snapshot.folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
@@ -60,7 +67,7 @@ import Testing
         let asked = hostile.requests.map(\.path)
         #expect(asked.allSatisfy { !$0.hasPrefix("/api/") }, "never asked for a listing or info: \(asked)")
         #expect(asked.contains("/acme/tiny/resolve/\(commit)/model.safetensors"), "asked for content: \(asked)")
-        #expect(hostile.bodyBytesSent >= Int64(Self.weights.count), "and it sent its wrong bytes")
+        #expect(sentForWeights >= Int64(Self.weights.count), "and it sent its wrong bytes")
         let blobs = try FileManager.default.contentsOfDirectory(
             atPath: cache.root.appendingPathComponent("models--acme--tiny/blobs").path)
         #expect(blobs.allSatisfy { !$0.hasSuffix(".incomplete") }, "no partial of the wrong bytes stays: \(blobs)")
@@ -81,10 +88,32 @@ import Testing
         let hub = HubClient(
             endpoint: origin.url, mirrors: [HubMirror(endpoint: hostile.baseURL, trust: .contentOnly)])
         let snapshot = try await SnapshotDownloader(hub: hub, cache: HubCache(root: root.path("cache"))).download(
-            SnapshotRequest(repo: try RepoID("acme/tiny")))
+            SnapshotRequest(repo: try RepoID("acme/tiny"), files: ["model.safetensors"]))
         try await hostile.shutdown()
         #expect(try Data(contentsOf: snapshot.folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
         #expect(hostile.bodyBytesSent >= Int64(Self.weights.count / 2), "the hostile mirror's half was received")
+    }
+
+    @Test func aDiscoveredMirrorsRedirectIsNotFollowed() async throws {
+        let root = try MirrorFailoverTests.makeRoot()
+        defer { root.remove() }
+        let origin = try await Server.start(["--root", root.path("repos").path])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        let commit = try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
+        // A service on this machine the announcer wants the client to reach for it.
+        let service = try await FaultServer.start(files: ["/internal": Array("secret".utf8)])
+        let hostile = try await Self.hostileMirror(commit: commit)
+        hostile.inject(.redirect(to: service.url("/internal").absoluteString), times: 100)
+
+        let hub = HubClient(
+            endpoint: origin.url, mirrors: [HubMirror(endpoint: hostile.baseURL, trust: .contentOnly)])
+        let snapshot = try await SnapshotDownloader(hub: hub, cache: HubCache(root: root.path("cache"))).download(
+            SnapshotRequest(repo: try RepoID("acme/tiny")))
+        try await hostile.shutdown()
+        try await service.shutdown()
+        #expect(try Data(contentsOf: snapshot.folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
+        #expect(hostile.requests.contains { $0.path.contains("/resolve/") }, "the mirror was asked")
+        #expect(service.requests.isEmpty, "its redirect was not followed: \(service.requests.map(\.path))")
     }
 
     @Test func aLockedPullNeverRecordsADiscoveredMirrorsListing() async throws {

@@ -26,6 +26,10 @@ public struct DiscoveredMirror: Sendable, Hashable {
 public enum MirrorDiscovery {
     /// How long a browse waits for a first answer before the pull goes to the endpoint alone.
     public static let defaultWait: Duration = .seconds(2)
+    /// Whether this machine has DNS-SD (loading it the first time: call it before starting threads, since loading
+    /// Avahi's library sets an environment variable).
+    public static var isAvailable: Bool { DNSServiceLibrary.shared != nil }
+
     /// The most discovered mirrors a configuration uses (``ModelManager/Configuration/discoverMirrors(within:)``).
     public static let mostUsed = 3
 
@@ -81,15 +85,19 @@ extension ModelManager.Configuration {
         -> [DiscoveredMirror]
     {
         let found = try await MirrorDiscovery.find(within: wait)
-        // A few: each one a pull asks costs it time when it fails, and anyone on the link can announce many.
-        discoveredMirrors += found.filter { !$0.tokenRequired }.prefix(MirrorDiscovery.mostUsed).map(\.hubMirror)
+        // A few: each one a pull asks costs it time when it fails, and anyone on the link can announce many. One the
+        // user named already is asked as named.
+        let named = Set(((try? environment.mirrors()) ?? []).map(\.endpoint))
+        discoveredMirrors += found.filter { !$0.tokenRequired && !named.contains($0.endpoint) }
+            .prefix(MirrorDiscovery.mostUsed).map(\.hubMirror)
         return found
     }
 }
 
 extension SnapshotDownloader {
-    /// This pull with its discovered mirrors answering listings too: for a pull held to a lock or a signature
-    /// before anything is published, where what such a mirror lists can place nothing they do not name.
+    /// This pull with its discovered mirrors answering listings when the endpoint cannot be reached: for a pull held
+    /// to a lock before anything is published, where what such a mirror lists can place nothing the lock does not
+    /// name.
     var answeringListingsFromDiscoveredMirrors: SnapshotDownloader {
         var pull = self
         pull.hub = hub.answeringListingsFromDiscoveredMirrors

@@ -25,8 +25,20 @@ extension SnapshotDownloader {
         // A content-only mirror (found on the network) serves only what the download can check: a blob named by
         // its SHA-256 or git blob id, from a listing it did not give.
         let checkable = HubEncoding.isSHA256(etag) || HubEncoding.isGitID(etag)
-        let places = zip(hub.mirrors.map(\.trust) + [.named], hub.endpointsInOrder)
-            .filter { trust, _ in trust == .named || checkable }
+        var places = zip(hub.mirrors.map(\.trust) + [.named], hub.endpointsInOrder)
+            .filter { trust, place in
+                // One that failed once in this client's life is not asked again: anyone on the link can announce a
+                // mirror that is slow, silent or wrong, and it costs no more than one file.
+                trust == .named || (checkable && !hub.discoveredFailures.contains(place.endpoint))
+            }
+        // Bytes a named place already sent for this blob are resumed by it, never truncated by a content-only
+        // attempt (which keeps its bytes under a key of its own, in the same partial file).
+        if places.contains(where: { $0.0 == .contentOnly }), let named = places.first(where: { $0.0 == .named })?.1 {
+            let url = named.resolveURL(request.repo, type: request.type, revision: commit, path: path)
+            var resumed = download(url, named.authorization(for: url))
+            resumed.resumeKey = "blob:\(etag)"
+            if engine.resumableBytes(for: resumed) > 0 { places.removeAll { $0.0 == .contentOnly } }
+        }
         for (index, (trust, place)) in places.enumerated() {
             let url = place.resolveURL(request.repo, type: request.type, revision: commit, path: path)
             var attempt = download(url, place.authorization(for: url))
@@ -38,7 +50,15 @@ extension SnapshotDownloader {
                 tracker.using(endpoint: TransportFailure.serverName(place.endpoint))
             }
             // A mirror gets a short policy, then the next place takes over; the endpoint gets the full one.
-            let tries = isLast ? engine : engine.with { $0.retryPolicy = Self.mirrorRetryPolicy }
+            let tries =
+                isLast
+                ? engine
+                : engine.with {
+                    $0.retryPolicy = Self.mirrorRetryPolicy
+                    // A content-only mirror serves what it is asked, itself: its redirect could point this machine
+                    // at anything (a service on loopback, a cloud's metadata address), so it ends its turn instead.
+                    if trust == .contentOnly { $0.maxRedirects = 0 }
+                }
             do {
                 return try await tries.download(
                     attempt,
@@ -50,6 +70,7 @@ extension SnapshotDownloader {
             } catch let error as ModelDepotError
                 where !isLast && error.code != .cancelled && error.code != .insufficientDiskSpace
             {
+                if trust == .contentOnly { hub.discoveredFailures.insert(place.endpoint) }
                 logger.notice(
                     "a mirror failed; the next one takes over",
                     metadata: ["mirror": "\(place.endpoint)", "file": "\(path)", "error": "\(error.message)"])

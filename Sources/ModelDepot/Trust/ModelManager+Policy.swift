@@ -57,20 +57,6 @@ extension ModelManager {
         progress: @escaping @Sendable (SnapshotProgress) -> Void
     ) async throws -> Snapshot {
         let signaturePath = try RepoFilePath(requirement.path)
-        // Every file is held to the signature before it is published, so a mirror found on the network may list too
-        // when the endpoint is out of reach; but a signature says nothing of which commit a branch names, so only the
-        // endpoint (or a named mirror) turns a branch into a commit.
-        let pull = self.pull.answeringListingsFromDiscoveredMirrors
-        var branchCommit: String?
-        if !HubEncoding.isGitID(request.revision), self.pull.hub.mirrors.contains(where: { $0.trust == .contentOnly }) {
-            do {
-                branchCommit = try await self.pull.resolveCommit(request)
-            } catch let error as ModelDepotError where error.category == .network {
-                throw error.withMessage(
-                    "\(error.message) Without the endpoint, a mirror found on the local network serves a signed pull only at a commit id (--revision with the 40-character commit): a signature does not say which commit a branch names."
-                )
-            }
-        }
         var signatureOnly = request
         signatureOnly.selection = .everything
         signatureOnly.files = [requirement.path]
@@ -81,12 +67,6 @@ extension ModelManager {
             throw ModelDepotError(
                 .signatureInvalid,
                 "\(request.repo) has no signature at \(requirement.path); refusing it (a signature is required). Ask the publisher to sign it with model_signing, or name where the signature is (--signature-path)."
-            )
-        }
-        if let branchCommit, signatureStage.commit != branchCommit {
-            throw ModelDepotError(
-                .signatureInvalid,
-                "\(request.repo)'s '\(request.revision)' was \(branchCommit) at the endpoint but the pull staged \(signatureStage.commit); refusing it. Run it again."
             )
         }
         guard let signatureFile = signatureStage.url(of: signaturePath),
@@ -102,9 +82,7 @@ extension ModelManager {
         pinned.revision = signatureStage.commit
         if pinned.files != nil { pinned.files?.append(requirement.path) }
         if refusingPickles { try await refusePickles(in: pinned) }
-        var staged = try signatureStage.adding(try await pull.stage(pinned, progress: progress))
-        // A discovered mirror's listing vouches only for the signed files: not recorded as the commit's tree.
-        if pull.hub.discoveredListings?.happened == true { staged.tree = nil }
+        let staged = try signatureStage.adding(try await pull.stage(pinned, progress: progress))
 
         // What the revision will show once published: the files a snapshot of this commit already holds, and the
         // staged ones in their blobs.

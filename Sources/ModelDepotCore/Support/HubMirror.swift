@@ -17,9 +17,10 @@ public struct HubMirror: Sendable, Hashable {
         case named
         /// A mirror found on the network (DNS-SD), which anyone on the link can announce: it serves file content
         /// only, each file checked against the digest and size in the endpoint's own listing, so it can waste time
-        /// but never place a wrong byte. It answers listings only when the endpoint cannot, and only in a pull that a lock or a
-        /// signature holds every file to before anything is published: how a client cut off from the endpoint
-        /// still uses it.
+        /// but never place a wrong byte. It answers listings only when the endpoint cannot be reached, and only in a pull that a
+        /// lock holds every file to (commit, path, size, digest) before anything is published: how a client cut
+        /// off from the endpoint still uses it. A signature does not do: it names files, not the commit they are
+        /// published under.
         case contentOnly
     }
 
