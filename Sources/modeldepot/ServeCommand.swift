@@ -55,6 +55,14 @@
         )
         var upstreamTokenFile: String?
 
+        @Option(
+            help: """
+                With --upstream: a cache to fill files from before the upstream (the fleet's nginx tier through its \
+                cache-only port, deploy/nginx/modeldepot-fleet-fill.conf), so a node taking over a dead one's files \
+                pulls only what the tier does not hold.
+                """)
+        var fillFrom: String?
+
         @Option(help: "Seconds a branch's commit is trusted before the upstream is asked again.")
         var branchTtl: Double = 60
 
@@ -198,9 +206,10 @@
                 }
                 try FileManager.default.createDirectory(at: cacheFolder, withIntermediateDirectories: true)
                 if let maxSize { _ = try ByteSize.parse(maxSize) }
-            } else if upstreamTokenFile != nil || maxSize != nil {
+                if let fillFrom { _ = try HubMirror(parsing: fillFrom) }
+            } else if upstreamTokenFile != nil || maxSize != nil || fillFrom != nil {
                 throw ValidationError(
-                    "\(upstreamTokenFile != nil ? "--upstream-token-file" : "--max-size") is for --upstream; give the upstream's URL too."
+                    "\(upstreamTokenFile != nil ? "--upstream-token-file" : maxSize != nil ? "--max-size" : "--fill-from") is for --upstream; give the upstream's URL too."
                 )
             }
             for folder in [root, datasetRoot, cache || upstream != nil ? cacheFolder.path : nil].compactMap({ $0 }) {
@@ -266,17 +275,18 @@
             let datasetRoots = datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
             var server: MirrorServer
             if let upstream, let url = URL(string: upstream) {
+                var settings = Upstream(
+                    endpoint: url, token: try upstreamTokenFile.map(Self.readToken),
+                    branchTTL: .milliseconds(Int64(branchTtl * 1000)),
+                    maxCacheSize: try maxSize.map(ByteSize.parse),
+                    pullLimits: PullLimits(
+                        concurrent: maxUpstreamPulls, queued: maxQueuedPulls,
+                        abandonedGrace: finishAbandonedPulls
+                            ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)),
+                        perClient: maxPullsPerClient))
+                settings.fillFrom = try fillFrom.map { [try HubMirror(parsing: $0).endpoint] } ?? []
                 server = try MirrorServer(
-                    upstream: Upstream(
-                        endpoint: url, token: try upstreamTokenFile.map(Self.readToken),
-                        branchTTL: .milliseconds(Int64(branchTtl * 1000)),
-                        maxCacheSize: try maxSize.map(ByteSize.parse),
-                        pullLimits: PullLimits(
-                            concurrent: maxUpstreamPulls, queued: maxQueuedPulls,
-                            abandonedGrace: finishAbandonedPulls
-                                ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)),
-                            perClient: maxPullsPerClient)),
-                    cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
+                    upstream: settings, cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
             } else {
                 server = MirrorServer(
                     roots: roots, datasetRoots: datasetRoots, caches: cache ? [cacheFolder] : [], token: token)
@@ -340,43 +350,6 @@
                     Task { await advertised.start(name: name, port: UInt16(port), announcement: announcement) }
                 }
             }
-        }
-    }
-
-    /// The mirror's announcement, made once the server listens and withdrawn when `serve` ends (even when it ends
-    /// while the announcement is still being made).
-    final class AdvertisementHolder: @unchecked Sendable {
-        // @unchecked: `advertisement` and `stopped` are read and written under `lock` only.
-        private let lock = NSLock()
-        private var advertisement: MirrorAdvertisement?
-        private var stopped = false
-
-        /// Announces the mirror and says on stderr under which name the daemon confirmed it, or why not.
-        func start(name: String, port: UInt16, announcement: MirrorAnnouncement) async {
-            do {
-                // Registering talks to the daemon (over D-Bus with Avahi) and may block: off the cooperative pool.
-                let made = try await BlockingWork.run {
-                    try MirrorAdvertisement(name: name, port: port, announcement: announcement)
-                }
-                let keep = lock.withLock {
-                    if !stopped { advertisement = made }
-                    return !stopped
-                }
-                guard keep else { return made.stop() }
-                let registered = try await made.confirmed()
-                StandardStreams.error(
-                    Data("announced as '\(registered)' (\(MirrorAnnouncement.serviceType)) on the local network\n".utf8)
-                )
-            } catch {
-                StandardStreams.error(Data("warning: \(error.localizedDescription) Not announced.\n".utf8))
-            }
-        }
-
-        func stop() {
-            lock.withLock {
-                stopped = true
-                return advertisement
-            }?.stop()
         }
     }
 #endif

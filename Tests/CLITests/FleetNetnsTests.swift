@@ -18,62 +18,8 @@ import Testing
             let files = NetnsFleet.repository("fleet", files: 3, size: 8 << 20, seed: 0)
             try folder.write(files)
             let binary = CLIRunner.executable.path
-            var peers: [PeerProcess] = []
+            let peers = try await fleet.startTier(serving: "fleet")
             defer { for peer in peers { Task { await peer.stop() } } }
-            peers.append(
-                try fleet.start(
-                    "hub",
-                    [binary, "serve", "--root", folder.path("repos").path, "--host", "10.77.0.1", "--port", "8080"],
-                    log: "hub"))
-            for (node, address) in [("m1", "10.77.0.11"), ("m2", "10.77.0.12")] {
-                peers.append(
-                    try fleet.start(
-                        node,
-                        [
-                            binary, "serve", "--upstream", "http://10.77.0.1:8080", "--cache-dir",
-                            folder.path("\(node)-cache").path, "--host", address, "--port", "8080",
-                            "--max-pulls-per-client", "72",
-                        ], log: node))
-            }
-            let tier = try String(
-                contentsOf: NetnsFleet.packageRoot.appendingPathComponent("deploy/nginx/modeldepot-fleet.conf"),
-                encoding: .utf8
-            )
-            .replacingOccurrences(of: "@CACHE@", with: folder.path("nginx-cache").path)
-            .replacingOccurrences(of: "@LISTEN@", with: "10.77.0.2:8080")
-            .replacingOccurrences(of: "@NODE1@", with: "10.77.0.11:8080")
-            .replacingOccurrences(of: "@NODE2@", with: "10.77.0.12:8080")
-            try FileManager.default.createDirectory(at: folder.path("nginx/tmp"), withIntermediateDirectories: true)
-            let nginx = folder.path("nginx").path
-            try """
-            worker_processes 1;
-            daemon off;
-            user root;
-            error_log \(nginx)/error.log;
-            pid \(nginx)/nginx.pid;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                client_body_temp_path \(nginx)/tmp/body; proxy_temp_path \(nginx)/tmp/proxy;
-                fastcgi_temp_path \(nginx)/tmp/fcgi; uwsgi_temp_path \(nginx)/tmp/uwsgi; scgi_temp_path \(nginx)/tmp/scgi;
-                \(tier)
-            }
-            """.write(to: folder.path("nginx/nginx.conf"), atomically: true, encoding: .utf8)
-            peers.append(
-                try fleet.start(
-                    "nginx", ["/usr/sbin/nginx", "-p", nginx, "-c", nginx + "/nginx.conf"], log: "nginx"
-                ))
-            // The tier answers from a client host once the hub, the nodes and nginx are up.
-            var ready = false
-            for _ in 0..<300 where !ready {
-                let probe = try fleet.start(
-                    "c1", ["curl", "-sf", "-o", "/dev/null", "http://10.77.0.2:8080/api/models/acme/fleet"],
-                    log: "probe")
-                ready = await probe.waitForExit()
-                if !ready { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            let nginxErrors = (try? String(contentsOf: folder.path("nginx/error.log"), encoding: .utf8)) ?? ""
-            try #require(ready, "the tier did not answer: \(nginxErrors)")
 
             let clients = try ["c1", "c2"].map { client in
                 try fleet.start(
@@ -102,6 +48,52 @@ import Testing
                 #expect(succeeded, "\(client) finished through the other node after \(victim) died: \(peer.output)")
                 try NetnsFleet.expectPulled(files, into: folder.path("\(client)-cache"), client)
             }
+        }
+
+        /// A node asked for files another node pulled (its URLs' home) and the tier holds, as when it takes over for
+        /// a dead one or starts again with an empty disk: it fills them from the tier's slices (`--fill-from`), and
+        /// the hub sends nothing.
+        @Test func aNodeFillsFilesFromTheTierNotTheHub() async throws {
+            try #require(getuid() == 0, "network namespaces need root (CI runs the tests as root)")
+            let folder = try TemporaryDirectory(prefix: "modeldepot-netns")
+            defer { folder.remove() }
+            let fleet = try await NetnsFleet.up(
+                ["--clients", "1", "--mirrors", "2", "--hub-rate", "400mbit"], in: folder)
+            defer { fleet.down() }
+            let files = NetnsFleet.repository("fill", files: 2, size: 8 << 20, seed: 40)
+            try folder.write(files)
+            let peers = try await fleet.startTier(serving: "fill")
+            defer { for peer in peers { Task { await peer.stop() } } }
+            let binary = CLIRunner.executable.path
+            // Twice: what a node serves while it still pulls (unverified) is `no-store` and never enters the tier's
+            // cache; the second pull's answers, verified, do.
+            for cache in ["c1-cache", "c1-again"] {
+                let pulled = try await fleet.runOn(
+                    "c1",
+                    [
+                        binary, "pull", "acme/fill", "--endpoint", "http://10.77.0.2:8080", "--cache-dir",
+                        folder.path(cache).path, "--quiet",
+                    ])
+                try #require(pulled.succeeded, "\(pulled.output)")
+            }
+            let snapshots = folder.path("c1-cache/models--acme--fill/snapshots")
+            let commit = try #require(try FileManager.default.contentsOfDirectory(atPath: snapshots.path).first)
+
+            let hub = try #require(try await fleet.pids("hub").first)
+            let before = NetnsFleet.sentBytes(pid: hub)
+            for (path, bytes) in files where path.hasSuffix(".safetensors") {
+                let name = path.split(separator: "/").last!
+                for node in ["10.77.0.11", "10.77.0.12"] {
+                    let copy = folder.path("\(node)-\(name)").path
+                    let asked = try await fleet.runOn(
+                        "c1",
+                        ["curl", "-sf", "-o", copy, "http://\(node):8080/acme/fill/resolve/\(commit)/\(name)"])
+                    #expect(asked.succeeded, "\(node) serves \(name): \(asked.output)")
+                    #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy))) == bytes, "\(node): \(name)")
+                }
+            }
+            let sent = NetnsFleet.sentBytes(pid: hub) - before
+            #expect(sent < 1 << 20, "each node filled the other's files from the tier; the hub sent \(sent) bytes")
         }
     }
 #endif

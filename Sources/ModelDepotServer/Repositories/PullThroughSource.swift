@@ -63,7 +63,10 @@ final class PullThroughSource: RepositorySource {
         configuration.hubWaitListener = { wait in
             if case .rateLimit = wait { metrics.count(.upstreamRateLimitWaits) }
         }
-        puller = try configuration.makePull()
+        var puller = try configuration.makePull()
+        // A cache asked first for file bytes; it answers what it holds, and a 404 for anything else (listings too).
+        puller.hub.mirrors = upstream.fillFrom.map { HubMirror(endpoint: $0) }
+        self.puller = puller
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)
         self.metrics = metrics
