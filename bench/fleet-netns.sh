@@ -66,8 +66,7 @@ on c1 curl -s -o /dev/null "http://$hub:8080/api/models/acme/fleet/tree/main?rec
 cat "$repo"/* > /dev/null
 start_node() {  # start_node HOST ADDRESS CACHE
     on "$1" "$bin" serve --upstream "http://$hub:8080" --cache-dir "$3" --host "$2" --port 8080 \
-        --allowed-host "$nginx_address" --max-pulls-per-client 72 --fill-from "http://$nginx_address:8081" \
-        > "$work/$1.log" 2>&1 &
+        --allowed-host "$nginx_address" --max-pulls-per-client 72 > "$work/$1.log" 2>&1 &
     wait_for "http://$2:8080/healthz" c1
 }
 start_tier() {  # fresh node caches and a fresh nginx cache
@@ -77,7 +76,6 @@ start_tier() {  # fresh node caches and a fresh nginx cache
     mkdir -p "$work/nginx/tmp"
     sed -e "s|@CACHE@|$work/nginx/cache|" -e "s|@LISTEN@|$nginx_address:8080|" -e "s|@NODE1@|$m1:8080|" \
         -e "s|@NODE2@|$m2:8080|" "$root/deploy/nginx/modeldepot-fleet.conf" > "$work/nginx/fleet.conf"
-    sed -e "s|@FILL@|$nginx_address:8081|" "$root/deploy/nginx/modeldepot-fleet-fill.conf" > "$work/nginx/fill.conf"
     cat > "$work/nginx/nginx.conf" <<CONF
 worker_processes 2;
 daemon off;
@@ -91,7 +89,6 @@ http {
     fastcgi_temp_path $work/nginx/tmp/fcgi; uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
     sendfile on;
     include $work/nginx/fleet.conf;
-    include $work/nginx/fill.conf;
 }
 CONF
     on nginx nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &

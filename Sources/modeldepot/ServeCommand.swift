@@ -55,14 +55,6 @@
         )
         var upstreamTokenFile: String?
 
-        @Option(
-            help: """
-                With --upstream: a cache to fill files from before the upstream (the fleet's nginx tier through its \
-                cache-only port, deploy/nginx/modeldepot-fleet-fill.conf), so a node taking over a dead one's files \
-                pulls only what the tier does not hold.
-                """)
-        var fillFrom: String?
-
         @Option(help: "Seconds a branch's commit is trusted before the upstream is asked again.")
         var branchTtl: Double = 60
 
@@ -206,10 +198,9 @@
                 }
                 try FileManager.default.createDirectory(at: cacheFolder, withIntermediateDirectories: true)
                 if let maxSize { _ = try ByteSize.parse(maxSize) }
-                if let fillFrom { _ = try HubMirror(parsing: fillFrom) }
-            } else if upstreamTokenFile != nil || maxSize != nil || fillFrom != nil {
+            } else if upstreamTokenFile != nil || maxSize != nil {
                 throw ValidationError(
-                    "\(upstreamTokenFile != nil ? "--upstream-token-file" : maxSize != nil ? "--max-size" : "--fill-from") is for --upstream; give the upstream's URL too."
+                    "\(upstreamTokenFile != nil ? "--upstream-token-file" : "--max-size") is for --upstream; give the upstream's URL too."
                 )
             }
             for folder in [root, datasetRoot, cache || upstream != nil ? cacheFolder.path : nil].compactMap({ $0 }) {
@@ -275,7 +266,7 @@
             let datasetRoots = datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
             var server: MirrorServer
             if let upstream, let url = URL(string: upstream) {
-                var settings = Upstream(
+                let settings = Upstream(
                     endpoint: url, token: try upstreamTokenFile.map(Self.readToken),
                     branchTTL: .milliseconds(Int64(branchTtl * 1000)),
                     maxCacheSize: try maxSize.map(ByteSize.parse),
@@ -284,7 +275,6 @@
                         abandonedGrace: finishAbandonedPulls
                             ? nil : .milliseconds(Int64(abandonedPullGrace * 1000)),
                         perClient: maxPullsPerClient))
-                settings.fillFrom = try fillFrom.map { [try HubMirror(parsing: $0).endpoint] } ?? []
                 server = try MirrorServer(
                     upstream: settings, cache: cacheFolder, roots: roots, datasetRoots: datasetRoots, token: token)
             } else {

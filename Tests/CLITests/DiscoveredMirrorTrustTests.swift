@@ -12,6 +12,19 @@ import Testing
     static let weights = MirrorFailoverTests.weights
     static let config = MirrorFailoverTests.config
 
+    /// The commit acme/tiny is at on `origin`.
+    static func commit(at origin: Server) async throws -> String {
+        try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
+    }
+
+    /// A lock of acme/tiny as `origin` lists it.
+    static func lock(at origin: Server, cache: URL) async throws -> ModelLock {
+        try await ModelManager(
+            pull: SnapshotDownloader(hub: HubClient(endpoint: origin.url), cache: HubCache(root: cache))
+        )
+        .lock([ModelLock.Target(repo: try RepoID("acme/tiny"))])
+    }
+
     /// A hostile mirror for the endpoint's `commit` of acme/tiny: other bytes of the same sizes at every resolve
     /// URL, and its own story at every API route (another commit, a planted file, other digests).
     static func hostileMirror(commit: String, options: FaultServer.Options = .init()) async throws -> FaultServer {
@@ -43,7 +56,7 @@ import Testing
         defer { root.remove() }
         let origin = try await Server.start(["--root", root.path("repos").path])
         defer { kill(origin.process.processIdentifier, SIGKILL) }
-        let commit = try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
+        let commit = try await Self.commit(at: origin)
         let hostile = try await Self.hostileMirror(commit: commit)
 
         let cache = HubCache(root: root.path("cache"))
@@ -78,7 +91,7 @@ import Testing
         defer { root.remove() }
         let origin = try await Server.start(["--root", root.path("repos").path])
         defer { kill(origin.process.processIdentifier, SIGKILL) }
-        let commit = try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
+        let commit = try await Self.commit(at: origin)
         // No ETag or Last-Modified to conflict with, and every answer cut off halfway: what a resume would accept.
         var options = FaultServer.Options()
         options.sendsValidators = false
@@ -99,7 +112,7 @@ import Testing
         defer { root.remove() }
         let origin = try await Server.start(["--root", root.path("repos").path])
         defer { kill(origin.process.processIdentifier, SIGKILL) }
-        let commit = try #require(try await HubClient(endpoint: origin.url).repoInfo(try RepoID("acme/tiny")).sha)
+        let commit = try await Self.commit(at: origin)
         // A service on this machine the announcer wants the client to reach for it.
         let service = try await FaultServer.start(files: ["/internal": Array("secret".utf8)])
         let hostile = try await Self.hostileMirror(commit: commit)
@@ -121,9 +134,7 @@ import Testing
         defer { root.remove() }
         let origin = try await Server.start(["--root", root.path("repos").path])
         defer { kill(origin.process.processIdentifier, SIGKILL) }
-        let lock = try await ModelManager(
-            pull: SnapshotDownloader(hub: HubClient(endpoint: origin.url), cache: HubCache(root: root.path("unused")))
-        ).lock([ModelLock.Target(repo: try RepoID("acme/tiny"))])
+        let lock = try await Self.lock(at: origin, cache: root.path("unused"))
         let commit = try #require(lock.repositories.first).commit
         // The mirror agrees with the lock on every locked file and serves their real bytes, but lists one more.
         let response = try await AsyncHTTPTransport.patient.send(
@@ -158,9 +169,7 @@ import Testing
         let origin = try await Server.start(["--root", root.path("repos").path])
         let good = try await Server.start(["--root", root.path("repos").path])
         defer { for server in [origin, good] { kill(server.process.processIdentifier, SIGKILL) } }
-        let lock = try await ModelManager(
-            pull: SnapshotDownloader(hub: HubClient(endpoint: origin.url), cache: HubCache(root: root.path("unused")))
-        ).lock([ModelLock.Target(repo: try RepoID("acme/tiny"))])
+        let lock = try await Self.lock(at: origin, cache: root.path("unused"))
 
         // Nothing listens on port 9 of this machine: the endpoint is out of reach.
         func manager(_ mirror: URL, cache: String) -> ModelManager {

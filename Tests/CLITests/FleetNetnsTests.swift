@@ -49,51 +49,5 @@ import Testing
                 try NetnsFleet.expectPulled(files, into: folder.path("\(client)-cache"), client)
             }
         }
-
-        /// A node asked for files another node pulled (its URLs' home) and the tier holds, as when it takes over for
-        /// a dead one or starts again with an empty disk: it fills them from the tier's slices (`--fill-from`), and
-        /// the hub sends nothing.
-        @Test func aNodeFillsFilesFromTheTierNotTheHub() async throws {
-            try #require(getuid() == 0, "network namespaces need root (CI runs the tests as root)")
-            let folder = try TemporaryDirectory(prefix: "modeldepot-netns")
-            defer { folder.remove() }
-            let fleet = try await NetnsFleet.up(
-                ["--clients", "1", "--mirrors", "2", "--hub-rate", "400mbit"], in: folder)
-            defer { fleet.down() }
-            let files = NetnsFleet.repository("fill", files: 2, size: 8 << 20, seed: 40)
-            try folder.write(files)
-            let peers = try await fleet.startTier(serving: "fill")
-            defer { for peer in peers { Task { await peer.stop() } } }
-            let binary = CLIRunner.executable.path
-            // Twice: what a node serves while it still pulls (unverified) is `no-store` and never enters the tier's
-            // cache; the second pull's answers, verified, do.
-            for cache in ["c1-cache", "c1-again"] {
-                let pulled = try await fleet.runOn(
-                    "c1",
-                    [
-                        binary, "pull", "acme/fill", "--endpoint", "http://10.77.0.2:8080", "--cache-dir",
-                        folder.path(cache).path, "--quiet",
-                    ])
-                try #require(pulled.succeeded, "\(pulled.output)")
-            }
-            let snapshots = folder.path("c1-cache/models--acme--fill/snapshots")
-            let commit = try #require(try FileManager.default.contentsOfDirectory(atPath: snapshots.path).first)
-
-            let hub = try #require(try await fleet.pids("hub").first)
-            let before = NetnsFleet.sentBytes(pid: hub)
-            for (path, bytes) in files where path.hasSuffix(".safetensors") {
-                let name = path.split(separator: "/").last!
-                for node in ["10.77.0.11", "10.77.0.12"] {
-                    let copy = folder.path("\(node)-\(name)").path
-                    let asked = try await fleet.runOn(
-                        "c1",
-                        ["curl", "-sf", "-o", copy, "http://\(node):8080/acme/fill/resolve/\(commit)/\(name)"])
-                    #expect(asked.succeeded, "\(node) serves \(name): \(asked.output)")
-                    #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy))) == bytes, "\(node): \(name)")
-                }
-            }
-            let sent = NetnsFleet.sentBytes(pid: hub) - before
-            #expect(sent < 1 << 20, "each node filled the other's files from the tier; the hub sent \(sent) bytes")
-        }
     }
 #endif

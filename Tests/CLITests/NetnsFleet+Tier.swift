@@ -5,8 +5,7 @@ import Testing
 #if os(Linux)
     extension NetnsFleet {
         /// Starts the documented cache tier on the network: the hub serving `repos/` of the folder, pull-through
-        /// nodes m1 and m2 (filling from the tier's cache-only door, `--fill-from`), and nginx with
-        /// `deploy/nginx/modeldepot-fleet.conf` and `modeldepot-fleet-fill.conf`; returns once a client host gets
+        /// nodes m1 and m2, and nginx with `deploy/nginx/modeldepot-fleet.conf`; returns once a client host gets
         /// `acme/REPOSITORY`'s info through the tier. The caller stops the processes.
         func startTier(serving repository: String) async throws -> [PeerProcess] {
             let binary = CLIRunner.executable.path
@@ -23,7 +22,7 @@ import Testing
                         [
                             binary, "serve", "--upstream", "http://10.77.0.1:8080", "--cache-dir",
                             folder.path("\(node)-cache").path, "--host", address, "--port", "8080",
-                            "--max-pulls-per-client", "72", "--fill-from", "http://10.77.0.2:8081",
+                            "--max-pulls-per-client", "72",
                         ], log: node))
             }
             let tier = try String(
@@ -34,10 +33,6 @@ import Testing
             .replacingOccurrences(of: "@LISTEN@", with: "10.77.0.2:8080")
             .replacingOccurrences(of: "@NODE1@", with: "10.77.0.11:8080")
             .replacingOccurrences(of: "@NODE2@", with: "10.77.0.12:8080")
-            let fill = try String(
-                contentsOf: NetnsFleet.packageRoot.appendingPathComponent("deploy/nginx/modeldepot-fleet-fill.conf"),
-                encoding: .utf8
-            ).replacingOccurrences(of: "@FILL@", with: "10.77.0.2:8081")
             try FileManager.default.createDirectory(at: folder.path("nginx/tmp"), withIntermediateDirectories: true)
             let nginx = folder.path("nginx").path
             try """
@@ -52,7 +47,6 @@ import Testing
                 client_body_temp_path \(nginx)/tmp/body; proxy_temp_path \(nginx)/tmp/proxy;
                 fastcgi_temp_path \(nginx)/tmp/fcgi; uwsgi_temp_path \(nginx)/tmp/uwsgi; scgi_temp_path \(nginx)/tmp/scgi;
                 \(tier)
-                \(fill)
             }
             """.write(to: folder.path("nginx/nginx.conf"), atomically: true, encoding: .utf8)
             peers.append(

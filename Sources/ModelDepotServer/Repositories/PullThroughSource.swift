@@ -63,10 +63,7 @@ final class PullThroughSource: RepositorySource {
         configuration.hubWaitListener = { wait in
             if case .rateLimit = wait { metrics.count(.upstreamRateLimitWaits) }
         }
-        var puller = try configuration.makePull()
-        // A cache asked first for file bytes; it answers what it holds, and a 404 for anything else (listings too).
-        puller.hub.mirrors = upstream.fillFrom.map { HubMirror(endpoint: $0) }
-        self.puller = puller
+        puller = try configuration.makePull()
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)
         self.metrics = metrics

@@ -22,11 +22,6 @@ public struct Upstream: Sendable {
     public var maxCacheSize: Int64?
     /// How many files are pulled at once, how many may wait, and what happens to pulls nobody follows.
     public var pullLimits: PullLimits
-    /// Caches to fill files from before the upstream (`--fill-from`): the tier in front of the fleet's nodes, through
-    /// its cache-only port (`deploy/nginx/modeldepot-fleet-fill.conf`). A node that takes over the files of one that
-    /// died then fetches from the upstream only what the tier does not hold already: the bytes it gets are resumed
-    /// from the upstream (the same strong ETag), and the whole file is checked against the upstream's listing.
-    public var fillFrom: [URL] = []
     /// What decides when a branch's resolution is old (``branchTTL``) and when an upstream is too slow to wait
     /// for; tests inject their own.
     public var clock: any Clock<Duration> = ContinuousClock()
