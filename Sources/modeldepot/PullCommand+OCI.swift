@@ -13,7 +13,7 @@
             policy.signature = try signature.trust().map {
                 SignatureRequirement(trust: $0, path: signature.signaturePath)
             }
-            let models = try await manager(fromHub: false)
+            let models = try await manager(fetchesHubFiles: false)
             let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
             let folder = localDir.map {
                 URL(fileURLWithPath: $0.hasPrefix("~/") ? NSHomeDirectory() + $0.dropFirst() : $0, relativeTo: cwd)

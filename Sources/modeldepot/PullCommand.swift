@@ -293,7 +293,8 @@
                             relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)))
                 })
             request.xet = xet
-            let models = try await manager()
+            // A dry run lists from the endpoint and fetches nothing: no mirror on the LAN would be asked.
+            let models = try await manager(fetchesHubFiles: !dryRun)
             if dryRun {
                 try await render(models.plan(request), request, with: models)
                 return
@@ -345,11 +346,11 @@
             }
         }
 
-        /// The library's manager, with the engine tuned by the flags.
-        /// `fromHub`: the pull takes a repository's files (which mirrors found on the LAN may serve with `--discover`),
-        /// not a URL's or a registry's.
-        func manager(fromHub: Bool = true) async throws -> ModelManager {
-            try await hub.manager(pulling: fromHub, tune)
+        /// The library's manager, with the engine tuned by the flags. `fetchesHubFiles`: the pull fetches a
+        /// repository's files, which mirrors found on the LAN may serve (`--discover`); not a URL's or a registry's,
+        /// and not a dry run's.
+        func manager(fetchesHubFiles: Bool = true) async throws -> ModelManager {
+            try await hub.manager(pulling: fetchesHubFiles, tune)
         }
 
         /// A catalog entry pulls exactly its variant's files at its pinned revision; a preset pulls each entry.
@@ -382,7 +383,7 @@
             let destination = try ModelManager.destination(
                 for: source, output: output.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL },
                 in: cwd)
-            let models = try await manager(fromHub: false)
+            let models = try await manager(fetchesHubFiles: false)
             let result = try await CancellableRun.run {
                 try await models.downloadFile(from: source, to: destination, sha256: sha256) { renderer.render($0) }
             }

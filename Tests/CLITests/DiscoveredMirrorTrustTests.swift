@@ -221,6 +221,14 @@ import Testing
                 ], environment: nowhere)
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(pull.stderr.contains("Using the endpoint"), "\(pull.stderr)")
+            // A dry run fetches nothing: it does not look.
+            let dryRun = try await CLIRunner.run(
+                [
+                    "pull", "acme/tiny", "--endpoint", origin.url.absoluteString, "--cache-dir",
+                    root.path("dry").path, "--discover", "--dry-run",
+                ], environment: nowhere)
+            #expect(dryRun.status == 0, "\(dryRun.stderr)")
+            #expect(!dryRun.stderr.contains("local network"), "\(dryRun.stderr)")
             let advertiseOnLoopback = try await CLIRunner.run(
                 ["serve", "--root", root.path("repos").path, "--advertise"], environment: nowhere)
             #expect(advertiseOnLoopback.status != 0)
