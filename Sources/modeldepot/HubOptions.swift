@@ -222,9 +222,11 @@
             let note: String
             do {
                 let found = try await configuration.discoverMirrors()
-                let usable = found.filter { !$0.tokenRequired }.prefix(MirrorDiscovery.mostUsed)
-                let unused = found.filter { !$0.tokenRequired }.dropFirst(MirrorDiscovery.mostUsed).map {
-                    "Found '\($0.name)' too; only the first \(MirrorDiscovery.mostUsed) found are used.\n"
+                // Which ones are used is the library's choice: read it, never decide it again here.
+                let chosen = Set(configuration.discoveredMirrors.map(\.endpoint))
+                let usable = found.filter { chosen.contains($0.endpoint) }
+                let unused = found.filter { !$0.tokenRequired && !chosen.contains($0.endpoint) }.map {
+                    "Found '\($0.name)' too; not used (only the first \(MirrorDiscovery.mostUsed) are, and never one named with --mirror).\n"
                 }
                 let skipped = found.filter(\.tokenRequired).map {
                     "'\($0.name)' wants a token, and a discovered mirror is never sent one; name it with --mirror to use it. "
