@@ -100,6 +100,9 @@ struct DownloadFlow: Sendable {
     private var sampleBytes: Int64 = 0
     private var sampleStart: Duration = .zero
     private var hashedPrefixNotified: Int64 = 0
+    /// Prefix growth that wakes the hasher: small, so the buffers it takes from memory are released (and reused
+    /// by the transport) soon after they arrive.
+    static let hasherWakeBytes: Int64 = 256 << 10
     private var lastEmit: Duration?
     private var speed = SpeedMeter()
 
@@ -267,7 +270,7 @@ struct DownloadFlow: Sendable {
             sampleStart = now
         }
         let prefix = hashablePrefix
-        if prefix - hashedPrefixNotified >= 4 << 20 || prefix == total {
+        if prefix - hashedPrefixNotified >= Self.hasherWakeBytes || prefix == total {
             hashedPrefixNotified = prefix
             after.wake = true
         }

@@ -102,11 +102,14 @@ extension DownloadRun {
             if hasher.offset < prefix {
                 // A few milliseconds of hashing per step, so a cancelled download stops soon.
                 let end = min(prefix, hasher.offset + (8 << 20))
-                try await hashing.run { try hasher.catchUp(to: end, in: file) }
+                try await hashing.run { try hasher.catchUp(to: end, in: file, window: self.hashWindow) }
                 continue
             }
             if hasher.offset >= total {
                 let digest = hasher.finalize()
+                let (fromMemory, readBack) = hashWindow.sources
+                logger.trace(
+                    "hashed", metadata: ["from memory": "\(fromMemory)", "read back": "\(readBack)"])
                 flow.withLock { $0.hashed(digest) }
                 return
             }

@@ -50,6 +50,7 @@ extension DownloadRun {
             let usable = Int(min(Int64(chunk.count), end - offset))
             if usable > 0 {
                 try await store(chunk, count: usable, at: offset, in: file, counter: counter)
+                hashWindow.offer(chunk, count: usable, at: offset)
                 counter.add(usable)
                 recordWrite(segment: segment, range: offset..<(offset + Int64(usable)))
                 offset += Int64(usable)

@@ -23,6 +23,22 @@ final class PrefixHasher: @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
+    /// Hashes `file` from the current offset up to `end`, taking the bytes `window` holds from memory and reading
+    /// back only the rest.
+    func catchUp(to end: Int64, in file: any PartialFile, window: HashWindow) throws {
+        while offset < end {
+            if let piece = window.take(at: offset) {
+                // A piece ends where its write ended, which is at or below the written prefix `end`.
+                piece.chunk.withUnsafeBytes { update(UnsafeRawBufferPointer(rebasing: $0[0..<piece.count])) }
+                continue
+            }
+            let from = offset
+            let stop = min(end, window.advance(to: offset) ?? end)
+            try catchUp(to: stop, in: file)
+            window.advance(to: offset, readBackFrom: from)
+        }
+    }
+
     /// Hashes `file` from the current offset up to `end`.
     func catchUp(to end: Int64, in file: any PartialFile) throws {
         while offset < end {

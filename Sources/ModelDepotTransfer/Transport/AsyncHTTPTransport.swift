@@ -36,13 +36,24 @@
             let unwatched: HTTPClient
         }
 
+        /// Which clients a request goes through: its proxy, and whether it speaks TLS (only those need the added
+        /// certificate authorities, and plain and TLS connections are never shared anyway).
+        private struct ClientKey: Hashable {
+            let proxy: ProxyServer?
+            let secure: Bool
+        }
+
         private let base: HTTPClient.Configuration
         private let group: HTTPClient.EventLoopGroupProvider
         private let network: NetworkSettings
         /// Why the settings could not be used (a proxy variable this client cannot follow): every request fails
         /// with it, rather than going around the proxy.
         private let refusal: ModelDepotError?
-        private let clients = Mutex<[ProxyServer?: Clients]>([:])
+        /// The TLS settings with the added certificate authorities, read on the first `https` request: parsing a
+        /// system-sized bundle (which `SSL_CERT_FILE` and friends often name, several times over) costs tens of
+        /// milliseconds that a plain-HTTP pull, or a command that sends nothing, should not pay.
+        private let secureSettings = Mutex<Result<TLSConfiguration?, ModelDepotError>?>(nil)
+        private let clients = Mutex<[ClientKey: Clients]>([:])
 
         /// A transport for the life of the process, used when none is given: its proxies and extra certificate
         /// authorities come from the environment (``NetworkSettings/fromEnvironment(_:)``).
@@ -74,24 +85,18 @@
         private static let registry = Mutex<[NetworkSettings: AsyncHTTPTransport]>([:])
 
         /// A transport with its own connection pools, direct or through `network`'s proxies, trusting `network`'s
-        /// certificate authorities besides the system's. Certificates that cannot be read make every request fail
-        /// with an error naming the file and its setting.
+        /// certificate authorities besides the system's. Certificates that cannot be read make every `https`
+        /// request fail with an error naming the file and its setting.
         public init(configuration: Configuration = Configuration(), network: NetworkSettings = .direct) {
             self.network = network
-            var added: [NIOSSLCertificate] = []
-            do {
-                added = try Self.certificates(network.trust)
-                refusal = nil
-            } catch {
-                refusal =
-                    error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
-            }
-            base = Self.clientConfiguration(configuration, adding: added, insecure: network.trust.insecure)
+            refusal = nil
+            base = Self.clientConfiguration(configuration)
             #if canImport(Darwin)
                 // On Apple platforms async-http-client runs on Network.framework by default, whose TLS reads only
                 // `trustRoots`: added authorities (NIOSSL's `additionalTrustRoots`) would be ignored there. A
                 // transport that adds some runs on SwiftNIO's sockets and BoringSSL instead, as on Linux.
-                group = added.isEmpty ? .singleton : .shared(MultiThreadedEventLoopGroup.singleton)
+                group =
+                    network.trust.additional.isEmpty ? .singleton : .shared(MultiThreadedEventLoopGroup.singleton)
             #else
                 group = .singleton
             #endif
@@ -100,49 +105,33 @@
         private init(refusing error: ModelDepotError) {
             network = .direct
             refusal = error
-            base = Self.clientConfiguration(Configuration(), adding: [], insecure: false)
+            base = Self.clientConfiguration(Configuration())
             group = .singleton
         }
 
-        /// The certificates `trust` adds, read once: each file's PEM certificates, and for a folder every file in
-        /// it that holds some (NIOSSL reads files only).
-        static func certificates(_ trust: TrustSettings) throws -> [NIOSSLCertificate] {
-            var certificates: [NIOSSLCertificate] = []
-            for source in trust.additional {
-                var isFolder: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else {
-                    _ = try TrustSettings.checked(source)  // throws: it names nothing
-                    continue
-                }
-                if !isFolder.boolValue {
-                    do {
-                        certificates += try NIOSSLCertificate.fromPEMFile(source.path)
-                    } catch {
-                        throw ModelDepotError(
-                            .invalidArgument,
-                            "\(source.origin) names \(source.path), which holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA's certificate in PEM form.",
-                            underlying: error)
-                    }
-                    continue
-                }
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: source.path)) ?? []
-                let found = names.sorted().flatMap { name in
-                    (try? NIOSSLCertificate.fromPEMFile(source.path + "/" + name)) ?? []
-                }
-                guard !found.isEmpty else {
-                    throw ModelDepotError(
-                        .invalidArgument,
-                        "\(source.origin) names the folder \(source.path), which holds no PEM certificate: put the CA's certificate there in PEM form."
-                    )
-                }
-                certificates += found
+        /// The TLS configuration for `https` requests: nil when `network` changes nothing (the system's store,
+        /// verified); read once.
+        private func secureConfiguration() throws -> TLSConfiguration? {
+            let result = secureSettings.withLock { settings in
+                if let settings { return settings }
+                let made: Result<TLSConfiguration?, ModelDepotError> = Result {
+                    let trust = network.trust
+                    let added = try TrustedCertificateFiles.certificates(trust)
+                    guard !added.isEmpty || trust.insecure else { return nil }
+                    var tls = TLSConfiguration.makeClientConfiguration()
+                    // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead
+                    // of it.
+                    tls.additionalTrustRoots = [.certificates(added)]
+                    if trust.insecure { tls.certificateVerification = .none }
+                    return tls
+                }.mapError { $0 as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\($0)", underlying: $0) }
+                settings = made
+                return made
             }
-            return certificates
+            return try result.get()
         }
 
-        private static func clientConfiguration(
-            _ configuration: Configuration, adding certificates: [NIOSSLCertificate], insecure: Bool
-        ) -> HTTPClient.Configuration {
+        private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
             var config = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 timeout: .init(
@@ -163,27 +152,23 @@
             // connect timeout when nothing listens: a refused mirror would hand over only after it. Waiting for a
             // network is the engine's NetworkPolicy's job, visibly; here a refusal fails at once. (No effect on Linux.)
             config.networkFrameworkWaitForConnectivity = false
-            if !certificates.isEmpty || insecure {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead of it.
-                tls.additionalTrustRoots = [.certificates(certificates)]
-                if insecure { tls.certificateVerification = .none }
-                config.tlsConfiguration = tls
-            }
             return config
         }
 
-        /// The clients for requests through `proxy` (nil: direct), made on first use.
-        private func clients(for proxy: ProxyServer?) -> Clients {
-            clients.withLock { made in
-                if let existing = made[proxy] { return existing }
+        /// The clients for requests through `proxy` (nil: direct) to a plain or a TLS origin, made on first use.
+        private func clients(for proxy: ProxyServer?, secure: Bool) throws -> Clients {
+            let tls = secure ? try secureConfiguration() : nil
+            let key = ClientKey(proxy: proxy, secure: secure)
+            return clients.withLock { made in
+                if let existing = made[key] { return existing }
                 var config = base
                 config.proxy = proxy.map(Self.proxy)
+                if let tls { config.tlsConfiguration = tls }
                 let client = HTTPClient(eventLoopGroupProvider: group, configuration: config)
                 config.timeout.read = nil
                 let pair = Clients(
                     client: client, unwatched: HTTPClient(eventLoopGroupProvider: group, configuration: config))
-                made[proxy] = pair
+                made[key] = pair
                 return pair
             }
         }
@@ -229,7 +214,8 @@
             if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
             if let refusal { throw refusal }
             let proxy = network.proxies.proxy(for: request.url)
-            let pair = clients(for: proxy)
+            let secure = request.url.scheme?.lowercased() != "http"
+            let pair = try clients(for: proxy, secure: secure)
             let response: HTTPClientResponse
             do {
                 response = try await (request.callerDetectsStalls ? pair.unwatched : pair.client)

@@ -1,0 +1,79 @@
+import Foundation
+import ModelDepotTesting
+import Testing
+
+@testable import ModelDepotTransfer
+
+/// The certificate authorities the environment adds are read once each, however many variables name them, and only
+/// when a TLS request needs them: a plain-HTTP request neither pays for them nor fails on a broken one.
+@Suite struct TrustedCertificateFilesTests {
+    @Test func aBundleNamedByEveryVariableAndItsFolderIsParsedOnce() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ca-once")
+        defer { folder.remove() }
+        let made = try await TestCertificates.make(in: folder.url)
+        let authority = try String(contentsOfFile: made.authority, encoding: .utf8)
+        let server = try String(contentsOfFile: made.certificate, encoding: .utf8)
+        // A "system" folder as Debian lays it out: the bundle, each certificate in a file of its own, and a hashed
+        // link to each.
+        let certs = folder.path("certs")
+        try FileManager.default.createDirectory(at: certs, withIntermediateDirectories: true)
+        try (authority + server).write(
+            to: certs.appendingPathComponent("bundle.crt"), atomically: true, encoding: .utf8)
+        try authority.write(to: certs.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(
+            atPath: certs.appendingPathComponent("1a2b3c4d.0").path, withDestinationPath: "ca.pem")
+        try "not a certificate\n".write(to: certs.appendingPathComponent("README"), atomically: true, encoding: .utf8)
+        let bundle = certs.appendingPathComponent("bundle.crt").path
+        let environment = [
+            "SSL_CERT_FILE": bundle, "REQUESTS_CA_BUNDLE": bundle, "CURL_CA_BUNDLE": bundle, "SSL_CERT_DIR": certs.path,
+        ]
+        let trust = try TrustSettings.fromEnvironment(environment)
+        #expect(trust.additional.count == 4)
+        let certificates = try TrustedCertificateFiles.certificates(trust)
+        #expect(certificates.count == 2, "\(certificates.count) certificates for 2 distinct ones")
+    }
+
+    @Test func aFileWithoutACertificateIsNamedAndAFolderWithoutOneToo() throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ca-none")
+        defer { folder.remove() }
+        let file = folder.path("company.pem")
+        try "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n".write(
+            to: file, atomically: true, encoding: .utf8)
+        let broken = TrustSettings(additional: [.init(path: file.path, origin: "--ca-cert")])
+        #expect {
+            try TrustedCertificateFiles.certificates(broken)
+        } throws: { error in
+            "\(error)".contains("--ca-cert names \(file.path), which holds no PEM certificate")
+        }
+        let empty = folder.path("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let none = TrustSettings(additional: [.init(path: empty.path, origin: "SSL_CERT_DIR")])
+        #expect {
+            try TrustedCertificateFiles.certificates(none)
+        } throws: { error in
+            "\(error)".contains("SSL_CERT_DIR names the folder \(empty.path), which holds no PEM certificate")
+        }
+    }
+
+    @Test func aBrokenAuthorityFailsTLSRequestsOnlyAndSaysWhy() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ca-lazy")
+        defer { folder.remove() }
+        let file = folder.path("company.pem")
+        try "hello\n".write(to: file, atomically: true, encoding: .utf8)
+        let transport = AsyncHTTPTransport(
+            network: NetworkSettings(trust: TrustSettings(additional: [.init(path: file.path, origin: "--ca-cert")])))
+        defer { Task { try? await transport.shutdown() } }
+        let nginx = try await NginxServer(files: ["model.bin": Array("model bytes".utf8)])
+        defer { nginx.stop() }
+        let plain = try await transport.send(TransportRequest(url: nginx.url("/files/model.bin")))
+        #expect(plain.status == 200)
+        #expect(
+            try await plain.body.collect(limit: 1 << 10, from: nginx.url("/files/model.bin"))
+                == Array("model bytes".utf8))
+        await #expect {
+            _ = try await transport.send(TransportRequest(url: URL(string: "https://127.0.0.1:1/model.bin")!))
+        } throws: { error in
+            "\(error)".contains("--ca-cert names \(file.path), which holds no PEM certificate")
+        }
+    }
+}
