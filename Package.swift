@@ -289,6 +289,8 @@ let package = Package(
             dependencies: [
                 "ModelDepot", "ModelDepotEmbeddings", "ModelDepotInference", "ModelDepotXet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The bare server bench/load.sh measures the mirror against.
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(name: "PlatformTests", dependencies: ["ModelDepotPlatform", "CModelDepotPlatform"]),

@@ -8,10 +8,11 @@
 # 1. Small requests: wrk -t1 -cCONNECTIONS for DURATION seconds against a folder mirror (`serve --root`) and nginx
 #    over the same folder: GET of a 3-byte config.json through the Hub's resolve path, HEAD of an empty file (wrk
 #    cannot read a HEAD answer whose Content-Length is not 0; a HEAD never opens the file, so the size does not
-#    matter to the server), /api/models/{repo}, a tree listing, /healthz (the framework's floor), and nginx's
-#    static GET of the same config.json. Each is run
-#    ROUNDS times, alternating with nginx; the best round is shown with its ratio to nginx's best.
-#    Goal (issue 40): the resolve GET/HEAD and /api/models at >= 0.5x nginx's requests/s.
+#    matter to the server), /api/models/{repo}, a tree listing, /healthz, nginx's static GET of the same
+#    config.json, and the ceiling of the stack: the smallest Hummingbird server (modeldepot-bench bare-server: one
+#    route, a fixed body, same Hummingbird and NIO). Each is run ROUNDS times, alternating; the best round is shown
+#    with its ratios to nginx's best and the bare server's.
+#    Goals (issue 63): /healthz >= 0.9x the bare server; resolve GET/HEAD and /api/models >= 0.7x it.
 # 2. Latency under load: a pull-through mirror (`serve --upstream`) answers /api/models and a resolve HEAD, idle,
 #    then while DOWNLOADS clients download a BIG-MIB file it holds at rest (each again as soon as it is done) and
 #    PULLS clients pull cold BIG-MIB files through it from an upstream mirror (which it hashes as they land).
@@ -57,6 +58,8 @@ cleanup() {
 trap cleanup EXIT
 . "$root/bench/lib.sh"
 bin=${MODELDEPOT_BIN:-$(build_release "$root")}
+# The ceiling: the smallest Hummingbird server (one route, a fixed body), same Hummingbird and NIO, release build.
+bench_bin=${MODELDEPOT_BENCH_BIN:-$(build_release "$root" modeldepot-bench)}
 
 # serve OUT ARGS…: starts `modeldepot serve ARGS --port 0`, prints its URL; its pid goes to OUT.pid.
 serve() {
@@ -101,6 +104,9 @@ echo "two" > "$small/sub/two.txt"
 nginx_port=$(free_port)
 start_nginx "$work" "$nginx_port" "access_log off;" "root $work/root;"
 pids+=("$nginx_pid")
+"$bench_bin" bare-server > "$work/bare.out" 2>&1 & echo $! > "$work/bare.pid"
+for _ in $(seq 200); do grep -q listening "$work/bare.out" 2>/dev/null && break; sleep 0.05; done
+bare=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$work/bare.out")
 folder=$(serve "$work/folder.out" --root "$work/root")
 [ -n "$folder" ] || { cat "$work/folder.out.log" >&2; exit 1; }
 nginx_url="http://127.0.0.1:$nginx_port/acme/small/config.json"
@@ -112,6 +118,7 @@ echo "== small requests: wrk -t1 -c$connections, ${duration} s each, best of $ro
     "load before: $(cut -d' ' -f1 /proc/loadavg)" >&2
 for round in $(seq "$rounds"); do
     measure nginx GET "$nginx_url"
+    measure "bare Hummingbird" GET "$bare/bare"
     measure "GET resolve" GET "$folder/acme/small/resolve/main/config.json"
     measure "HEAD resolve" HEAD "$folder/acme/small/resolve/main/empty.txt"
     measure "/api/models" GET "$folder/api/models/acme/small"
@@ -218,12 +225,12 @@ def rows(text):
         out.append((" ".join(name), int(requests) / float(seconds), int(errors) + int(status),
                     float(p50) / 1000, float(p99) / 1000, float(peak) / 1000))
     return out
-def table(title, results, floor=None):
+def table(title, results, floor=None, ceiling=None):
     print(f"-- {title}")
     print(f"  {'request':28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>8}" +
-          (f"{'/nginx':>8}" if floor else ""))
+          (f"{'/nginx':>8}" if floor else "") + (f"{'/bare':>8}" if ceiling else ""))
     for name, rate, errors, p50, p99, peak in results:
-        ratio = f"{rate / floor:8.2f}" if floor else ""
+        ratio = (f"{rate / floor:8.2f}" if floor else "") + (f"{rate / ceiling:8.2f}" if ceiling else "")
         print(f"  {name:28}{rate:9.0f}{p50:9.2f}{p99:9.2f}{peak:9.1f}{errors:8d}{ratio}")
 small = rows("""$small_results""")
 best = {}
@@ -231,8 +238,11 @@ for row in small:
     if row[0] not in best or row[1] > best[row[0]][1]: best[row[0]] = row
 nginx = best["nginx"][1]
 print(f"== modeldepot load bench: $(nproc) cores, wrk -t1 -c{connections}, {duration} s a run")
-table("small requests, folder mirror (best of rounds; goal: resolve and /api/models >= 0.50 of nginx)",
-      [best[k] for k in ["nginx", "GET resolve", "HEAD resolve", "/api/models", "tree", "healthz"]], nginx)
+bare = best["bare Hummingbird"][1]
+table("small requests, folder mirror (best of rounds; goals: /healthz >= 0.9 of the bare Hummingbird server,"
+      " resolve and /api/models >= 0.7 of it)",
+      [best[k] for k in ["nginx", "bare Hummingbird", "GET resolve", "HEAD resolve", "/api/models", "tree",
+                         "healthz"]], nginx, bare)
 load_text = """$load_results"""
 cpu = {l.split()[0]: float(l.split()[2]) for l in load_text.splitlines() if " cpu " in l}
 load = rows("\n".join(l for l in load_text.splitlines() if " cpu " not in l))

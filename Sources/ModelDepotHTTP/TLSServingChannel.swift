@@ -78,13 +78,14 @@ public struct TLSServingChannel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// HTTP/2 or HTTP/1.1 by ALPN over TLS, with the certificate `tls` holds when each connection is made; idle
     /// connections of either protocol close after `idleTimeout`, a handshake must end within `handshakeTimeout`, and
-    /// an HTTP/2 connection silent for four idle timeouts (at least two minutes) is closed.
-    public static func tls(_ tls: ServerTLS, idleTimeout: Duration?, handshakeTimeout: Duration = .seconds(10))
-        -> HTTPServerBuilder
-    {
+    /// an HTTP/2 connection silent for four idle timeouts (at least two minutes) is closed; `drain` follows the
+    /// connections.
+    public static func tls(
+        _ tls: ServerTLS, idleTimeout: Duration?, handshakeTimeout: Duration = .seconds(10), drain: ConnectionDrain
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             let http1 = HTTP1Channel.Configuration(idleTimeout: idleTimeout.map { TimeAmount($0) })
-            return TLSServingChannel(
+            let channel = TLSServingChannel(
                 http1: HTTP1Channel(responder: responder, configuration: http1),
                 http2: HTTP2Channel(
                     responder: responder,
@@ -93,6 +94,14 @@ extension HTTPServerBuilder {
                         streamConfiguration: .init(additionalChannelHandlers: [ConnectionFieldsRemover()]))),
                 tls: tls, handshakeTimeout: TimeAmount(handshakeTimeout),
                 silenceTimeout: TimeAmount(max((idleTimeout ?? .seconds(30)) * 4, .seconds(120))))
+            return DrainTrackedChannel(channel, drain: drain)
+        }
+    }
+
+    /// Plain HTTP/1, its connections followed by `drain`.
+    public static func http1(drain: ConnectionDrain) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            DrainTrackedChannel(HTTP1Channel(responder: responder, configuration: .init()), drain: drain)
         }
     }
 }

@@ -35,8 +35,11 @@ public struct WebApp: Sendable {
     /// stops.
     public var streams = EventStreams()
     /// How long a stop (SIGTERM, SIGINT, or the running task's cancellation) waits for responses in flight before
-    /// it cancels them. Event streams are told to end at once.
+    /// it closes their connections and cancels what is left. Event streams are told to end at once.
     public var drainTimeout: Duration = .seconds(10)
+    /// Called when a stop has not ended 1.5 s after ``drainTimeout`` even with every connection closed and every
+    /// task cancelled; the command line exits there. Nil: keep waiting.
+    public var onStuckStop: (@Sendable () -> Void)?
     /// The runtimes the app loads downloaded models into (the "Loaded models" panel, Load and Unload); nil: none.
     /// They are all stopped when the app stops.
     public var runtimes: ModelRuntimes?
@@ -64,9 +67,10 @@ public struct WebApp: Sendable {
         host: String = "127.0.0.1", port: Int = 0, onListening: @escaping @Sendable (URL) async -> Void = { _ in }
     ) async throws {
         let responder = makeRouter(host: host, pages: try await UIPages.load()).buildResponder()
+        let connections = ConnectionDrain()
         let app = Application(
             responder: responder,
-            server: tls.map { .tls($0, idleTimeout: nil) } ?? .http1(),
+            server: tls.map { .tls($0, idleTimeout: nil, drain: connections) } ?? .http1(drain: connections),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modeldepot"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? port
@@ -94,7 +98,7 @@ public struct WebApp: Sendable {
                 .init(
                     service: StreamCloser(streams: streams, downloads: downloads, runtimes: runtimes, logger: logger),
                     successTerminationBehavior: .ignore),
-            ], drainTimeout: drainTimeout, logger: logger)
+            ], drainTimeout: drainTimeout, connections: connections, logger: logger, onStuck: onStuckStop)
     }
 }
 

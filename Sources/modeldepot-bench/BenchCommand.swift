@@ -7,7 +7,9 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modeldepot-bench",
         abstract: "Measurements for bench/: run by the benchmark scripts, not by users.",
-        subcommands: [BenchChatCommand.self, BenchEmbedCommand.self, BenchXetCommand.self]
+        subcommands: [
+            BenchChatCommand.self, BenchEmbedCommand.self, BenchXetCommand.self, BenchBareServerCommand.self,
+        ]
     )
 }
 

@@ -97,9 +97,9 @@
 
         @Option(
             help:
-                "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight before it cancels them; a second signal exits at once."
+                "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight before it closes their connections; the process exits within 2 s after. The default ends a stop inside a service manager's 30 s grace period. A second signal exits at once."
         )
-        var drainTimeout: Double = 30
+        var drainTimeout: Double = 20
 
         @Option(help: "The address to listen on.")
         var host: String = "127.0.0.1"
@@ -145,9 +145,10 @@
 
         @Flag(
             help: """
-                Offer files through Xet too, as the Hub does: each file's Xet index is built the first time it is \
-                asked for (plain HTTP meanwhile), resolves carry X-Xet-Hash, the xet-read-token route issues read \
-                tokens, and a CAS answers at /xet. Off by default.
+                Offer files through Xet too, as the Hub does: every served file's Xet index is built in the \
+                background at start and again within seconds of a change (plain HTTP until it is ready), resolves \
+                carry X-Xet-Hash, the xet-read-token route issues read tokens, and a CAS answers at /xet; /metrics \
+                counts indexed and pending files. Off by default.
                 """)
         var xet = false
 
@@ -260,7 +261,8 @@
         }
 
         func run() async throws {
-            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            // The access log is written off the request path (one line per request, every line kept).
+            LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: BufferedLogStream.standardError) }
             let token = try tokenFile.map(Self.readToken)
             let roots = root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
             let datasetRoots = datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
@@ -312,6 +314,7 @@
             }
             let ui = self.ui
             server.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
+            server.onStuckStop = { ExitCleanup.exit(0) }
             SecondSignal.exitsAtOnce()
             let announcement =
                 advertise

@@ -27,7 +27,7 @@
 
         @Option(
             help:
-                "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight; event streams end at once, and a second signal exits at once."
+                "Seconds a stop (SIGTERM, Ctrl-C) waits for responses in flight before it closes their connections; the process exits within 2 s after. Event streams end at once; a second signal exits at once."
         )
         var drainTimeout: Double = 10
 
@@ -232,6 +232,7 @@
                 }
             }
             app.drainTimeout = .milliseconds(Int64(drainTimeout * 1000))
+            app.onStuckStop = { ExitCleanup.exit(0) }
             SecondSignal.exitsAtOnce()
             // The page --open writes goes when ui does, however it ends.
             let page = Mutex<URL?>(nil)

@@ -1,3 +1,4 @@
+import ModelDepotHTTP
 import ModelDepotPlatform
 import NIOCore
 import NIOHTTP1
@@ -36,6 +37,12 @@ final class FileRegionHandler: ChannelOutboundHandler, RemovableChannelHandler {
     private var regionsInFlight = 0
     /// Closes asked for while a file was still going out, done once it has.
     private var closesWaiting: [(mode: CloseMode, promise: EventLoopPromise<Void>?)] = []
+    /// The server's drain: once it has run out of time, a close goes through even with a file going out.
+    private let drain: ConnectionDrain
+
+    init(drain: ConnectionDrain) {
+        self.drain = drain
+    }
 
     /// Keeps `file` until the response that carries the returned token in ``markerField`` is written; the handler
     /// closes it after sending it, or when the connection goes first. Call on the channel's event loop.
@@ -88,9 +95,10 @@ final class FileRegionHandler: ChannelOutboundHandler, RemovableChannelHandler {
 
     /// Hummingbird closes a connection as soon as a response's end has been written when it drains (SIGTERM)
     /// or was asked to close; with a file still going out behind that end, the close would cut the file short.
-    /// It waits for the file instead (a drain that takes too long is cancelled by the server's drain timeout).
+    /// It waits for the file instead, until the drain's time is up (``ConnectionDrain/cutOff()`` closes the
+    /// connection again, and then the file is cut short: the client sees fewer bytes than its `Content-Length`).
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard regionsInFlight > 0, mode != .input else {
+        guard regionsInFlight > 0, mode != .input, !drain.isCutOff else {
             context.close(mode: mode, promise: promise)
             return
         }

@@ -1,5 +1,6 @@
 import HummingbirdCore
 import Logging
+import ModelDepotHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -7,6 +8,7 @@ import NIOHTTP1
 /// with `sendfile`. One listener, the same routes and checks.
 struct FileServingHTTP1Channel: ServerChildChannel {
     let base: HTTP1Channel
+    let drain: ConnectionDrain
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         base.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -14,7 +16,7 @@ struct FileServingHTTP1Channel: ServerChildChannel {
             // Below the codec (which only knows ByteBuffer bodies), above the encoder (which passes file regions
             // through when the length is known).
             try pipeline.addHandler(
-                FileRegionHandler(), position: .after(try pipeline.handler(type: HTTPResponseEncoder.self)))
+                FileRegionHandler(drain: drain), position: .after(try pipeline.handler(type: HTTPResponseEncoder.self)))
             return value
         }
     }
@@ -25,10 +27,16 @@ struct FileServingHTTP1Channel: ServerChildChannel {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with files at rest sent by `sendfile` (see ``FileRegionHandler``).
-    static func fileServingHTTP1(configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
+    /// HTTP/1 with files at rest sent by `sendfile` (see ``FileRegionHandler``), its connections followed by
+    /// `drain`.
+    static func fileServingHTTP1(configuration: HTTP1Channel.Configuration, drain: ConnectionDrain)
+        -> HTTPServerBuilder
+    {
         HTTPServerBuilder { responder in
-            FileServingHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration))
+            DrainTrackedChannel(
+                FileServingHTTP1Channel(
+                    base: HTTP1Channel(responder: responder, configuration: configuration), drain: drain),
+                drain: drain)
         }
     }
 }

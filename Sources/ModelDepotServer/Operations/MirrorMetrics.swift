@@ -58,8 +58,12 @@ final class MirrorMetrics: Sendable {
     ]
 
     private let registry = PrometheusCollectorRegistry()
+    private static let xetFilesHelp =
+        "Served files by the state of their Xet index (serve --xet): indexed, or pending (being built or waiting)."
     private let counters: [Counter: Prometheus.Counter]
     private let pullsInFlightGauge: Gauge
+    private let xetIndexedGauge: Gauge
+    private let xetPendingGauge: Gauge
     private let durations: [RouteClass: DurationHistogram]
     private let store = Mutex(MirrorCounters())
     /// The request counter of each status code, made on first use: asking the registry for it by name and label on
@@ -74,6 +78,12 @@ final class MirrorMetrics: Sendable {
         self.counters = counters
         pullsInFlightGauge = registry.makeGauge(
             name: "modeldepot_upstream_pulls_in_flight", help: "Files being pulled from the upstream now.")
+        xetIndexedGauge = registry.makeGauge(
+            name: "modeldepot_xet_files", labels: [("state", "indexed")],
+            help: Self.xetFilesHelp)
+        xetPendingGauge = registry.makeGauge(
+            name: "modeldepot_xet_files", labels: [("state", "pending")],
+            help: Self.xetFilesHelp)
         var durations: [RouteClass: DurationHistogram] = [:]
         for route in RouteClass.allCases {
             durations[route] = registry.makeDurationHistogram(
@@ -112,6 +122,16 @@ final class MirrorMetrics: Sendable {
         pullsInFlightGauge.set(Int64(now))
     }
 
+    /// The Xet indexer's last round: files whose index is current, and files still waiting for one.
+    func recordXetFiles(indexed: Int, pending: Int) {
+        store.withLock {
+            $0.xetFilesIndexed = indexed
+            $0.xetFilesPending = pending
+        }
+        xetIndexedGauge.set(Int64(indexed))
+        xetPendingGauge.set(Int64(pending))
+    }
+
     func value(_ counter: Counter) -> Int { store.withLock { $0.value(counter) } }
 
     /// Every counter as it stands.
@@ -134,6 +154,9 @@ public struct MirrorCounters: Sendable, Equatable {
     public internal(set) var sendfileResponses = 0
     public internal(set) var upstreamRateLimitWaits = 0
     public internal(set) var pullsInFlight = 0
+    /// Served files whose Xet index is current, and files still waiting for one (`serve --xet`).
+    public internal(set) var xetFilesIndexed = 0
+    public internal(set) var xetFilesPending = 0
     /// Requests answered, by HTTP status code.
     public internal(set) var requestsByStatus: [Int: Int] = [:]
 

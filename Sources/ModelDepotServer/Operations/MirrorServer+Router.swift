@@ -54,8 +54,8 @@ extension MirrorServer {
             smallFiles: smallFiles, scheme: tls == nil ? "http" : "https", xet: xet)
     }
 
-    /// Serves the files through Xet too (`serve --xet`): each file's Xet index is built in the background the first
-    /// time it is asked for and kept in `folder`; resolves then carry `X-Xet-Hash` and the `xet-auth` link, the
+    /// Serves the files through Xet too (`serve --xet`): each file's Xet index is built in the background (at start,
+    /// and within ``xetIndexInterval`` of a change, by ``XetIndexer``) and kept in `folder`; resolves then carry `X-Xet-Hash` and the `xet-auth` link, the
     /// `xet-read-token` route issues read tokens, and the CAS answers at `/xet` (a repository owned by `xet` still
     /// resolves). Off by default. With `acceptsUploads`, the `xet-write-token` route issues write tokens and the CAS
     /// takes xorbs and shards as the Hub's does (kept in `folder/uploads`, at most `uploadLimit` bytes of xorbs, read

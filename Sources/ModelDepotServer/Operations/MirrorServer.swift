@@ -38,8 +38,13 @@ public struct MirrorServer: Sendable {
     /// On by default; off only to compare the two.
     public var sendsFilesWithSendfile = true
     /// How long a drain (SIGTERM, SIGINT, or the running task's cancellation) may wait for responses in flight
-    /// before it cancels them.
-    public var drainTimeout: Duration = .seconds(30)
+    /// before it closes their connections (a client sees its body cut short) and cancels what is left. 20 s, so the
+    /// whole stop (at most this plus 2 s) ends inside the 30 s that systemd, Docker and Kubernetes grant before
+    /// they kill the process.
+    public var drainTimeout: Duration = .seconds(20)
+    /// Called when a stop has not ended 1.5 s after ``drainTimeout`` even with every connection closed and every
+    /// task cancelled (something ignores cancellation); the command line exits there. Nil: keep waiting.
+    public var onStuckStop: (@Sendable () -> Void)?
     /// Faults to inject into file bodies on purpose (off by default): see ``ServedFaults``.
     public var faults: ServedFaults?
     /// How long HTTP caches in front of the mirror may keep an answer about a branch (`Cache-Control: max-age`);
@@ -55,6 +60,9 @@ public struct MirrorServer: Sendable {
     var mounts: [Mount] = []
     /// Xet's side, when ``enableXet(folder:)`` turned it on.
     var xet: XetStore?
+    /// How often the Xet indexer walks the served files for ones to index (new, or changed since): a change is
+    /// indexed within about this much plus the time to read the file.
+    public var xetIndexInterval: Duration = .seconds(2)
     /// The ModelPack artifact of each commit registry clients asked for (`/v2/`).
     let registryArtifacts = ModelPackManifests()
     /// When set, the mirror speaks HTTPS with this certificate (read again on SIGHUP); files then go through memory,
@@ -158,8 +166,8 @@ public struct MirrorServer: Sendable {
 
     /// Runs until the task is cancelled or the process gets SIGINT/SIGTERM; either way it drains: the listening
     /// socket closes at once (new connections are refused), idle keep-alive connections close, responses in
-    /// flight are written to their end, and then it returns. A drain that takes longer than ``drainTimeout``
-    /// cancels what is left.
+    /// flight are written to their end, and then it returns. At ``drainTimeout`` the connections still open are
+    /// closed and what is left is cancelled.
     ///
     /// Cancellation drains too, rather than tearing connections down (``DrainingServer``).
     ///
@@ -170,12 +178,14 @@ public struct MirrorServer: Sendable {
         async throws
     {
         let responder = makeRouter().buildResponder()
+        let connections = ConnectionDrain()
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))
         let app = Application(
             responder: responder,
-            server: tls.map { .tls($0, idleTimeout: idleTimeout, handshakeTimeout: tlsHandshakeTimeout) }
-                ?? .fileServingHTTP1(configuration: http1),
+            server: tls.map {
+                .tls($0, idleTimeout: idleTimeout, handshakeTimeout: tlsHandshakeTimeout, drain: connections)
+            } ?? .fileServingHTTP1(configuration: http1, drain: connections),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modeldepot", availableConnectionsDelegate: cap),
             onServerRunning: { channel in
@@ -186,12 +196,19 @@ public struct MirrorServer: Sendable {
         )
         var reloads: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let tls { reloads.append(.init(service: CertificateReloader(tls: tls, logger: logger))) }
+        if let xet {
+            reloads.append(
+                .init(
+                    service: XetIndexer(
+                        store: xet, source: source, metrics: metrics, interval: xetIndexInterval, logger: logger),
+                    successTerminationBehavior: .ignore))
+        }
         try await DrainingServer.run(
             reloads + [
                 .init(service: app),
                 .init(
                     service: DrainAnnouncer(logger: logger, onDrain: { [mounts] in mounts.forEach { $0.onDrain() } })),
-            ], drainTimeout: drainTimeout, logger: logger)
+            ], drainTimeout: drainTimeout, connections: connections, logger: logger, onStuck: onStuckStop)
     }
 
     /// What this mirror has done since it was made (bytes served and pulled, hits, pulls, requests by status).

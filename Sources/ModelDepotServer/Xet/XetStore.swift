@@ -3,8 +3,8 @@ import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotXet
 
-/// The mirror's Xet side (`serve --xet`): each file's Xet index, built once from its bytes in the background the
-/// first time the file is asked for and kept on disk by content (a file's chunking never changes), so the first
+/// The mirror's Xet side (`serve --xet`): each file's Xet index, built once from its bytes in the background (when
+/// ``XetIndexer`` walks the served files, or the first time the file is asked for) and kept on disk by content (a file's chunking never changes), so the first
 /// plain download is never delayed; the short-lived read tokens the Hub's `xet-read-token` route hands out; and
 /// what the CAS routes answer from them.
 actor XetStore {
@@ -65,13 +65,19 @@ actor XetStore {
         let size = stamp.size
         let etag = file.etag
         if var entry = entries[etag] {
-            guard entry.stamp == stamp, entry.index.size == size else {
-                // Changed on disk since it was indexed: its hashes no longer describe its bytes.
-                forget(etag)
-                return nil
+            if entry.diskPath == file.diskPath || Self.stamp(of: entry.diskPath) != entry.stamp {
+                guard entry.stamp == stamp, entry.index.size == size else {
+                    // Changed on disk since it was indexed: its hashes no longer describe its bytes.
+                    forget(etag)
+                    return nil
+                }
+                entry.diskPath = file.diskPath
             }
+            // Else another copy of the same content (the same SHA-256, in another folder or repository): the
+            // indexed file is still as it was and stays the one the CAS reads. (Taking each asking copy's path
+            // made the two copies' stamps undo each other's index on every request.)
+            guard entry.index.size == size else { return nil }
             entry.repositories.insert(repository)
-            entry.diskPath = file.diskPath
             entries[etag] = entry
             // A file citing another file's xorbs is offered only while those are served (after a restart, once
             // the other file is asked for again): a reconstruction must never name a xorb nobody serves.
@@ -142,6 +148,12 @@ actor XetStore {
         }
         return known
     }
+
+    /// Whether the index of `etag` is being built now.
+    func isBuilding(_ etag: String) -> Bool { building.contains(etag) }
+
+    /// Whether a build may start now.
+    var hasFreeBuildSlot: Bool { building.count < Self.concurrentBuilds }
 
     /// Whether every xorb `index` cites from another file is served to `repository` now.
     func citesOnlyServedXorbs(_ index: XetFileIndex, repository: String) -> Bool {
