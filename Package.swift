@@ -329,7 +329,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: [serverStackDefine]
         ),
         .testTarget(
             name: "CLITests",

@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOSSL
 import Synchronization
 
 /// The connections one server has open, so that a drain that runs out of time ends them.
@@ -36,7 +37,7 @@ public final class ConnectionDrain: Sendable {
             return false
         }
         if closeNow {
-            channel.close(promise: nil)
+            Self.closeAtOnce(channel)
             return
         }
         channel.closeFuture.whenComplete { [weak self] _ in
@@ -51,8 +52,22 @@ public final class ConnectionDrain: Sendable {
             state.cutOff = true
             return Array(state.channels.values)
         }
-        for channel in open { channel.close(promise: nil) }
+        for channel in open { Self.closeAtOnce(channel) }
         return open.count
+    }
+
+    /// Closes the socket without a goodbye: a TLS connection's close would otherwise wait, behind the unread
+    /// response, for its `close_notify` to go out and the peer's to come back (NIOSSL's shutdown timeout, 5 s),
+    /// past the point a service manager kills the process. Closing from the TLS handler's own context goes to the
+    /// pipeline's head, below it.
+    static func closeAtOnce(_ channel: any Channel) {
+        channel.eventLoop.execute {
+            if let tls = try? channel.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self) {
+                tls.close(promise: nil)
+            } else {
+                channel.close(promise: nil)
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 #if os(Linux) || os(macOS)
     import Foundation
+    import ModelDepotCore
 
     /// The demo's runnable miniatures, generated here so a fresh clone with nothing installed has them: a BERT
     /// sentence encoder (random weights, 32 wide) that the in-process encoder runs, and a llama-architecture chat
@@ -106,17 +107,11 @@
 
     /// Normal deviates from a fixed seed (SplitMix64, then Box–Muller): the demo's weights are the same every run.
     struct SeededRandom {
-        private var state: UInt64
+        private var generator: SplitMix64
 
-        init(seed: UInt64) { state = seed }
+        init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
+        mutating func next() -> UInt64 { generator.next() }
 
         /// Uniform in (0, 1].
         mutating func unit() -> Float { Float(next() >> 40 + 1) / Float(1 << 24) }

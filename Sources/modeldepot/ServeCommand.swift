@@ -262,7 +262,7 @@
 
         func run() async throws {
             // The access log is written off the request path (one line per request, every line kept).
-            LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: BufferedLogStream.standardError) }
+            LoggingSystem.bootstrap { BufferedLogStream.Handler(label: $0) }
             let token = try tokenFile.map(Self.readToken)
             let roots = root.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []
             let datasetRoots = datasetRoot.map { [URL(fileURLWithPath: $0).standardizedFileURL] } ?? []

@@ -8,7 +8,10 @@ import Testing
 /// refused at once, and the process exits 0 after the last response.
 @Suite struct ServeDrainTests {
     static func listening(_ server: PeerProcess) async -> Bool {
-        await waitUntil(timeout: .seconds(30)) { server.output.contains("listening on") }
+        // The whole line: its port may arrive in a later read than its start.
+        await waitUntil(timeout: .seconds(30)) {
+            server.output.range(of: "listening on").map { server.output[$0.upperBound...].contains("\n") } == true
+        }
     }
 
     static func refusing(port: Int) async -> Bool {
@@ -55,7 +58,7 @@ import Testing
     static let cutOffSlack: Duration = .seconds(2)
 
     static func created(_ file: URL) -> URL {
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         return file
     }
 
@@ -137,7 +140,10 @@ import Testing
                     "stopped after \(took.map { "\($0)" } ?? "never"): \(server.output)")
                 #expect(server.exitCode == 0, "\(server.output)")
                 #expect(server.output.contains("drain timeout reached: closed 1 connection"), "\(server.output)")
-                FileManager.default.createFile(atPath: hurry.path, contents: nil)
+                // The cut-off itself ended the connection (a TLS one without waiting for its close_notify to go
+                // out behind the unread body), not the last-resort exit that skips the rest of the stop.
+                #expect(!server.output.contains("the stop did not end"), "\(server.output)")
+                _ = FileManager.default.createFile(atPath: hurry.path, contents: nil)
                 let ended = await waitUntil(timeout: .seconds(60)) { client.output.contains("received ") }
                 try #require(ended, "\(client.output)")
                 let report = try #require(client.output.split(separator: "\n").last { $0.hasPrefix("received ") })

@@ -1,7 +1,12 @@
 import Foundation
+import ModelDepotCore
 import Testing
 
 @testable import ModelDepotTransfer
+
+#if MODELDEPOT_SERVER_STACK
+    import NIOCore
+#endif
 
 /// The hasher of a parallel download takes the bytes written just past its position from memory and reads the rest
 /// back from the partial file. Whatever was held or not, in whatever order the writes came, the digest is the file's,
@@ -30,7 +35,7 @@ import Testing
     }
 
     static func content(_ size: Int, seed: UInt64) -> [UInt8] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         return (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
@@ -42,7 +47,7 @@ import Testing
         source.withUnsafeBytes { whole.update($0) }
         let expected = whole.finalize()
         for round in 0..<20 {
-            var generator = SeededGenerator(seed: UInt64(round))
+            var generator = SplitMix64(seed: UInt64(round))
             // Four "connections" on ranges of 50,000 bytes, writing chunks of up to 7,000 in an interleaved order,
             // the hasher catching up to the written prefix now and then.
             var cursors = [0, 50_000, 100_000, 150_000]
@@ -86,7 +91,7 @@ import Testing
         window.offer(BodyChunk([UInt8](repeating: 1, count: 50)), count: 50, at: 60)
         #expect(window.heldBytes == 0, "ends past the window")
         window.offer(BodyChunk([UInt8](repeating: 1, count: 50)), count: 40, at: 60)
-        #expect(window.heldBytes == 40, "only the bytes written count")
+        #expect(window.heldBytes == 50, "the memory the chunk keeps alive counts, not only the bytes written")
         window.advance(to: 70)
         #expect(window.heldBytes == 0, "a piece the hasher passed is dropped")
         window.offer(BodyChunk([UInt8](repeating: 1, count: 10)), count: 10, at: 65)
@@ -94,17 +99,21 @@ import Testing
         window.offer(BodyChunk([UInt8](repeating: 1, count: 10)), count: 10, at: 160)
         #expect(window.heldBytes == 10, "within the window that moved with the hasher")
     }
-}
 
-/// A deterministic generator (SplitMix64), so a failing round can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// Small reads into large transport buffers: what is held is bounded by the memory kept alive, not by the
+    /// bytes written.
+    @Test func smallReadsIntoLargeBuffersDoNotHoldMoreThanTheWindow() {
+        let window = HashWindow(capacity: 100)
+        let large = [UInt8](repeating: 7, count: 80)
+        window.offer(BodyChunk(large), count: 10, at: 0)
+        window.offer(BodyChunk(large), count: 10, at: 10)
+        #expect(window.heldBytes == 80, "the second buffer would keep 160 bytes alive in a window of 100")
+        #if MODELDEPOT_SERVER_STACK
+            var buffer = ByteBufferAllocator().buffer(capacity: 4096)
+            buffer.writeBytes([1, 2, 3])
+            let other = HashWindow(capacity: 1024)
+            other.offer(BodyChunk(buffer), count: 3, at: 0)
+            #expect(other.heldBytes == 0, "three bytes in a 4 KiB buffer are not held in a 1 KiB window")
+        #endif
     }
 }

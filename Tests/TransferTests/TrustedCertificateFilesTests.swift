@@ -55,6 +55,38 @@ import Testing
         }
     }
 
+    /// A broken file skipped inside a folder is still refused when a flag names it, and a file that fails half way
+    /// leaves its good certificate unseen, so another file holding that certificate still adds it.
+    @Test func aBrokenFileIsRefusedHoweverItIsReachedAndLeavesNothingSeen() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-ca-broken")
+        defer { folder.remove() }
+        let made = try await TestCertificates.make(in: folder.url)
+        let authority = try String(contentsOfFile: made.authority, encoding: .utf8)
+        let server = try String(contentsOfFile: made.certificate, encoding: .utf8)
+        let certs = folder.path("certs")
+        try FileManager.default.createDirectory(at: certs, withIntermediateDirectories: true)
+        // Read first in the folder: the authority, then a block that does not parse.
+        let half = certs.appendingPathComponent("a-half.pem")
+        try (authority + "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n").write(
+            to: half, atomically: true, encoding: .utf8)
+        try server.write(to: certs.appendingPathComponent("b-server.pem"), atomically: true, encoding: .utf8)
+        let good = folder.path("authority.pem")
+        try authority.write(to: good, atomically: true, encoding: .utf8)
+        let folderThenFile = TrustSettings(additional: [
+            .init(path: certs.path, origin: "SSL_CERT_DIR"), .init(path: good.path, origin: "SSL_CERT_FILE"),
+        ])
+        let certificates = try TrustedCertificateFiles.certificates(folderThenFile)
+        #expect(certificates.count == 2, "the authority of the broken file is still added from the good one")
+        let namedAfterTheFolder = TrustSettings(additional: [
+            .init(path: certs.path, origin: "SSL_CERT_DIR"), .init(path: half.path, origin: "--ca-cert"),
+        ])
+        #expect {
+            try TrustedCertificateFiles.certificates(namedAfterTheFolder)
+        } throws: { error in
+            "\(error)".contains("--ca-cert names \(half.path), which holds no PEM certificate")
+        }
+    }
+
     @Test func aBrokenAuthorityFailsTLSRequestsOnlyAndSaysWhy() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-ca-lazy")
         defer { folder.remove() }

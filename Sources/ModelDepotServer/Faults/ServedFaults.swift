@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 import Synchronization
 
 /// Faults the mirror injects into file downloads on purpose (`serve --faults`), so that an app's download UI
@@ -23,11 +24,11 @@ public final class ServedFaults: Sendable, CustomStringConvertible {
     public let frequencies: [Kind: Frequency]
     /// Bytes per second per response; nil: as fast as the server can.
     public let bytesPerSecond: Int?
-    private let state: Mutex<(used: [Kind: Int], random: SplitMix)>
+    private let state: Mutex<(used: [Kind: Int], random: SplitMix64)>
 
     /// Parses a spec such as `reset=0.05,status503=1x,rate=4MB`; throws a message naming what is wrong.
     public init(_ spec: String, seed: UInt64 = 2026) throws {
-        state = Mutex(([:], SplitMix(seed: seed)))
+        state = Mutex(([:], SplitMix64(seed: seed)))
         var frequencies: [Kind: Frequency] = [:]
         var bytesPerSecond: Int?
         for item in spec.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
@@ -130,17 +131,4 @@ public final class ServedFaults: Sendable, CustomStringConvertible {
 public struct ServedFaultsError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
-}
-
-/// A small deterministic generator (SplitMix64), so a seeded fault plan repeats itself.
-struct SplitMix: Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func nextUnit() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-    }
 }

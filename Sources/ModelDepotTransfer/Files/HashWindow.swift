@@ -7,17 +7,21 @@ import Synchronization
 /// where the hasher stands is held until the hasher reaches it; one further ahead is not (its bytes are read back
 /// from the page cache when their turn comes), so the memory held stays under `capacity` whatever the file's size
 /// or the number of connections. Held chunks are references to buffers that exist anyway: holding one copies
-/// nothing.
+/// nothing. What counts against `capacity` is the memory a held chunk keeps alive (a transport's buffer can be
+/// larger than the bytes read into it), so small reads into large buffers cannot hold more than the window.
 final class HashWindow: Sendable {
     struct Piece: Sendable {
         let chunk: BodyChunk
         let count: Int
+        /// The memory holding it keeps alive, at least `count`.
+        let retained: Int
     }
 
     private struct State {
         /// Where the hasher stands: nothing below it is held again.
         var hashed: Int64 = 0
         var held: [Int64: Piece] = [:]
+        /// Memory the held pieces keep alive.
         var heldBytes = 0
         /// Bytes the hasher took from memory and bytes it had to read back, for the run's trace.
         var fromMemory: Int64 = 0
@@ -36,12 +40,13 @@ final class HashWindow: Sendable {
     /// The first `count` bytes of `chunk` were written at `offset`: held when they lie within the window.
     func offer(_ chunk: BodyChunk, count: Int, at offset: Int64) {
         guard count > 0 else { return }
+        let retained = max(count, chunk.retainedBytes)
         state.withLock { state in
             guard offset >= state.hashed, offset + Int64(count) <= state.hashed + capacity,
-                state.held[offset] == nil
+                Int64(state.heldBytes + retained) <= capacity, state.held[offset] == nil
             else { return }
-            state.held[offset] = Piece(chunk: chunk, count: count)
-            state.heldBytes += count
+            state.held[offset] = Piece(chunk: chunk, count: count, retained: retained)
+            state.heldBytes += retained
         }
     }
 
@@ -49,7 +54,7 @@ final class HashWindow: Sendable {
     func take(at offset: Int64) -> Piece? {
         state.withLock { state in
             guard let piece = state.held.removeValue(forKey: offset) else { return nil }
-            state.heldBytes -= piece.count
+            state.heldBytes -= piece.retained
             state.fromMemory += Int64(piece.count)
             state.hashed = offset + Int64(piece.count)
             return piece
@@ -68,7 +73,7 @@ final class HashWindow: Sendable {
             for (start, piece) in state.held {
                 if start < offset {
                     state.held[start] = nil
-                    state.heldBytes -= piece.count
+                    state.heldBytes -= piece.retained
                 } else if start < (next ?? .max) {
                     next = start
                 }
@@ -80,6 +85,6 @@ final class HashWindow: Sendable {
     /// How the hasher got its bytes: (from memory, read back from the file).
     var sources: (fromMemory: Int64, readBack: Int64) { state.withLock { ($0.fromMemory, $0.readBack) } }
 
-    /// Bytes held now.
+    /// Memory the held pieces keep alive now.
     var heldBytes: Int { state.withLock { $0.heldBytes } }
 }

@@ -52,7 +52,7 @@
         /// The TLS settings with the added certificate authorities, read on the first `https` request: parsing a
         /// system-sized bundle (which `SSL_CERT_FILE` and friends often name, several times over) costs tens of
         /// milliseconds that a plain-HTTP pull, or a command that sends nothing, should not pay.
-        private let secureSettings = Mutex<Result<TLSConfiguration?, ModelDepotError>?>(nil)
+        private let secureSettings = Mutex<TLSConfiguration??>(nil)
         private let clients = Mutex<[ClientKey: Clients]>([:])
 
         /// A transport for the life of the process, used when none is given: its proxies and extra certificate
@@ -110,12 +110,13 @@
         }
 
         /// The TLS configuration for `https` requests: nil when `network` changes nothing (the system's store,
-        /// verified); read once.
-        private func secureConfiguration() throws -> TLSConfiguration? {
-            let result = secureSettings.withLock { settings in
-                if let settings { return settings }
-                let made: Result<TLSConfiguration?, ModelDepotError> = Result {
-                    let trust = network.trust
+        /// verified). Made once it has succeeded, off the cooperative pool (it reads and parses files); a failure
+        /// (a file not there yet, a bundle being rewritten) is tried again by the next request.
+        private func secureConfiguration() async throws -> TLSConfiguration? {
+            if let settled = secureSettings.withLock({ $0 }) { return settled }
+            let trust = network.trust
+            let made = try await BlockingWork.run { () throws -> TLSConfiguration? in
+                do {
                     let added = try TrustedCertificateFiles.certificates(trust)
                     guard !added.isEmpty || trust.insecure else { return nil }
                     var tls = TLSConfiguration.makeClientConfiguration()
@@ -124,11 +125,15 @@
                     tls.additionalTrustRoots = [.certificates(added)]
                     if trust.insecure { tls.certificateVerification = .none }
                     return tls
-                }.mapError { $0 as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\($0)", underlying: $0) }
-                settings = made
+                } catch {
+                    throw error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
+                }
+            }
+            return secureSettings.withLock { settings in
+                if let settled = settings { return settled }
+                settings = .some(made)
                 return made
             }
-            return try result.get()
         }
 
         private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
@@ -156,8 +161,8 @@
         }
 
         /// The clients for requests through `proxy` (nil: direct) to a plain or a TLS origin, made on first use.
-        private func clients(for proxy: ProxyServer?, secure: Bool) throws -> Clients {
-            let tls = secure ? try secureConfiguration() : nil
+        private func clients(for proxy: ProxyServer?, secure: Bool) async throws -> Clients {
+            let tls = secure ? try await secureConfiguration() : nil
             let key = ClientKey(proxy: proxy, secure: secure)
             return clients.withLock { made in
                 if let existing = made[key] { return existing }
@@ -215,7 +220,7 @@
             if let refusal { throw refusal }
             let proxy = network.proxies.proxy(for: request.url)
             let secure = request.url.scheme?.lowercased() != "http"
-            let pair = try clients(for: proxy, secure: secure)
+            let pair = try await clients(for: proxy, secure: secure)
             let response: HTTPClientResponse
             do {
                 response = try await (request.callerDetectsStalls ? pair.unwatched : pair.client)

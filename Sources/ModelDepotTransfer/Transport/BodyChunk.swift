@@ -38,6 +38,17 @@ public struct BodyChunk: Sendable {
         }
     }
 
+    /// The memory holding on to this chunk keeps alive: a transport's buffer is often larger than the bytes read
+    /// into it.
+    var retainedBytes: Int {
+        switch storage {
+        case .data(let data): data.count
+        #if MODELDEPOT_SERVER_STACK
+            case .buffer(let buffer): max(buffer.readableBytes, buffer.storageCapacity)
+        #endif
+        }
+    }
+
     /// Calls `body` with the bytes, in place.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         switch storage {

@@ -20,22 +20,35 @@
         ///   does not parse), or a folder holds none.
         static func certificates(_ trust: TrustSettings) throws -> [NIOSSLCertificate] {
             var filesRead: Set<String> = []
+            var filesRefused: Set<String> = []
             var blocksSeen: Set<Substring> = []
             var certificates: [NIOSSLCertificate] = []
-            /// The certificates of `path` not seen before; nil when it is not a readable file of PEM certificates.
+            /// The certificates of `path` not seen before; nil when it is not a readable file of PEM certificates
+            /// (however often it is named). Nothing of a file counts as seen until all of it has parsed.
             func read(_ path: String) -> [NIOSSLCertificate]? {
                 let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-                guard filesRead.insert(resolved).inserted else { return [] }
-                guard let data = FileManager.default.contents(atPath: resolved) else { return nil }
+                if filesRefused.contains(resolved) { return nil }
+                if filesRead.contains(resolved) { return [] }
+                guard let data = FileManager.default.contents(atPath: resolved) else {
+                    filesRefused.insert(resolved)
+                    return nil
+                }
                 let blocks = pemBlocks(in: String(decoding: data, as: UTF8.self))
-                guard !blocks.isEmpty else { return nil }
+                var fresh: Set<Substring> = []
                 var parsed: [NIOSSLCertificate] = []
-                for block in blocks where blocksSeen.insert(block).inserted {
+                for block in blocks where !blocksSeen.contains(block) && fresh.insert(block).inserted {
                     guard let certificate = try? NIOSSLCertificate(bytes: Array(block.utf8), format: .pem) else {
+                        filesRefused.insert(resolved)
                         return nil
                     }
                     parsed.append(certificate)
                 }
+                guard !blocks.isEmpty else {
+                    filesRefused.insert(resolved)
+                    return nil
+                }
+                filesRead.insert(resolved)
+                blocksSeen.formUnion(fresh)
                 return parsed
             }
             for source in trust.additional {
