@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Standard error for a server's log, written by a thread of its own: a request's access-log line costs its
 /// formatting and an append, never a system call on the event loop or the cooperative pool, and lines that arrive
@@ -11,24 +12,32 @@ import Logging
 /// reads cannot hold the exit.
 public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     /// One per process, for `FileHandle.standardError`.
-    public static let standardError = BufferedLogStream(handle: .standardError)
+    public static let standardError: BufferedLogStream = {
+        let stream = BufferedLogStream(handle: .standardError)
+        atexit { _ = BufferedLogStream.standardError.flush(within: BufferedLogStream.exitFlushTimeout) }
+        return stream
+    }()
 
     /// Unwritten bytes past which writers wait.
     let limit = 4 << 20
     /// How long the exit waits for pending lines.
-    static let exitFlushTimeout: TimeInterval = 1
+    static let exitFlushTimeout: Duration = .seconds(1)
+    /// How long an error line's caller waits for it to be out.
+    static let errorFlushTimeout: Duration = .milliseconds(250)
     private let handle: FileHandle
     // Guarded by `condition`: the thread waits on it for lines, and flushers and blocked writers for the thread.
     private let condition = NSCondition()
     private var pending: [UInt8] = []
-    private var writing = false
+    /// Bytes appended and bytes written since the start: a flush waits for what was appended before it, not for
+    /// lines that keep arriving after it.
+    private var appended = 0
+    private var written = 0
 
     init(handle: FileHandle) {
         self.handle = handle
         let thread = Thread { [unowned self] in self.writeForever() }
         thread.name = "ModelDepot.log"
         thread.start()
-        atexit { _ = BufferedLogStream.standardError.flush(within: BufferedLogStream.exitFlushTimeout) }
     }
 
     public func write(_ string: String) {
@@ -36,6 +45,7 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
         while pending.count > limit { condition.wait() }
         let wasEmpty = pending.isEmpty
         pending.append(contentsOf: string.utf8)
+        appended += string.utf8.count
         if wasEmpty { condition.broadcast() }
         condition.unlock()
     }
@@ -43,18 +53,25 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     /// Returns once every line written so far is out.
     public func flush() {
         condition.lock()
-        while !pending.isEmpty || writing { condition.wait() }
+        let target = appended
+        while written < target { condition.wait() }
         condition.unlock()
     }
 
-    /// Waits at most `seconds` for every line written so far to be out; false if some were still pending.
+    /// Waits at most `timeout` (by the monotonic clock) for every line written so far to be out; false if some
+    /// were still pending.
     @discardableResult
-    public func flush(within seconds: TimeInterval) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
+    public func flush(within timeout: Duration) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         condition.lock()
         defer { condition.unlock() }
-        while !pending.isEmpty || writing {
-            if !condition.wait(until: deadline) { return pending.isEmpty && !writing }
+        let target = appended
+        while written < target {
+            let left = clock.now.duration(to: deadline)
+            guard left > .zero else { return false }
+            let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
         }
         return true
     }
@@ -65,11 +82,10 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
             while pending.isEmpty { condition.wait() }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
-            writing = true
             condition.unlock()
             try? handle.write(contentsOf: batch)
             condition.lock()
-            writing = false
+            written += batch.count
             condition.broadcast()
             condition.unlock()
         }
@@ -77,40 +93,73 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
 }
 
 extension BufferedLogStream {
-    /// swift-log's stream handler over the buffered stream, except that an error is out before the call returns:
-    /// the line that says why a process is about to stop must not wait behind the access log.
+    /// Log lines in swift-log's `StreamLogHandler` format (`2026-11-29T02:22:48+0000 info label: k=v [Module]
+    /// message`), written to a ``BufferedLogStream``, at a server's request rate: the metadata a server sets on
+    /// every request's logger (Hummingbird's request id) is not formatted until a line is written, and the
+    /// timestamp is formatted once a second, not once a line. An error's caller waits for its line to be out (at
+    /// most ``BufferedLogStream/errorFlushTimeout``, however busy the log): the line that says why a process is
+    /// about to stop must not be lost behind the access log.
     public struct Handler: LogHandler {
-        private var base: StreamLogHandler
+        public var logLevel: Logger.Level = .info
+        public var metadata = Logger.Metadata()
+        public var metadataProvider: Logger.MetadataProvider?
+        private let label: String
         private let stream: BufferedLogStream
 
-        public init(label: String, stream: BufferedLogStream = .standardError) {
-            self.base = StreamLogHandler(label: label, stream: stream)
+        public init(
+            label: String, stream: BufferedLogStream = .standardError,
+            metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+        ) {
+            self.label = label
             self.stream = stream
-        }
-
-        public var logLevel: Logger.Level {
-            get { base.logLevel }
-            set { base.logLevel = newValue }
-        }
-
-        public var metadata: Logger.Metadata {
-            get { base.metadata }
-            set { base.metadata = newValue }
-        }
-
-        public var metadataProvider: Logger.MetadataProvider? {
-            get { base.metadataProvider }
-            set { base.metadataProvider = newValue }
+            self.metadataProvider = metadataProvider
         }
 
         public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { base[metadataKey: key] }
-            set { base[metadataKey: key] = newValue }
+            get { metadata[key] }
+            set { metadata[key] = newValue }
         }
 
         public func log(event: LogEvent) {
-            base.log(event: event)
-            if event.level >= .error { stream.flush(within: BufferedLogStream.exitFlushTimeout) }
+            var merged = metadata
+            if let provided = metadataProvider?.get(), !provided.isEmpty {
+                merged.merge(provided) { _, provided in provided }
+            }
+            if let explicit = event.metadata, !explicit.isEmpty {
+                merged.merge(explicit) { _, explicit in explicit }
+            }
+            if let error = event.error {
+                merged["error.message"] = "\(error)"
+                merged["error.type"] = "\(String(reflecting: type(of: error)))"
+            }
+            var line = LogTimestamp.now()
+            line += " \(event.level)"
+            if !label.isEmpty { line += " " + label }
+            line += ":"
+            for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+            line += " [\(event.source)] \(event.message)\n"
+            stream.write(line)
+            if event.level >= .error { stream.flush(within: BufferedLogStream.errorFlushTimeout) }
         }
+    }
+}
+
+/// The local time, as `StreamLogHandler` prints it, formatted at most once a second.
+enum LogTimestamp {
+    private static let last = Mutex<(second: Int, text: String)>((-1, ""))
+
+    static func now() -> String {
+        var clock = time(nil)
+        if let cached = last.withLock({ $0.second == Int(clock) ? $0.text : nil }) { return cached }
+        var local = tm()
+        var buffer = [CChar](repeating: 0, count: 64)
+        let text: String
+        if localtime_r(&clock, &local) != nil, strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local) > 0 {
+            text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        } else {
+            text = "<unknown>"
+        }
+        last.withLock { $0 = (Int(clock), text) }
+        return text
     }
 }

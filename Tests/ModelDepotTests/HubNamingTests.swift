@@ -18,6 +18,35 @@ import Testing
         #expect(throws: ModelDepotError.self) { try RepoID(text) }
     }
 
+    /// Every string of up to five characters from an alphabet that meets each rule: accepted exactly when the
+    /// rules, checked one by one here, allow it, and split at its `/`.
+    @Test func acceptsExactlyWhatTheRulesAllow() {
+        let alphabet: [Character] = ["a", "-", ".", "/", "g", "i", "t"]
+        var strings = [""]
+        var frontier = [""]
+        for _ in 1...5 {
+            frontier = frontier.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            strings += frontier
+        }
+        for text in strings {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            let allowed =
+                !text.isEmpty && parts.count <= 2
+                && parts.allSatisfy { part in
+                    guard let first = part.first, let last = part.last else { return false }
+                    return !".-".contains(first) && !".-".contains(last)
+                }
+                && !text.contains("--") && !text.contains("..") && !text.hasSuffix(".git")
+            let parsed = try? RepoID(text)
+            #expect((parsed != nil) == allowed, "'\(text)'")
+            if let parsed {
+                #expect(parsed.description == text)
+                #expect(parsed.namespace == (parts.count == 2 ? String(parts[0]) : nil), "'\(text)'")
+                #expect(parsed.name == String(parts[parts.count - 1]), "'\(text)'")
+            }
+        }
+    }
+
     @Test func cacheFolderNamesRoundTrip() throws {
         let qwen = try RepoID("Qwen/Qwen2.5-0.5B")
         #expect(qwen.cacheFolderName(type: .model) == "models--Qwen--Qwen2.5-0.5B")

@@ -118,6 +118,31 @@ import Testing
         }
     }
 
+    /// The allocation-free reading of `a.b.c.d[:port]` never accepts what the full parse refuses.
+    @Test func theIPv4FastPathAcceptsNothingTheFullParseRefuses() {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let pieces = ["0", "1", "2", "5", "9", "25", "255", "256", "300", "007", "1234", "", "a", ":", "."]
+        var accepted = 0
+        for _ in 0..<50_000 {
+            // Three to five dotted parts, mostly numbers, sometimes a port, sometimes a stray piece.
+            var text = (0..<(3 + next(3))).map { _ in pieces[next(next(4) == 0 ? pieces.count : 7)] }
+                .joined(separator: ".")
+            if next(2) == 0 { text += ":" + pieces[next(pieces.count)] }
+            guard AllowedHosts.isIPv4Authority(text.utf8) else { continue }
+            accepted += 1
+            let host = AllowedHosts.hostPart(of: text)
+            #expect(host.map(AllowedHosts.isIPLiteral) == true, "'\(text)'")
+        }
+        #expect(accepted > 100, "the sample reached the fast path only \(accepted) times")
+        for refused in ["256.1.1.1", "1.2.3", "1.2.3.4.5", "1..2.3", "1.2.3.4:8:8", ".1.2.3", "1234.1.1.1"] {
+            #expect(!AllowedHosts.isIPv4Authority(refused.utf8), "\(refused)")
+        }
+    }
+
     @Test func aPathsInfoRequestAsksAboutAtMostAThousandPaths() async throws {
         try await MirrorFixture.with(Self.layout) { mirror in
             let paths = (0..<1001).map { "paths=f\($0)" }.joined(separator: "&")

@@ -11,6 +11,18 @@ public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
 
     /// Parses `name` or `namespace/name`; throws `invalidArgument` with the rule when it is not a valid id.
     public init(_ text: String) throws {
+        // A mirror parses an id on every request: one pass over the bytes for the ids that pass, the rules one by
+        // one (to say which failed) for the rest.
+        if let slash = Self.validatedSlash(text.utf8) {
+            if let slash {
+                namespace = String(text[..<slash])
+                name = String(text[text.utf8.index(after: slash)...])
+            } else {
+                namespace = nil
+                name = text
+            }
+            return
+        }
         let invalid = { (reason: String) in
             ModelDepotError(
                 .invalidArgument,
@@ -66,6 +78,38 @@ public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
+    }
+
+    /// For a valid id, where its `/` is (`.some(nil)` without one); nil for an id that breaks a rule.
+    private static func validatedSlash(_ bytes: String.UTF8View) -> String.Index?? {
+        var count = 0
+        var slash: String.Index?
+        var previous: UInt8 = UInt8(ascii: "/")
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            let atPartStart = previous == UInt8(ascii: "/")
+            switch byte {
+            case UInt8(ascii: "/"):
+                guard slash == nil, !atPartStart, previous != UInt8(ascii: "."), previous != UInt8(ascii: "-")
+                else { return nil }
+                slash = index
+            case UInt8(ascii: "."), UInt8(ascii: "-"):
+                guard !atPartStart, previous != byte else { return nil }
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+                break
+            default:
+                return nil
+            }
+            previous = byte
+            count += 1
+            bytes.formIndex(after: &index)
+        }
+        guard (1...96).contains(count), previous != UInt8(ascii: "/"), previous != UInt8(ascii: "."),
+            previous != UInt8(ascii: "-"), !bytes.reversed().starts(with: "tig.".utf8)
+        else { return nil }
+        return .some(slash)
     }
 
     private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {

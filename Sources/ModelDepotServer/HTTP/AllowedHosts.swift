@@ -30,6 +30,8 @@ struct AllowedHosts: Sendable {
     /// (HTTP/1.0) names nobody else and is answered.
     func allows(_ authority: String?) -> Bool {
         guard let authority, !authority.isEmpty else { return true }
+        // Most requests name the mirror by its IPv4 address: read those from the bytes, allocating nothing.
+        if Self.isIPv4Authority(authority.utf8) { return true }
         guard let host = Self.hostPart(of: authority) else { return false }
         if Self.isIPLiteral(host) { return true }
         let name = Self.normalized(host)
@@ -64,6 +66,35 @@ struct AllowedHosts: Sendable {
             && parts.allSatisfy { part in
                 !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCIIDigit) && Int(part)! <= 255
             }
+    }
+
+    /// `a.b.c.d` or `a.b.c.d:port`, each part 0–255 in at most three digits, the port digits only: what
+    /// ``hostPart(of:)`` and ``isIPLiteral(_:)`` accept together for an IPv4 address.
+    static func isIPv4Authority(_ bytes: String.UTF8View) -> Bool {
+        var parts = 0
+        var digits = 0
+        var value = 0
+        var inPort = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if inPort { continue }
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard digits <= 3, value <= 255 else { return false }
+            case UInt8(ascii: "."):
+                guard !inPort, digits > 0, parts < 3 else { return false }
+                parts += 1
+                digits = 0
+                value = 0
+            case UInt8(ascii: ":"):
+                guard !inPort, digits > 0, parts == 3 else { return false }
+                inPort = true
+            default:
+                return false
+            }
+        }
+        return inPort || (parts == 3 && digits > 0)
     }
 
     private static func normalized(_ name: String) -> String {

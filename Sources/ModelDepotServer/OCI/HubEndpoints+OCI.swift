@@ -17,7 +17,7 @@ extension HubEndpoints {
     /// Registers `/v2/` and everything under it on `group` (the `/v2` group of the router).
     func addRegistryRoutes(to group: RouterGroup<Context>, artifacts: ModelPackManifests) {
         let read: [HTTPRequest.Method] = [.get, .head]
-        group.endpoint("/", read) { request, _ in try await registryAnswer(request) { Self.registryJSON("{}") } }
+        group.endpoint("/", read) { request, _ in await registryAnswer(request) { Self.registryJSON("{}") } }
         group.endpoint("/token", read) { request, _ in registryToken(request) }
         group.endpoint("/**", read) { request, context in
             try await registryAnswer(request) {

@@ -57,6 +57,13 @@ final class HashWindow: Sendable {
             state.heldBytes -= piece.retained
             state.fromMemory += Int64(piece.count)
             state.hashed = offset + Int64(piece.count)
+            // Overlapping writes (a range sent again after a retry) leave pieces the hasher has now passed.
+            if state.held.keys.contains(where: { $0 < state.hashed }) {
+                for (start, passed) in state.held where start < state.hashed {
+                    state.held[start] = nil
+                    state.heldBytes -= passed.retained
+                }
+            }
             return piece
         }
     }

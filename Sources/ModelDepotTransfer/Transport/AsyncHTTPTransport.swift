@@ -52,7 +52,7 @@
         /// The TLS settings with the added certificate authorities, read on the first `https` request: parsing a
         /// system-sized bundle (which `SSL_CERT_FILE` and friends often name, several times over) costs tens of
         /// milliseconds that a plain-HTTP pull, or a command that sends nothing, should not pay.
-        private let secureSettings = Mutex<TLSConfiguration??>(nil)
+        private let secureSettings = Mutex<SecureState>(.none)
         private let clients = Mutex<[ClientKey: Clients]>([:])
 
         /// A transport for the life of the process, used when none is given: its proxies and extra certificate
@@ -110,30 +110,58 @@
         }
 
         /// The TLS configuration for `https` requests: nil when `network` changes nothing (the system's store,
-        /// verified). Made once it has succeeded, off the cooperative pool (it reads and parses files); a failure
-        /// (a file not there yet, a bundle being rewritten) is tried again by the next request.
+        /// verified). Made once it has succeeded, off the cooperative pool (it reads and parses files), by one
+        /// task that every request arriving meanwhile waits for; a failure (a file not there yet, a bundle being
+        /// rewritten) is tried again by the next request.
         private func secureConfiguration() async throws -> TLSConfiguration? {
-            if let settled = secureSettings.withLock({ $0 }) { return settled }
             let trust = network.trust
-            let made = try await BlockingWork.run { () throws -> TLSConfiguration? in
-                do {
-                    let added = try TrustedCertificateFiles.certificates(trust)
-                    guard !added.isEmpty || trust.insecure else { return nil }
-                    var tls = TLSConfiguration.makeClientConfiguration()
-                    // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead
-                    // of it.
-                    tls.additionalTrustRoots = [.certificates(added)]
-                    if trust.insecure { tls.certificateVerification = .none }
-                    return tls
-                } catch {
-                    throw error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
+            if trust.additional.isEmpty && !trust.insecure { return nil }
+            let (settled, making) = secureSettings.withLock {
+                state -> (TLSConfiguration??, Task<TLSConfiguration?, any Error>?) in
+                switch state {
+                case .made(let settled):
+                    return (.some(settled), nil)
+                case .making(let task):
+                    return (nil, task)
+                case .none:
+                    let task = Task { try await BlockingWork.run { try Self.makeSecureConfiguration(trust) } }
+                    state = .making(task)
+                    return (nil, task)
                 }
             }
-            return secureSettings.withLock { settings in
-                if let settled = settings { return settled }
-                settings = .some(made)
+            if let settled { return settled }
+            guard let making else { return nil }
+            do {
+                let made = try await making.value
+                secureSettings.withLock { $0 = .made(made) }
                 return made
+            } catch {
+                secureSettings.withLock { state in
+                    if case .making = state { state = .none }
+                }
+                throw error
             }
+        }
+
+        private static func makeSecureConfiguration(_ trust: TrustSettings) throws -> TLSConfiguration? {
+            do {
+                let added = try TrustedCertificateFiles.certificates(trust)
+                guard !added.isEmpty || trust.insecure else { return nil }
+                var tls = TLSConfiguration.makeClientConfiguration()
+                // Added to the system's store (NIOSSL reads it from the platform's usual places), not instead of it.
+                tls.additionalTrustRoots = [.certificates(added)]
+                if trust.insecure { tls.certificateVerification = .none }
+                return tls
+            } catch {
+                throw error as? ModelDepotError ?? ModelDepotError(.invalidArgument, "\(error)", underlying: error)
+            }
+        }
+
+        /// Where ``secureConfiguration()`` stands.
+        private enum SecureState {
+            case none
+            case making(Task<TLSConfiguration?, any Error>)
+            case made(TLSConfiguration?)
         }
 
         private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import ModelDepotHTTP
+
+/// The server's log: lines in swift-log's stream format, every one kept and in order, and a flush that gives up at
+/// its deadline when standard error is a pipe nobody reads.
+@Suite struct BufferedLogStreamTests {
+    final class Captured: TextOutputStream, @unchecked Sendable {
+        let text = Mutex("")
+        func write(_ string: String) { text.withLock { $0 += string } }
+    }
+
+    @Test func linesReadAsStreamLogHandlersDoApartFromTheirTime() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        let captured = Captured()
+        var ours = Logger(label: "mirror") {
+            BufferedLogStream.Handler(label: $0, stream: stream, metadataProvider: nil)
+        }
+        var theirs = Logger(label: "mirror") { StreamLogHandler(label: $0, stream: captured, metadataProvider: nil) }
+        ours[metadataKey: "b"] = "2"
+        theirs[metadataKey: "b"] = "2"
+        ours.info("GET /healthz 200", metadata: ["a": "1", "ms": "0"])
+        theirs.info("GET /healthz 200", metadata: ["a": "1", "ms": "0"])
+        ours.error("stopping", metadata: nil)
+        theirs.error("stopping", metadata: nil)
+        ours.debug("not shown")
+        #expect(stream.flush(within: .seconds(30)))
+        try pipe.fileHandleForWriting.close()
+        let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let expected = captured.text.withLock { $0 }
+        // The timestamp (`2026-11-29T02:22:48+0000`) is the one part that may differ: the second may turn between.
+        func untimed(_ text: String) -> [Substring] {
+            text.split(separator: "\n").map { $0.drop { $0 != " " } }
+        }
+        #expect(untimed(written) == untimed(expected), "\(written) against \(expected)")
+        #expect(written.split(separator: "\n").count == 2)
+        #expect(
+            written.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info"#, options: .regularExpression) != nil)
+    }
+
+    /// Standard error is a pipe nobody reads: a flush returns at its deadline instead of holding the caller, and
+    /// once the pipe is read every line arrives, in order.
+    @Test func aFlushGivesUpAtItsDeadlineAndNoLineIsLost() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        let line = String(repeating: "x", count: 1000)
+        // Well past what a pipe holds (64 KiB on Linux), below the stream's own limit.
+        for number in 0..<500 { stream.write("\(number) \(line)\n") }
+        #expect(!stream.flush(within: .milliseconds(50)), "a blocked pipe cannot have taken 500 kB")
+        let read = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            read.withLock { $0 = data }
+            done.signal()
+        }
+        stream.flush()
+        try pipe.fileHandleForWriting.close()
+        done.wait()
+        let lines = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 500)
+        #expect(lines.map { Int($0.prefix { $0 != " " }) } == (0..<500).map { $0 })
+    }
+}
