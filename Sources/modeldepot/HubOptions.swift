@@ -1,6 +1,7 @@
 #if os(Linux) || os(macOS)
     import ArgumentParser
     import Foundation
+    import Logging
     import ModelDepot
 
     /// Which cache and which kind of repository: the options of every command that reads the cache. Unset, the
@@ -123,6 +124,13 @@
                 """)
         var maxRateLimitWait: Double?
 
+        @Flag(
+            help: """
+                Say on standard error what the download engine does as it happens: retries, a mirror that failed and \
+                the next that took over, a fresh signed URL, a pause for the network.
+                """)
+        var verbose = false
+
         /// The proxies and certificate authorities: the environment's, with the flags laid over them.
         func network() throws -> NetworkSettings {
             var network: NetworkSettings
@@ -178,6 +186,10 @@
         func networkConfiguration() throws -> ModelManager.Configuration {
             var configuration = self.configuration
             configuration.transport = DefaultTransport.shared(for: try network())
+            if verbose {
+                configuration.logger = Logger(label: "modeldepot") { StreamLogHandler.standardError(label: $0) }
+                configuration.logger.logLevel = .debug
+            }
             if let maxRateLimitWait {
                 guard maxRateLimitWait >= 0, maxRateLimitWait <= 86_400 else {
                     throw ModelDepotError(.invalidArgument, "--max-rate-limit-wait takes seconds from 0 to 86400.")

@@ -158,6 +158,34 @@ import Testing
         #expect(stopped.stderr.contains("/acme/tiny/resolve/"), "one access-log line per request")
     }
 
+    /// The engine's messages reach the mirror's log: an upstream that answers a file with a 503 once is retried,
+    /// and the log says so.
+    @Test func aPullThroughRetryIsInTheMirrorsLog() async throws {
+        let root = try Self.makeRoot()
+        defer { root.remove() }
+        // Large enough for ranges past the first (faults spare a request for the first byte); zeros, made at once.
+        try FileManager.default.createDirectory(at: root.path("repos/acme/big"), withIntermediateDirectories: true)
+        let big = root.path("repos/acme/big/model.bin")
+        _ = FileManager.default.createFile(atPath: big.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: 24 << 20)
+        try handle.close()
+        let origin = try await Server.start(["--root", root.path("repos").path, "--faults", "status503=1x"])
+        defer { kill(origin.process.processIdentifier, SIGKILL) }
+        let mirror = try await Server.start([
+            "--upstream", origin.url.absoluteString, "--cache-dir", root.path("mirror-cache").path,
+        ])
+        defer { kill(mirror.process.processIdentifier, SIGKILL) }
+        let output = try await CLIRunner.run([
+            "pull", "acme/big", "--endpoint", mirror.url.absoluteString, "--cache-dir", root.path("cache").path,
+        ])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(!output.stderr.contains("retrying"), "without --verbose the command says nothing of it")
+        let stopped = await mirror.stop()
+        #expect(stopped.stderr.contains("retrying"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("503"), "\(stopped.stderr)")
+    }
+
     @Test func serveRefusesUpstreamSettingsThatDoNotFit() async throws {
         let refusedToken = try await CLIRunner.run([
             "serve", "--upstream", "http://127.0.0.1:9", "--upstream-token-file", "/etc/hostname",
@@ -191,9 +219,12 @@ import Testing
             [
                 "pull", "acme/tiny", "--endpoint", origin.url.absoluteString, "--token", "hub-secret",
                 "--mirror", empty.url.absoluteString, "--mirror", greedy.url.absoluteString, "--cache-dir",
-                root.path("cache").path, "--json",
+                root.path("cache").path, "--json", "--verbose",
             ], environment: ["MODELDEPOT_MIRROR_TOKEN": ""])
         #expect(output.status == 0, "\(output.stderr)")
+        // --verbose: the engine says when a mirror hands over, naming it.
+        #expect(output.stderr.contains("a mirror failed; the next one takes over"), "\(output.stderr)")
+        #expect(output.stderr.contains("mirror=\(empty.url.absoluteString)"), "\(output.stderr)")
         #expect(try await greedy.bytesServed(token: "hub-secret") == 0, "the mirror never got the Hub's token")
         #expect(try await origin.bytesServed(token: "hub-secret") == Self.weights.count + Self.config.count)
 

@@ -57,6 +57,10 @@ extension ModelManager {
         /// Told of every wait of the Hub's API calls — retries, and the Hub's rate limits (a 429's wait, calls spaced
         /// out as the limit runs low): a mirror counts its upstream's in `/metrics`.
         public var hubWaitListener: (@Sendable (TransferWait) -> Void)?
+        /// Where the engine and the snapshot pull say what they do as it happens — a retry, a mirror that failed and
+        /// the next that took over, a fresh signed URL, a pause for the network policy; silent by default. The
+        /// command line wires it to `--verbose`, the mirror to its log.
+        public var logger = Logger(label: "modeldepot", factory: { _ in SwiftLogNoOpLogHandler() })
 
         /// The settings `environment` names; the process environment by default.
         public init(environment: HubEnvironment = HubEnvironment()) {
@@ -114,8 +118,10 @@ extension ModelManager {
             engine.bandwidthLimit = engine.bandwidthLimit ?? bandwidth
             return SnapshotDownloader(
                 hub: hub, cache: resolvedCache,
-                downloader: Downloader(transport: resolvedTransport, clock: clock, configuration: engine),
-                maxConcurrentFiles: maxConcurrentFiles, maxConcurrentSmallFiles: maxConcurrentSmallFiles, clock: clock)
+                downloader: Downloader(
+                    transport: resolvedTransport, clock: clock, configuration: engine, logger: logger),
+                maxConcurrentFiles: maxConcurrentFiles, maxConcurrentSmallFiles: maxConcurrentSmallFiles, clock: clock,
+                logger: logger)
         }
     }
 

@@ -63,6 +63,8 @@ final class PullThroughSource: RepositorySource {
         configuration.hubWaitListener = { wait in
             if case .rateLimit = wait { metrics.count(.upstreamRateLimitWaits) }
         }
+        // The engine's retries and fresh URLs go to the mirror's log.
+        configuration.logger = logger
         puller = try configuration.makePull()
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)

@@ -70,10 +70,10 @@ extension DownloadRun {
             },
             willRetry: { failure, attempt, delay in
                 flow.withLock { $0.requestFailed() }
-                logger.debug(
+                logger.info(
                     "retrying",
                     metadata: [
-                        "url": "\(request.url)", "attempt": "\(attempt)", "delay": "\(delay)",
+                        "url": "\(URLRedaction.redacted(request.url))", "attempt": "\(attempt)", "delay": "\(delay)",
                         "error": "\(failure.message)",
                     ])
             },

@@ -125,7 +125,7 @@ public struct Downloader: Sendable {
             } catch let interruption as NetworkPolicy.Interrupted {
                 logger.notice(
                     "download paused by the network policy",
-                    metadata: ["url": "\(request.url)", "reason": "\(interruption.reason)"])
+                    metadata: ["url": "\(URLRedaction.redacted(request.url))", "reason": "\(interruption.reason)"])
                 // The bytes already here stay counted while it waits (an overall figure must not drop).
                 let kept = resumableBytes(for: request)
                 try await configuration.networkPolicy.waitUntilAllowed(by: configuration.networkConditions) { wait in
@@ -142,7 +142,8 @@ public struct Downloader: Sendable {
                 guard restarts < configuration.maxSourceChanges else { throw error }
                 restarts += 1
                 logger.notice(
-                    "restarting download from zero", metadata: ["url": "\(request.url)", "reason": "\(error.message)"])
+                    "restarting download from zero",
+                    metadata: ["url": "\(URLRedaction.redacted(request.url))", "reason": "\(error.message)"])
             }
         }
     }
