@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotCore
 import Testing
 
 @Suite struct RepoIDTests {
@@ -110,5 +111,21 @@ import Testing
         #expect(
             GitBlob.lfsPointer(sha256: "ab", size: 3)
                 == "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 3\n")
+    }
+}
+
+/// What a log line may say of a URL in an error message: never a password, never a signed URL's query.
+@Suite struct URLRedactionTests {
+    @Test func messagesLoseEveryPasswordAndQueryAndKeepTheRest() {
+        let message =
+            "The answer from https://cas.example/xorbs/default/abc?X-Amz-Signature=deadbeef&X-Amz-Expires=60 was cut off; mirror http://ci:S3cret@mirror.lan:8080/acme (\"https://h.example/f?token=t\") said 503."
+        let shown = URLRedaction.redacted(in: message)
+        for secret in ["deadbeef", "X-Amz", "S3cret", "token=t"] {
+            #expect(!shown.contains(secret), "\(shown)")
+        }
+        #expect(shown.contains("https://cas.example/xorbs/default/abc?…"), "\(shown)")
+        #expect(shown.contains("http://ci:***@mirror.lan:8080/acme"), "\(shown)")
+        #expect(shown.hasPrefix("The answer from ") && shown.hasSuffix(") said 503."), "\(shown)")
+        #expect(URLRedaction.redacted(in: "no link here: a://") == "no link here: a://")
     }
 }

@@ -48,9 +48,10 @@ import Testing
         let pipe = Pipe()
         let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
         let line = String(repeating: "x", count: 1000)
-        // Well past what a pipe holds (64 KiB on Linux), below the stream's own limit.
-        for number in 0..<500 { stream.write("\(number) \(line)\n") }
-        #expect(!stream.flush(within: .milliseconds(50)), "a blocked pipe cannot have taken 500 kB")
+        // Well past what a pipe holds (64 KiB by default on Linux, 1 MiB with 64 KiB pages), below the stream's own
+        // limit.
+        for number in 0..<3000 { stream.write("\(number) \(line)\n") }
+        #expect(!stream.flush(within: .milliseconds(50)), "a blocked pipe cannot have taken 3 MB")
         let read = Mutex(Data())
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -62,7 +63,7 @@ import Testing
         try pipe.fileHandleForWriting.close()
         done.wait()
         let lines = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
-        #expect(lines.count == 500)
-        #expect(lines.map { Int($0.prefix { $0 != " " }) } == (0..<500).map { $0 })
+        #expect(lines.count == 3000)
+        #expect(lines.map { Int($0.prefix { $0 != " " }) } == (0..<3000).map { $0 })
     }
 }

@@ -114,6 +114,18 @@ import Testing
             let other = HashWindow(capacity: 1024)
             other.offer(BodyChunk(buffer), count: 3, at: 0)
             #expect(other.heldBytes == 0, "three bytes in a 4 KiB buffer are not held in a 1 KiB window")
+            // Slices of one read share its buffer, which counts once, until the last of them is taken.
+            var read = ByteBufferAllocator().buffer(capacity: 600)
+            read.writeBytes([UInt8](repeating: 9, count: 600))
+            let size = read.storageCapacity
+            let shared = HashWindow(capacity: Int64(2 * size))
+            shared.offer(BodyChunk(read.getSlice(at: 0, length: 300)!), count: 300, at: 0)
+            shared.offer(BodyChunk(read.getSlice(at: 300, length: 300)!), count: 300, at: 300)
+            #expect(shared.heldBytes == size, "two slices of one buffer keep one buffer alive")
+            #expect(shared.take(at: 0) != nil)
+            #expect(shared.heldBytes == size, "the second slice still keeps the buffer")
+            #expect(shared.take(at: 300) != nil)
+            #expect(shared.heldBytes == 0)
         #endif
     }
 }

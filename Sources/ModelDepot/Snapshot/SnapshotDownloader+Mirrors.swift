@@ -73,7 +73,10 @@ extension SnapshotDownloader {
                 if trust == .contentOnly { hub.discoveredFailures.insert(place.endpoint) }
                 logger.notice(
                     "a mirror failed; the next one takes over",
-                    metadata: ["mirror": "\(place.endpoint)", "file": "\(path)", "error": "\(error.message)"])
+                    metadata: [
+                        "mirror": "\(URLRedaction.redacted(place.endpoint))", "file": "\(path)",
+                        "error": "\(URLRedaction.redacted(in: error.message))",
+                    ])
             }
         }
         throw ModelDepotError.cancelled()  // unreachable: the last place's error is thrown above

@@ -83,7 +83,7 @@ extension SnapshotDownloader {
             if tracker.firstXetFailure() {
                 logger.notice(
                     "Xet failed; files go by HTTP instead",
-                    metadata: ["file": "\(path)", "error": "\(error.message)"])
+                    metadata: ["file": "\(path)", "error": "\(URLRedaction.redacted(in: error.message))"])
             }
             return nil
         }

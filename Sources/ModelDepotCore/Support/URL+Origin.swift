@@ -21,6 +21,32 @@ package enum URLRedaction {
         components.percentEncodedPassword = "***"
         return components.string ?? url.absoluteString
     }
+
+    /// `text` (an error message, for a log) with every URL's password replaced by `***` and its query string by
+    /// `?…`: a signed URL's signature is as good as a password until it expires.
+    package static func redacted(in text: String) -> String {
+        var result = ""
+        var rest = text[...]
+        while let start = rest.range(of: "://") {
+            // Back to the scheme's start, then on to the URL's end (white space, a quote or a closing bracket).
+            let schemeStart =
+                rest[..<start.lowerBound].lastIndex { !($0.isLetter || $0 == "+" || $0 == "-") }
+                .map { rest.index(after: $0) } ?? rest.startIndex
+            let end =
+                rest[start.upperBound...].firstIndex { $0.isWhitespace || "\"'<>)]".contains($0) } ?? rest.endIndex
+            result += rest[..<schemeStart]
+            let link = String(rest[schemeStart..<end])
+            if let url = URL(string: link), url.host != nil {
+                var shown = redacted(url)
+                if let question = shown.firstIndex(of: "?") { shown = shown[..<question] + "?…" }
+                result += shown
+            } else {
+                result += link
+            }
+            rest = rest[end...]
+        }
+        return result + rest
+    }
 }
 
 extension URL {

@@ -108,7 +108,7 @@ extension DownloadRun {
             if hasher.offset >= total {
                 let digest = hasher.finalize()
                 let (fromMemory, readBack) = hashWindow.sources
-                logger.trace(
+                logger.debug(
                     "hashed", metadata: ["from memory": "\(fromMemory)", "read back": "\(readBack)"])
                 flow.withLock { $0.hashed(digest) }
                 return

@@ -65,7 +65,10 @@ extension DownloadRun {
                 flow.withLock { $0.urlRefused() }
                 logger.notice(
                     "asking the original URL for a fresh one",
-                    metadata: ["url": "\(URLRedaction.redacted(request.url))", "error": "\(failure.message)"])
+                    metadata: [
+                        "url": "\(URLRedaction.redacted(request.url))",
+                        "error": "\(URLRedaction.redacted(in: failure.message))",
+                    ])
                 return true
             },
             willRetry: { failure, attempt, delay in
@@ -74,7 +77,7 @@ extension DownloadRun {
                     "retrying",
                     metadata: [
                         "url": "\(URLRedaction.redacted(request.url))", "attempt": "\(attempt)", "delay": "\(delay)",
-                        "error": "\(failure.message)",
+                        "error": "\(URLRedaction.redacted(in: failure.message))",
                     ])
             },
             waiting: { self.emit(waiting: $0) },

@@ -143,7 +143,10 @@ public struct Downloader: Sendable {
                 restarts += 1
                 logger.notice(
                     "restarting download from zero",
-                    metadata: ["url": "\(URLRedaction.redacted(request.url))", "reason": "\(error.message)"])
+                    metadata: [
+                        "url": "\(URLRedaction.redacted(request.url))",
+                        "reason": "\(URLRedaction.redacted(in: error.message))",
+                    ])
             }
         }
     }

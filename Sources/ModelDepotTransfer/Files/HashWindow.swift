@@ -7,13 +7,15 @@ import Synchronization
 /// where the hasher stands is held until the hasher reaches it; one further ahead is not (its bytes are read back
 /// from the page cache when their turn comes), so the memory held stays under `capacity` whatever the file's size
 /// or the number of connections. Held chunks are references to buffers that exist anyway: holding one copies
-/// nothing. What counts against `capacity` is the memory a held chunk keeps alive (a transport's buffer can be
-/// larger than the bytes read into it), so small reads into large buffers cannot hold more than the window.
+/// nothing. What counts against `capacity` is the memory held chunks keep alive — each transport buffer once,
+/// however many chunks are slices of it, and all of it, however few of its bytes were read — so small reads into
+/// large buffers cannot hold more than the window.
 final class HashWindow: Sendable {
     struct Piece: Sendable {
         let chunk: BodyChunk
         let count: Int
-        /// The memory holding it keeps alive, at least `count`.
+        /// The buffer it is a slice of (nil: its own bytes) and that buffer's size, at least `count`.
+        let storage: UInt?
         let retained: Int
     }
 
@@ -23,6 +25,8 @@ final class HashWindow: Sendable {
         var held: [Int64: Piece] = [:]
         /// Memory the held pieces keep alive.
         var heldBytes = 0
+        /// How many held pieces share each transport buffer, which counts once.
+        var sharing: [UInt: Int] = [:]
         /// Bytes the hasher took from memory and bytes it had to read back, for the run's trace.
         var fromMemory: Int64 = 0
         var readBack: Int64 = 0
@@ -40,13 +44,16 @@ final class HashWindow: Sendable {
     /// The first `count` bytes of `chunk` were written at `offset`: held when they lie within the window.
     func offer(_ chunk: BodyChunk, count: Int, at offset: Int64) {
         guard count > 0 else { return }
-        let retained = max(count, chunk.retainedBytes)
+        let (storage, size) = chunk.retained
+        let retained = max(count, size)
         state.withLock { state in
+            let added = storage.flatMap { state.sharing[$0] } == nil ? retained : 0
             guard offset >= state.hashed, offset + Int64(count) <= state.hashed + capacity,
-                Int64(state.heldBytes + retained) <= capacity, state.held[offset] == nil
+                Int64(state.heldBytes + added) <= capacity, state.held[offset] == nil
             else { return }
-            state.held[offset] = Piece(chunk: chunk, count: count, retained: retained)
-            state.heldBytes += retained
+            state.held[offset] = Piece(chunk: chunk, count: count, storage: storage, retained: retained)
+            state.heldBytes += added
+            if let storage { state.sharing[storage, default: 0] += 1 }
         }
     }
 
@@ -54,17 +61,32 @@ final class HashWindow: Sendable {
     func take(at offset: Int64) -> Piece? {
         state.withLock { state in
             guard let piece = state.held.removeValue(forKey: offset) else { return nil }
-            state.heldBytes -= piece.retained
+            Self.release(piece, in: &state)
             state.fromMemory += Int64(piece.count)
             state.hashed = offset + Int64(piece.count)
             // Overlapping writes (a range sent again after a retry) leave pieces the hasher has now passed.
             if state.held.keys.contains(where: { $0 < state.hashed }) {
                 for (start, passed) in state.held where start < state.hashed {
                     state.held[start] = nil
-                    state.heldBytes -= passed.retained
+                    Self.release(passed, in: &state)
                 }
             }
             return piece
+        }
+    }
+
+    /// Stops counting `piece`, and its buffer once no other held piece shares it.
+    private static func release(_ piece: Piece, in state: inout State) {
+        guard let storage = piece.storage else {
+            state.heldBytes -= piece.retained
+            return
+        }
+        let left = state.sharing[storage, default: 1] - 1
+        if left == 0 {
+            state.sharing[storage] = nil
+            state.heldBytes -= piece.retained
+        } else {
+            state.sharing[storage] = left
         }
     }
 
@@ -80,7 +102,7 @@ final class HashWindow: Sendable {
             for (start, piece) in state.held {
                 if start < offset {
                     state.held[start] = nil
-                    state.heldBytes -= piece.retained
+                    Self.release(piece, in: &state)
                 } else if start < (next ?? .max) {
                     next = start
                 }

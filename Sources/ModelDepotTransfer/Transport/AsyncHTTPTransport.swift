@@ -137,7 +137,8 @@
                 return made
             } catch {
                 secureSettings.withLock { state in
-                    if case .making = state { state = .none }
+                    // Only this attempt: a newer one may have started since.
+                    if case .making(let current) = state, current == making { state = .none }
                 }
                 throw error
             }

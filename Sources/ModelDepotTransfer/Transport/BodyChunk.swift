@@ -38,13 +38,21 @@ public struct BodyChunk: Sendable {
         }
     }
 
-    /// The memory holding on to this chunk keeps alive: a transport's buffer is often larger than the bytes read
-    /// into it.
-    var retainedBytes: Int {
+    /// The memory holding on to this chunk keeps alive: the whole of the transport's buffer, which is often
+    /// larger than the bytes read into it and shared by several chunks (slices of one read). `storage` names that
+    /// buffer (its storage object's address, stable while any chunk of it is held) so that it counts once however
+    /// many chunks share it; nil for a chunk that owns its bytes.
+    var retained: (storage: UInt?, bytes: Int) {
         switch storage {
-        case .data(let data): data.count
+        case .data(let data): (nil, data.count)
         #if MODELDEPOT_SERVER_STACK
-            case .buffer(let buffer): max(buffer.readableBytes, buffer.storageCapacity)
+            case .buffer(let buffer):
+                (
+                    buffer.withVeryUnsafeBytesWithStorageManagement { _, storage in
+                        UInt(bitPattern: storage.toOpaque())
+                    },
+                    max(buffer.readableBytes, buffer.storageCapacity)
+                )
         #endif
         }
     }
