@@ -7,16 +7,25 @@ import Testing
 /// The certificate authorities the environment adds are read once each, however many variables name them, and only
 /// when a TLS request needs them: a plain-HTTP request neither pays for them nor fails on a broken one.
 @Suite struct TrustedCertificateFilesTests {
+    /// A test authority and the server certificate it signed, in PEM, and an empty `certs` folder in `folder`.
+    static func certificates(in folder: TemporaryDirectory) async throws -> (
+        authority: String, server: String, certs: URL
+    ) {
+        let made = try await TestCertificates.make(in: folder.url)
+        let certs = folder.path("certs")
+        try FileManager.default.createDirectory(at: certs, withIntermediateDirectories: true)
+        return (
+            try String(contentsOfFile: made.authority, encoding: .utf8),
+            try String(contentsOfFile: made.certificate, encoding: .utf8), certs
+        )
+    }
+
     @Test func aBundleNamedByEveryVariableAndItsFolderIsParsedOnce() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-ca-once")
         defer { folder.remove() }
-        let made = try await TestCertificates.make(in: folder.url)
-        let authority = try String(contentsOfFile: made.authority, encoding: .utf8)
-        let server = try String(contentsOfFile: made.certificate, encoding: .utf8)
         // A "system" folder as Debian lays it out: the bundle, each certificate in a file of its own, and a hashed
         // link to each.
-        let certs = folder.path("certs")
-        try FileManager.default.createDirectory(at: certs, withIntermediateDirectories: true)
+        let (authority, server, certs) = try await Self.certificates(in: folder)
         try (authority + server).write(
             to: certs.appendingPathComponent("bundle.crt"), atomically: true, encoding: .utf8)
         try authority.write(to: certs.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
@@ -60,11 +69,7 @@ import Testing
     @Test func aBrokenFileIsRefusedHoweverItIsReachedAndLeavesNothingSeen() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-ca-broken")
         defer { folder.remove() }
-        let made = try await TestCertificates.make(in: folder.url)
-        let authority = try String(contentsOfFile: made.authority, encoding: .utf8)
-        let server = try String(contentsOfFile: made.certificate, encoding: .utf8)
-        let certs = folder.path("certs")
-        try FileManager.default.createDirectory(at: certs, withIntermediateDirectories: true)
+        let (authority, server, certs) = try await Self.certificates(in: folder)
         // Read first in the folder: the authority, then a block that does not parse.
         let half = certs.appendingPathComponent("a-half.pem")
         try (authority + "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n").write(
