@@ -21,6 +21,22 @@ import Testing
                 downloader: Downloader(configuration: configuration), clock: clock))
     }
 
+    /// A staged pull (`stage`, then `publish`): nothing is loadable until it is published, then the revision is.
+    @Test func aStagedPullIsInvisibleUntilPublished() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            let models = manager(hub)
+            let id = try RepoID("acme/chat")
+            let staged = try await models.stage(SnapshotRequest(repo: id))
+            #expect(Set(staged.files.map(\.value)) == ["README.md", "config.json", "model-q4.gguf"])
+            let weights = try #require(staged.url(of: try RepoFilePath("model-q4.gguf")))
+            #expect(try Data(contentsOf: weights) == Data(Self.weights), "the verified bytes, in blobs/")
+            #expect(!models.isComplete(id), "nothing is linked before publish")
+            let snapshot = try await models.publish(staged)
+            #expect(snapshot.commit == staged.commit)
+            #expect(models.isComplete(id))
+        }
+    }
+
     /// What a browse screen and `modeldepot info` show before a download: the commit's files from the Hub, and
     /// offline the list recorded at pull time; `cachedTypes` says under which types a name is cached.
     @Test func listingComesFromTheHubOrTheRecordedTree() async throws {

@@ -7,7 +7,7 @@ import ModelDepotTransfer
 
 extension ModelManager {
     /// Everything that decides where and how a manager downloads, in one value — and the one place ModelDepot's
-    /// engine is assembled from it (``makePull()``). The command line, the web app, the mirror and apps all build
+    /// engine is assembled from it (`makePull()`, internal to the package). The command line, the web app, the mirror and apps all build
     /// through it.
     ///
     /// ```swift
@@ -93,7 +93,7 @@ extension ModelManager {
         ///
         /// - Throws: `invalidURL` when the environment's endpoint is unusable, `invalidArgument` for a malformed
         ///   `MODELDEPOT_MIRRORS`.
-        public func makePull() throws -> SnapshotDownloader {
+        package func makePull() throws -> SnapshotDownloader {
             var hub = try HubClient(
                 environment: environment, transport: apiTransport, clock: clock, retryPolicy: apiRetries)
             hub.waitListener = hubWaitListener
@@ -101,7 +101,7 @@ extension ModelManager {
             return pull(over: hub)
         }
 
-        /// ``makePull()``, or the same pull with an offline Hub client when the environment's hub settings are
+        /// `makePull()`, or the same pull with an offline Hub client when the environment's hub settings are
         /// unusable (a malformed `HF_ENDPOINT` or `MODELDEPOT_MIRRORS`): for work that never needs the network.
         func makeCachePull() -> SnapshotDownloader {
             (try? makePull())

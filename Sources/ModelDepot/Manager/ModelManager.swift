@@ -19,8 +19,9 @@ import ModelDepotTrust
 public actor ModelManager {
     /// The cache this manager downloads into and manages.
     public nonisolated let cache: HubCache
-    /// The pull every download of this manager goes through (Hub client, cache, engine).
-    public nonisolated let pull: SnapshotDownloader
+    /// The pull every download of this manager goes through (Hub client, cache, engine); the package's own
+    /// front ends reach it, apps go through the manager's registry.
+    package nonisolated let pull: SnapshotDownloader
     /// Models shipped inside the app, read in place: found before the cache once verified for this build.
     public nonisolated let bundled: BundledModels?
     /// Repository reports reused between listings while their folders are unchanged (screens ask often).
@@ -30,7 +31,7 @@ public actor ModelManager {
 
     /// A manager around a pull assembled by hand (a test's Hub client on an injected clock, say); apps use
     /// ``init(configuration:)``.
-    public init(pull: SnapshotDownloader, bundled: BundledModels? = nil) {
+    package init(pull: SnapshotDownloader, bundled: BundledModels? = nil) {
         self.pull = pull
         self.cache = pull.cache
         self.bundled = bundled

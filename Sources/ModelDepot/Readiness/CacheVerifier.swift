@@ -120,7 +120,7 @@ public struct CacheVerifier: Sendable {
 
     /// Removes corrupt blobs and unlisted snapshot entries, then downloads again exactly the files that were
     /// corrupt or missing.
-    public func repair(
+    package func repair(
         _ repository: CachedRepository, problems: [Problem], using pull: SnapshotDownloader,
         progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> [Snapshot] {

@@ -9,7 +9,7 @@ extension SnapshotDownloader {
     /// The snapshot of `request` as the cache holds it, with no network: Python's offline rules (the protocol
     /// note, §5). The commit is the revision itself or `refs/<revision>`; when `trees/<commit>.json` is
     /// recorded, every selected file must be present.
-    public func cachedSnapshot(_ request: SnapshotRequest) throws -> Snapshot {
+    package func cachedSnapshot(_ request: SnapshotRequest) throws -> Snapshot {
         let repository = cache.repository(request.repo, type: request.type)
         guard let commit = repository.commit(forRevision: request.revision) else {
             throw ModelDepotError(

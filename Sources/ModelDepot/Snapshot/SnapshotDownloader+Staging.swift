@@ -14,7 +14,7 @@ extension SnapshotDownloader {
     ///
     /// - Throws: `invalidArgument` for a request with a local directory; otherwise what ``download(_:progress:)``
     ///   throws.
-    public func stage(
+    package func stage(
         _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> StagedSnapshot {
         try Self.checkRevisionName(request.revision)
@@ -28,7 +28,7 @@ extension SnapshotDownloader {
     /// Makes a staged pull the snapshot of its revision: records the commit's tree, links every staged file into
     /// `snapshots/<commit>/`, then points `refs/<revision>` at the commit (last, so an interrupted publish leaves
     /// the old revision current). Compiles its Core ML models when the pull has a ``modelCompiler``.
-    public func publish(_ staged: StagedSnapshot) async throws -> Snapshot {
+    package func publish(_ staged: StagedSnapshot) async throws -> Snapshot {
         let request = staged.request
         let repository = cache.repository(request.repo, type: request.type)
         let commit = staged.commit

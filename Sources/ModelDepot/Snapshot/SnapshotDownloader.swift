@@ -23,35 +23,35 @@ import Synchronization
 /// listing does not give a SHA-256 or git blob id), download into `blobs/<etag>.incomplete` under
 /// Python's `.locks/…/<etag>.lock`, verify (SHA-256 for LFS files, git blob id for the others), rename to
 /// `blobs/<etag>` and link `snapshots/<commit>/<path>` to it. A file that fails verification is never linked.
-public struct SnapshotDownloader: Sendable {
+package struct SnapshotDownloader: Sendable {
     /// The Hub the pull resolves revisions and lists files with.
-    public package(set) var hub: HubClient
+    package var hub: HubClient
     /// The cache the pull writes into.
-    public let cache: HubCache
+    package let cache: HubCache
     let downloader: Downloader
     /// The engine's settings: connections, segment size, retries, the network policy.
-    public var downloadConfiguration: DownloadConfiguration { downloader.configuration }
+    package var downloadConfiguration: DownloadConfiguration { downloader.configuration }
     /// Large files transferred at once; each also uses parallel ranges inside the engine.
-    public var maxConcurrentFiles: Int
+    package var maxConcurrentFiles: Int
     /// Files transferred at once while the rest of the queue is small files (under ``smallFileSize``), whose time
     /// is mostly round trips, so more of them in flight keeps the connections busy. Never more than the
     /// engine's connection budget.
-    public var maxConcurrentSmallFiles: Int
+    package var maxConcurrentSmallFiles: Int
     /// The default of ``maxConcurrentFiles`` (`--max-workers` for large files).
-    public static let defaultMaxConcurrentFiles = 8
+    package static let defaultMaxConcurrentFiles = 8
     /// The default of ``maxConcurrentSmallFiles``.
-    public static let defaultMaxConcurrentSmallFiles = 16
+    package static let defaultMaxConcurrentSmallFiles = 16
     /// Below this size a file counts as small for ``maxConcurrentSmallFiles``.
-    public static let smallFileSize: Int64 = 1 << 20
+    package static let smallFileSize: Int64 = 1 << 20
     let clock: any Clock<Duration>
     let logger: Logger
     /// Compiles downloaded Core ML models (`.mlmodel`, `.mlpackage`) once per model and OS version, as a
     /// `compiling` phase; nil (the default, and all Linux has) skips that.
-    public var modelCompiler: (any ModelCompiler)?
+    package var modelCompiler: (any ModelCompiler)?
 
     /// A pull from `hub` into `cache`, moving bytes with `downloader`, at most `maxConcurrentFiles` large files
     /// and `maxConcurrentSmallFiles` files in all at once.
-    public init(
+    package init(
         hub: HubClient, cache: HubCache, downloader: Downloader = Downloader(),
         maxConcurrentFiles: Int = SnapshotDownloader.defaultMaxConcurrentFiles,
         maxConcurrentSmallFiles: Int = SnapshotDownloader.defaultMaxConcurrentSmallFiles,
@@ -71,7 +71,7 @@ public struct SnapshotDownloader: Sendable {
     ///
     /// Offline (`HubClient.isOffline`), or when the Hub cannot be reached, the cached snapshot is returned if
     /// it is complete; a snapshot whose recorded tree lists missing files is an `incompleteSnapshot` error.
-    public func download(
+    package func download(
         _ request: SnapshotRequest, progress: @escaping @Sendable (SnapshotProgress) -> Void = { _ in }
     ) async throws -> Snapshot {
         try Self.checkRevisionName(request.revision)

@@ -7,16 +7,16 @@ import ModelDepotTrust
 /// was written for them, so `modeldepot path`, readiness checks and Python's huggingface_hub (online or offline)
 /// still see the cache exactly as it was before the pull.
 ///
-/// ``SnapshotDownloader/publish(_:)`` makes it the revision's snapshot once whatever must hold has been checked (a
+/// ``ModelManager/publish(_:)`` makes it the revision's snapshot once whatever must hold has been checked (a
 /// signature, a lock). One never published leaves only blobs no snapshot refers to, which `prune` removes.
 ///
 /// ```swift
-/// let staged = try await pull.stage(SnapshotRequest(repo: try RepoID("acme/tiny")))
+/// let staged = try await models.stage(SnapshotRequest(repo: try RepoID("acme/tiny")))
 /// for path in staged.files { try check(staged.url(of: path)) }  // the verified bytes, wherever they are
-/// let snapshot = try await pull.publish(staged)
+/// let snapshot = try await models.publish(staged)
 /// ```
 public struct StagedSnapshot: Sendable {
-    /// What was pulled; its revision is the ref ``SnapshotDownloader/publish(_:)`` points at the commit.
+    /// What was pulled; its revision is the ref ``ModelManager/publish(_:)`` points at the commit.
     public var request: SnapshotRequest
     /// The commit the revision resolved to.
     public var commit: String
