@@ -15,6 +15,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ModelDepot", targets: ["ModelDepot"]),
+        // Pushing and pulling models as OCI artifacts (ModelPack): apps that use registries import it.
+        .library(name: "ModelDepotOCI", targets: ["ModelDepotOCI"]),
         .library(name: "ModelDepotCertificates", targets: ["ModelDepotCertificates"]),
         .library(name: "ModelDepotTesting", targets: ["ModelDepotTesting"]),
         .library(name: "ModelDepotServer", targets: ["ModelDepotServer"]),

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepot
+import ModelDepotOCI
 import ModelDepotTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ModelDepotCore
+import ModelDepotOCI
 import ModelDepotTrust
 
 extension ModelLock {
