@@ -138,7 +138,7 @@ let package = Package(
             ]
         ),
         // The product apps import: snapshot pulls, the manager, catalog, readiness, storage budget, observable
-        // tasks. It re-exports the layers below, so `import ModelDepot` is enough.
+        // tasks. It re-exports the layers below (OCI registries aside: apps that use them import ModelDepotOCI).
         .target(
             name: "ModelDepot",
             dependencies: [

@@ -41,6 +41,19 @@ final class FakeCompiler: ModelCompiler {
         "acme/vision/README.md": Array("# vision\n".utf8),
     ]
 
+    /// An app sets the compiler on the manager's configuration (the pull itself is the package's own).
+    @Test func theConfigurationsCompilerCompilesWhatTheManagerDownloads() async throws {
+        try await HubFixture.with(Self.layout) { hub in
+            var configuration = ModelManager.Configuration(endpoint: hub.mirror.baseURL, token: nil, cache: hub.cache)
+            let compiler = FakeCompiler()
+            configuration.modelCompiler = compiler
+            let models = try ModelManager(configuration: configuration)
+            let snapshot = try await models.download(try RepoID("acme/vision")).result()
+            #expect(compiler.compiled.sorted() == ["Classifier.mlpackage", "Speech.mlmodel"])
+            #expect(Set(snapshot.compiledModels.keys) == ["Classifier.mlpackage", "Speech.mlmodel"])
+        }
+    }
+
     @Test func modelsCompileOncePerOSVersion() async throws {
         try await HubFixture.with(Self.layout) { hub in
             var pull = hub.downloader()

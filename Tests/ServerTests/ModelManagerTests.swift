@@ -31,6 +31,14 @@ import Testing
             let weights = try #require(staged.url(of: try RepoFilePath("model-q4.gguf")))
             #expect(try Data(contentsOf: weights) == Data(Self.weights), "the verified bytes, in blobs/")
             #expect(!models.isComplete(id), "nothing is linked before publish")
+            #expect(models.localPath(id, file: "model-q4.gguf") == nil, "no snapshot file before publish")
+            // A staged pull whose blob was removed since (a delete, a prune) is refused, and links nothing.
+            let blob = try #require(staged.url(of: try RepoFilePath("config.json")))
+            let kept = try Data(contentsOf: blob)
+            try FileManager.default.removeItem(at: blob)
+            await #expect(throws: ModelDepotError.self) { try await models.publish(staged) }
+            #expect(models.localPath(id, file: "config.json") == nil)
+            try kept.write(to: blob)
             let snapshot = try await models.publish(staged)
             #expect(snapshot.commit == staged.commit)
             #expect(models.isComplete(id))

@@ -61,6 +61,9 @@ extension ModelManager {
         /// the next that took over, a fresh signed URL, a pause for the network policy; silent by default. The
         /// command line wires it to `--verbose`, the mirror to its log.
         public var logger = Logger(label: "modeldepot", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Compiles the Core ML models a pull brings (`CoreMLCompiler` on Apple platforms) as the snapshot is
+        /// published, so a model is ready to load when its download completes; nil: none are compiled.
+        public var modelCompiler: (any ModelCompiler)?
 
         /// The settings `environment` names; the process environment by default.
         public init(environment: HubEnvironment = HubEnvironment()) {
@@ -116,12 +119,14 @@ extension ModelManager {
         private func pull(over hub: HubClient) -> SnapshotDownloader {
             var engine = self.engine
             engine.bandwidthLimit = engine.bandwidthLimit ?? bandwidth
-            return SnapshotDownloader(
+            var pull = SnapshotDownloader(
                 hub: hub, cache: resolvedCache,
                 downloader: Downloader(
                     transport: resolvedTransport, clock: clock, configuration: engine, logger: logger),
                 maxConcurrentFiles: maxConcurrentFiles, maxConcurrentSmallFiles: maxConcurrentSmallFiles, clock: clock,
                 logger: logger)
+            pull.modelCompiler = modelCompiler
+            return pull
         }
     }
 

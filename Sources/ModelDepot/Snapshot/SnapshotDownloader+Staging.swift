@@ -32,6 +32,17 @@ extension SnapshotDownloader {
         let request = staged.request
         let repository = cache.repository(request.repo, type: request.type)
         let commit = staged.commit
+        guard HubEncoding.isGitID(commit) else {
+            throw ModelDepotError(.invalidArgument, "'\(commit)' is not a commit id; stage the pull again.")
+        }
+        // Something may have removed a staged blob since (a delete, a prune): nothing is linked to a blob that is
+        // not there.
+        for (path, etag) in staged.blobs where !FileManager.default.fileExists(atPath: repository.blob(etag).path) {
+            throw ModelDepotError(
+                .fileSystem,
+                "The staged file \(path) of \(request.repo) is no longer in the cache (deleted or pruned since it was staged); stage the pull again."
+            )
+        }
         // A snapshot the cache answered with is published already: nothing to link, and no ref to move.
         if staged.answeredFromCacheBecause == nil || !staged.blobs.isEmpty {
             try cache.writeCacheDirectoryTag()

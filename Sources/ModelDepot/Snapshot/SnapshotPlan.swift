@@ -68,7 +68,7 @@ public struct SnapshotPlan: Sendable, Codable, Equatable {
 extension SnapshotDownloader {
     /// What ``download(_:progress:)`` would fetch for `request`, asking the Hub for the commit and its files
     /// (or, offline, reading them from the cache) but writing nothing.
-    public func plan(_ request: SnapshotRequest) async throws -> SnapshotPlan {
+    package func plan(_ request: SnapshotRequest) async throws -> SnapshotPlan {
         try Self.checkRevisionName(request.revision)
         let repository = cache.repository(request.repo, type: request.type)
         let commit: String

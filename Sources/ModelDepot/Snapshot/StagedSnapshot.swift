@@ -17,9 +17,9 @@ import ModelDepotTrust
 /// ```
 public struct StagedSnapshot: Sendable {
     /// What was pulled; its revision is the ref ``ModelManager/publish(_:)`` points at the commit.
-    public var request: SnapshotRequest
+    public package(set) var request: SnapshotRequest
     /// The commit the revision resolved to.
-    public var commit: String
+    public package(set) var commit: String
     /// The commit's files as listed, recorded when published; nil when the cache answered without a recorded tree.
     var tree: RecordedTree?
     /// Where each selected file's verified bytes are: a blob, or the snapshot's own file when it was already there.
