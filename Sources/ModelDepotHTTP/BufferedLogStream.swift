@@ -3,8 +3,9 @@ import Logging
 import Synchronization
 
 /// Standard error for a server's log, written by a thread of its own: a request's access-log line costs its
-/// formatting and an append, never a system call on the event loop or the cooperative pool, and lines that arrive
-/// while one batch is written go out together in the next.
+/// formatting and an append, never a system call on the event loop or the cooperative pool. After each batch the
+/// thread lets lines gather for ``gatherInterval``, and a line wakes it only when it is idle, so a busy server
+/// pays one write per batch and no wake-up per line.
 ///
 /// Every line is kept, in order: past ``limit`` unwritten bytes (standard error blocked: a pipe nobody reads) a
 /// writer waits, as a direct write would. What is pending is written before the process exits through `exit`
@@ -24,6 +25,8 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     static let exitFlushTimeout: Duration = .seconds(1)
     /// How long an error line's caller waits for it to be out.
     static let errorFlushTimeout: Duration = .milliseconds(250)
+    /// How long the thread lets lines gather after writing a batch (a flush cuts it short).
+    static let gatherInterval: TimeInterval = 0.005
     private let handle: FileHandle
     // Guarded by `condition`: the thread waits on it for lines, and flushers and blocked writers for the thread.
     private let condition = NSCondition()
@@ -32,6 +35,10 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     /// lines that keep arriving after it.
     private var appended = 0
     private var written = 0
+    /// The thread waits for lines (a new line must wake it); otherwise it is writing or letting lines gather.
+    private var writerIdle = false
+    /// Callers waiting in a flush: the thread does not let lines gather while there are any.
+    private var flushers = 0
 
     init(handle: FileHandle) {
         self.handle = handle
@@ -43,10 +50,12 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     public func write(_ string: String) {
         condition.lock()
         while pending.count > limit { condition.wait() }
-        let wasEmpty = pending.isEmpty
         pending.append(contentsOf: string.utf8)
         appended += string.utf8.count
-        if wasEmpty { condition.broadcast() }
+        if writerIdle {
+            writerIdle = false
+            condition.broadcast()
+        }
         condition.unlock()
     }
 
@@ -54,7 +63,10 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     public func flush() {
         condition.lock()
         let target = appended
+        flushers += 1
+        condition.broadcast()
         while written < target { condition.wait() }
+        flushers -= 1
         condition.unlock()
     }
 
@@ -65,8 +77,13 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         condition.lock()
-        defer { condition.unlock() }
         let target = appended
+        flushers += 1
+        condition.broadcast()
+        defer {
+            flushers -= 1
+            condition.unlock()
+        }
         while written < target {
             let left = clock.now.duration(to: deadline)
             guard left > .zero else { return false }
@@ -79,7 +96,11 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     private func writeForever() {
         while true {
             condition.lock()
-            while pending.isEmpty { condition.wait() }
+            while pending.isEmpty {
+                writerIdle = true
+                condition.wait()
+            }
+            writerIdle = false
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             condition.unlock()
@@ -87,6 +108,9 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
             condition.lock()
             written += batch.count
             condition.broadcast()
+            // Let lines gather unless someone waits for them: a flush, or writers held back by the limit.
+            let gatherUntil = Date(timeIntervalSinceNow: Self.gatherInterval)
+            while flushers == 0, pending.count <= limit, condition.wait(until: gatherUntil) {}
             condition.unlock()
         }
     }
@@ -121,25 +145,50 @@ extension BufferedLogStream {
         }
 
         public func log(event: LogEvent) {
+            // An access-log line has one key of its own and none from the handler or a provider: no merging.
             var merged = metadata
             if let provided = metadataProvider?.get(), !provided.isEmpty {
                 merged.merge(provided) { _, provided in provided }
             }
             if let explicit = event.metadata, !explicit.isEmpty {
-                merged.merge(explicit) { _, explicit in explicit }
+                if merged.isEmpty {
+                    merged = explicit
+                } else {
+                    merged.merge(explicit) { _, explicit in explicit }
+                }
             }
             if let error = event.error {
                 merged["error.message"] = "\(error)"
                 merged["error.type"] = "\(String(reflecting: type(of: error)))"
             }
             var line = LogTimestamp.now()
-            line += " \(event.level)"
-            if !label.isEmpty { line += " " + label }
+            line.reserveCapacity(line.utf8.count + label.utf8.count + 96)
+            line += " "
+            line += event.level.rawValue
+            if !label.isEmpty {
+                line += " "
+                line += label
+            }
             line += ":"
-            for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
-            line += " [\(event.source)] \(event.message)\n"
+            if merged.count == 1, let (key, value) = merged.first {
+                Self.append(key, value, to: &line)
+            } else {
+                for (key, value) in merged.sorted(by: { $0.key < $1.key }) { Self.append(key, value, to: &line) }
+            }
+            line += " ["
+            line += event.source
+            line += "] "
+            line += event.message.description
+            line += "\n"
             stream.write(line)
             if event.level >= .error { stream.flush(within: BufferedLogStream.errorFlushTimeout) }
+        }
+
+        private static func append(_ key: String, _ value: Logger.MetadataValue, to line: inout String) {
+            line += " "
+            line += key
+            line += "="
+            if case .string(let text) = value { line += text } else { line += value.description }
         }
     }
 }

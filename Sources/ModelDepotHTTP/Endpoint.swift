@@ -60,7 +60,19 @@ extension Parameters {
 
     /// What a `**` route caught, each segment percent-decoded, joined with `/`.
     public func decodedCatchAll() -> String {
-        getCatchAll().map { Self.decode(String($0)) }.joined(separator: "/")
+        // The usual path has nothing to decode and no empty component: it is its own answer, without splitting.
+        if let raw = self[Self.recursiveCaptureKey], Self.isPlainPath(raw.utf8) { return String(raw) }
+        return getCatchAll().map { Self.decode(String($0)) }.joined(separator: "/")
+    }
+
+    /// Whether `path` is non-empty segments joined by single slashes, none holding `%`.
+    static func isPlainPath(_ path: Substring.UTF8View) -> Bool {
+        var previous = UInt8(ascii: "/")
+        for byte in path {
+            if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: "/") && previous == byte) { return false }
+            previous = byte
+        }
+        return previous != UInt8(ascii: "/")
     }
 
     static func decode(_ segment: String) -> String {

@@ -66,4 +66,35 @@ import Testing
         #expect(lines.count == 3000)
         #expect(lines.map { Int($0.prefix { $0 != " " }) } == (0..<3000).map { $0 })
     }
+
+    /// Lines from several threads while the writer lets batches gather, with writes and flushes interleaved: every
+    /// line arrives once, each thread's in its order, and a flush never waits out a gathering it did not need.
+    @Test func linesFromManyThreadsArriveWholeAndInOrder() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        let read = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            read.withLock { $0 = data }
+            done.signal()
+        }
+        let threads = 4
+        let lines = 2000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for number in 0..<lines {
+                stream.write("\(thread) \(number)\n")
+                if number % 500 == 0 { #expect(stream.flush(within: .seconds(30))) }
+            }
+        }
+        stream.flush()
+        try pipe.fileHandleForWriting.close()
+        done.wait()
+        let written = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        #expect(written.count == threads * lines)
+        for thread in 0..<threads {
+            let numbers = written.filter { $0.hasPrefix("\(thread) ") }.map { Int($0.split(separator: " ")[1]) }
+            #expect(numbers == (0..<lines).map { $0 })
+        }
+    }
 }

@@ -150,6 +150,30 @@ import Testing
         #expect(source.walks == 4)
     }
 
+    /// A remembered walk is reused after two `lstat` calls only while neither the organization nor the repository
+    /// folder is a link. Moving either out of the root and leaving a link in its place keeps the folder's inode
+    /// and files (so the walk's own validators may still hold); it must not be served.
+    @Test func aFolderMovedOutOfTheRootBehindALinkIsNotServed() async throws {
+        let manager = FileManager.default
+        for moved in ["acme", "acme/tiny"] {
+            let root = try TemporaryDirectory()
+            defer { root.remove() }
+            let outside = try TemporaryDirectory()
+            defer { outside.remove() }
+            try Self.write("{}", to: root.path("acme/tiny/config.json"))
+            let source = FolderRepositorySource(
+                root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+            #expect(try await Self.served(source) == ["config.json": Self.gitBlob("{}")])
+            #expect(try await Self.served(source) == ["config.json": Self.gitBlob("{}")])
+            #expect(source.walks == 1)
+            let away = outside.path("away")
+            try manager.moveItem(at: root.path(moved), to: away)
+            try manager.createSymbolicLink(at: root.path(moved), withDestinationURL: away)
+            let snapshot = try await source.snapshot(type: .model, id: RepoID("acme/tiny"), revision: nil)
+            #expect(snapshot == nil, "served through a link to \(moved) outside the root")
+        }
+    }
+
     /// Two changes within one tick of the file system's clock can leave the same times behind; a walk made less
     /// than the settling time after the last change is therefore never reused.
     @Test func aWalkOfRecentChangesIsNotReused() async throws {

@@ -14,14 +14,8 @@ enum FileResponse {
         faults: ServedFaults? = nil, arriving: BlobPull? = nil, metrics: MirrorMetrics? = nil, sendfile: Bool = true,
         smallFiles: SmallFileCache? = nil
     ) async throws -> Response {
-        var headers = HTTPFields()
-        headers[HTTPField.Name("X-Repo-Commit")!] = commit
-        headers[.eTag] = "\"\(file.etag)\""
-        headers[.acceptRanges] = "bytes"
-        headers[.contentType] = "application/octet-stream"
-        headers[.contentDisposition] = ContentDisposition.inline(filename: file.path.components.last ?? "file")
         let lastModified = HTTPDate.truncated(file.modified)
-        headers[.lastModified] = HTTPDate.string(lastModified)
+        var headers = FileResponseHeads.shared.fields(for: file, commit: commit, lastModified: lastModified)
         let size = Int(file.size)
         var range = 0..<size
         var status = HTTPResponse.Status.ok
@@ -45,7 +39,7 @@ enum FileResponse {
                 break
             }
         }
-        headers[.contentLength] = "\(range.count)"
+        headers.append(HTTPField(name: .contentLength, value: String(range.count)))
         if let arriving {
             // Not yet verified: no HTTP cache may keep it.
             headers[.cacheControl] = "no-store"
@@ -102,7 +96,7 @@ enum FileResponse {
     /// check the blob, since it must not follow the redirect for metadata.
     static func redirect(for file: ServedFile, sha256: String, commit: String, to base: URL) -> Response {
         var headers = HTTPFields()
-        headers[HTTPField.Name("X-Repo-Commit")!] = commit
+        headers[FileResponseHeads.repoCommit] = commit
         headers[HTTPField.Name("X-Linked-Etag")!] = "\"\(sha256)\""
         headers[HTTPField.Name("X-Linked-Size")!] = "\(file.size)"
         headers[.location] = base.appendingPathComponent(sha256).absoluteString

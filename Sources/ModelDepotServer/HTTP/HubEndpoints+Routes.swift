@@ -117,10 +117,12 @@ extension HubEndpoints {
 
     /// A repository id from path parts: a capture (`:a`) is read from the parameters, anything else is taken as
     /// written.
-    static func id(_ parameters: Parameters, _ parts: String...) throws -> RepoID {
-        try RepoID(
-            parts.map { $0.hasPrefix(":") ? parameters.decoded(String($0.dropFirst())) ?? "" : $0 }
-                .joined(separator: "/"))
+    static func id(_ parameters: Parameters, _ first: String, _ second: String? = nil) throws -> RepoID {
+        func part(_ part: String) -> String {
+            part.hasPrefix(":") ? parameters.decoded(String(part.dropFirst())) ?? "" : part
+        }
+        guard let second else { return try RepoID(part(first)) }
+        return try RepoID(part(first) + "/" + part(second))
     }
 
     static func revision(_ context: Context) -> String { context.parameters.decoded("revision") ?? "" }

@@ -196,8 +196,11 @@ struct HubEndpoints: Sendable {
             response.headers[.cacheControl] = cacheControl(revision: nil, maxAge: .zero)
             response.headers[HTTPField.Name("Warning")!] =
                 "110 modeldepot \"Response is Stale: \(stale.replacingOccurrences(of: "\"", with: "'"))\""
-        } else {
+        } else if response.headers.contains(.cacheControl) {
             response.headers[.cacheControl] = cacheControl(revision: revision)
+        } else {
+            // Most answers have none yet: appending skips the setter's search and rewrite of the fields.
+            response.headers.append(HTTPField(name: .cacheControl, value: cacheControl(revision: revision)))
         }
         return response
     }
@@ -285,8 +288,8 @@ struct HubEndpoints: Sendable {
 
     static func json(_ body: ByteBuffer) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        headers[.contentLength] = "\(body.readableBytes)"
+        headers.append(HTTPField(name: .contentType, value: "application/json; charset=utf-8"))
+        headers.append(HTTPField(name: .contentLength, value: String(body.readableBytes)))
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 }

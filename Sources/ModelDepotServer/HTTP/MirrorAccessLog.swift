@@ -32,11 +32,31 @@ struct MirrorAccessLog: RouterMiddleware {
         case "/healthz": return .health
         default:
             if path.hasPrefix("/api/") { return .api }
-            // A search of the bytes: Foundation's `contains` of a string took 1.5 % of a small answer's CPU.
-            if path.utf8.firstRange(of: "/resolve/".utf8) != nil { return .file }
+            if containsResolveSegment(path) { return .file }
             let name = path.dropFirst()
             if name.count == 64, name.allSatisfy(\.isHexDigit) { return .file }
             return .other
+        }
+    }
+
+    /// Whether `path` holds "/resolve/", by a plain scan of its bytes. Foundation's `contains` took 1.5 % of a
+    /// small answer's CPU and the standard library's generic `firstRange(of:)` 5.5 % (it is not specialized for
+    /// UTF-8 views); this loop costs a few nanoseconds.
+    static func containsResolveSegment(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { bytes in
+            let needle: StaticString = "/resolve/"
+            let count = needle.utf8CodeUnitCount
+            guard bytes.count >= count else { return false }
+            let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: count)
+            var start = 0
+            while start <= bytes.count - count {
+                if bytes[start] == 0x2F, pattern.indices.allSatisfy({ bytes[start + $0] == pattern[$0] }) {
+                    return true
+                }
+                start += 1
+            }
+            return false
         }
     }
 }

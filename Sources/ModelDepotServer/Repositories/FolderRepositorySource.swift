@@ -65,19 +65,29 @@ struct FolderRepositorySource: RepositorySource {
     }
 
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
-        guard type == self.type, let namespace = id.namespace,
-            !namespace.hasPrefix("."), !id.name.hasPrefix("."),
-            let folder = root.servablePath(
-                root.realPath + "/" + namespace + "/" + id.name, minimumDepth: 2, shownAs: id.description),
-            FileStatus(path: folder)?.kind == .folder
+        guard type == self.type, let namespace = id.namespace, !namespace.hasPrefix("."), !id.name.hasPrefix(".")
         else { return nil }
+        let organization = root.realPath + "/" + namespace
+        let direct = organization + "/" + id.name
+        let remembered = lastWalks.walks.withLock { $0[id] }
         let snapshot: RepoSnapshot
-        if let walk = lastWalks.walks.withLock({ $0[id] }), walk.folder == folder, walk.settled,
-            await walk.isCurrent()
+        // A remembered walk of a folder reached without links is checked with two `lstat` calls instead of a
+        // `realpath` (a `readlink` per component): neither entry on the way is a link, so the path is its own real
+        // path. Anything else, and every new walk, takes the full resolution.
+        if let remembered, remembered.folder == direct, remembered.settled,
+            FileStatus(path: organization, followingLinks: false)?.kind == .folder,
+            FileStatus(path: direct, followingLinks: false)?.kind == .folder, await remembered.isCurrent()
         {
-            snapshot = walk.snapshot
+            snapshot = remembered.snapshot
         } else {
-            snapshot = try await self.walk(folder, id: id)
+            guard let folder = root.servablePath(direct, minimumDepth: 2, shownAs: id.description),
+                FileStatus(path: folder)?.kind == .folder
+            else { return nil }
+            if let remembered, remembered.folder == folder, remembered.settled, await remembered.isCurrent() {
+                snapshot = remembered.snapshot
+            } else {
+                snapshot = try await self.walk(folder, id: id)
+            }
         }
         if let revision, revision != "main", revision != snapshot.commit {
             throw HubServerError.revisionNotFound(id: id, revision: revision)
