@@ -4,7 +4,7 @@ import Synchronization
 
 /// Standard error for a server's log, written by a thread of its own: a request's access-log line costs its
 /// formatting and an append, never a system call on the event loop or the cooperative pool. After each batch the
-/// thread lets lines gather for ``gatherInterval``, and a line wakes it only when it is idle, so a busy server
+/// thread lets lines gather for ``gatherMicroseconds``, and a line wakes it only when it is idle, so a busy server
 /// pays one write per batch and no wake-up per line.
 ///
 /// Every line is kept, in order: past ``limit`` unwritten bytes (standard error blocked: a pipe nobody reads) a
@@ -20,13 +20,13 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     }()
 
     /// Unwritten bytes past which writers wait.
-    let limit = 4 << 20
+    let limit: Int
     /// How long the exit waits for pending lines.
     static let exitFlushTimeout: Duration = .seconds(1)
     /// How long an error line's caller waits for it to be out.
     static let errorFlushTimeout: Duration = .milliseconds(250)
-    /// How long the thread lets lines gather after writing a batch (a flush cuts it short).
-    static let gatherInterval: TimeInterval = 0.005
+    /// How long the thread lets lines gather after writing a batch, unless a flush is waiting.
+    static let gatherMicroseconds: UInt32 = 5_000
     private let handle: FileHandle
     // Guarded by `condition`: the thread waits on it for lines, and flushers and blocked writers for the thread.
     private let condition = NSCondition()
@@ -40,8 +40,9 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     /// Callers waiting in a flush: the thread does not let lines gather while there are any.
     private var flushers = 0
 
-    init(handle: FileHandle) {
+    init(handle: FileHandle, limit: Int = 4 << 20) {
         self.handle = handle
+        self.limit = limit
         let thread = Thread { [unowned self] in self.writeForever() }
         thread.name = "ModelDepot.log"
         thread.start()
@@ -108,10 +109,13 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
             condition.lock()
             written += batch.count
             condition.broadcast()
-            // Let lines gather unless someone waits for them: a flush, or writers held back by the limit.
-            let gatherUntil = Date(timeIntervalSinceNow: Self.gatherInterval)
-            while flushers == 0, pending.count <= limit, condition.wait(until: gatherUntil) {}
+            // Let lines gather unless someone waits for them (a flush, or writers held back by the limit). A
+            // sleep, not a timed wait: `NSCondition` waits by the wall clock, which a clock step can hold back for
+            // as long as the step, and lines would pile up until writers block. A flush or a writer arriving
+            // meanwhile waits at most this long more.
+            let gathers = flushers == 0 && pending.count <= limit
             condition.unlock()
+            if gathers { usleep(Self.gatherMicroseconds) }
         }
     }
 }

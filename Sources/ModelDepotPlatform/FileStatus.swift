@@ -14,6 +14,8 @@ package struct FileStatus: Sendable, Equatable {
     package let kind: Kind
     package let size: Int64
     package let inode: UInt64
+    /// The file system it is on (`st_dev`): with the inode, what names one file or folder.
+    package let device: UInt64
     /// Nanoseconds since 1970.
     package let modifiedNanoseconds: Int64
     package let accessedNanoseconds: Int64
@@ -44,6 +46,7 @@ package struct FileStatus: Sendable, Equatable {
         }
         size = Int64(info.st_size)
         inode = UInt64(info.st_ino)
+        device = UInt64(info.st_dev)
         #if canImport(Darwin)
             modifiedNanoseconds = Self.nanoseconds(info.st_mtimespec)
             accessedNanoseconds = Self.nanoseconds(info.st_atimespec)

@@ -97,4 +97,47 @@ import Testing
             #expect(numbers == (0..<lines).map { $0 })
         }
     }
+
+    /// A line nobody flushes still goes out: a line wakes the idle writer thread by itself.
+    @Test func aLineAloneIsWrittenWithoutAFlush() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        stream.write("alone\n")
+        // Blocks until the line is there; a lost wake-up would hold this read for ever (the suite's time limit).
+        let data = pipe.fileHandleForReading.readData(ofLength: 6)
+        #expect(String(decoding: data, as: UTF8.self) == "alone\n")
+    }
+
+    /// Past its limit a writer waits for the pipe, and once the pipe is read again every line of every writer
+    /// arrives, in order: nothing deadlocks between writers held back and the thread that lets lines gather.
+    @Test func writersHeldBackByTheLimitGoOnOnceThePipeIsRead() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting, limit: 1024)
+        let line = String(repeating: "y", count: 100)
+        let writers = DispatchGroup()
+        for writer in 0..<3 {
+            DispatchQueue.global().async(group: writers) {
+                for number in 0..<2000 { stream.write("\(writer) \(number) \(line)\n") }
+            }
+        }
+        // 600 KB against a 64 KiB pipe and a 1 KiB limit: the writers are held back until this read starts.
+        #expect(writers.wait(timeout: .now() + .milliseconds(200)) == .timedOut)
+        let read = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            read.withLock { $0 = data }
+            done.signal()
+        }
+        writers.wait()
+        stream.flush()
+        try pipe.fileHandleForWriting.close()
+        done.wait()
+        let lines = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 6000)
+        for writer in 0..<3 {
+            let numbers = lines.filter { $0.hasPrefix("\(writer) ") }.map { Int($0.split(separator: " ")[1]) }
+            #expect(numbers == (0..<2000).map { $0 })
+        }
+    }
 }

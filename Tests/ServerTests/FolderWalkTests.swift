@@ -174,6 +174,35 @@ import Testing
         }
     }
 
+    /// The same for the served root itself, and for a file asked for at a commit id (answered from the remembered
+    /// walk after an `lstat` of the file, which follows links on the way to it): the file keeps its stamp when a
+    /// folder above it moves.
+    @Test func aRootOrFolderMovedAwayBehindALinkIsNotServedAtACommitEither() async throws {
+        let manager = FileManager.default
+        for moved in ["", "acme", "acme/tiny"] {
+            let top = try TemporaryDirectory()
+            defer { top.remove() }
+            let served = top.path("served")
+            try Self.write("{}", to: served.appendingPathComponent("acme/tiny/config.json"))
+            let source = FolderRepositorySource(
+                root: served, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+            let id = try RepoID("acme/tiny")
+            let commit = try #require(try await source.snapshot(type: .model, id: id, revision: nil)).commit
+            let atCommit = try await source.snapshot(type: .model, id: id, revision: commit, serving: "config.json")
+            #expect(atCommit?.commit == commit)
+            let from = moved.isEmpty ? served : served.appendingPathComponent(moved)
+            let away = top.path("away")
+            try manager.moveItem(at: from, to: away)
+            try manager.createSymbolicLink(at: from, withDestinationURL: away)
+            #expect(
+                try await source.snapshot(type: .model, id: id, revision: commit, serving: "config.json") == nil,
+                "a file at a commit served after '\(moved)' moved away behind a link")
+            #expect(
+                try await source.snapshot(type: .model, id: id, revision: nil) == nil,
+                "served after '\(moved)' moved away behind a link")
+        }
+    }
+
     /// Two changes within one tick of the file system's clock can leave the same times behind; a walk made less
     /// than the settling time after the last change is therefore never reused.
     @Test func aWalkOfRecentChangesIsNotReused() async throws {

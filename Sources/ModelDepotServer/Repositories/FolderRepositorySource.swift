@@ -67,16 +67,13 @@ struct FolderRepositorySource: RepositorySource {
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
         guard type == self.type, let namespace = id.namespace, !namespace.hasPrefix("."), !id.name.hasPrefix(".")
         else { return nil }
-        let organization = root.realPath + "/" + namespace
-        let direct = organization + "/" + id.name
+        let direct = root.realPath + "/" + namespace + "/" + id.name
         let remembered = lastWalks.walks.withLock { $0[id] }
         let snapshot: RepoSnapshot
-        // A remembered walk of a folder reached without links is checked with two `lstat` calls instead of a
-        // `realpath` (a `readlink` per component): neither entry on the way is a link, so the path is its own real
-        // path. Anything else, and every new walk, takes the full resolution.
-        if let remembered, remembered.folder == direct, remembered.settled,
-            FileStatus(path: organization, followingLinks: false)?.kind == .folder,
-            FileStatus(path: direct, followingLinks: false)?.kind == .folder, await remembered.isCurrent()
+        // A remembered walk of a folder reached without links is checked with three `lstat` calls instead of a
+        // `realpath` (a `readlink` per component). Anything else, and every new walk, takes the full resolution.
+        if let remembered, remembered.folder == direct, remembered.settled, isLinkFree(namespace, id.name),
+            await remembered.isCurrent()
         {
             snapshot = remembered.snapshot
         } else {
@@ -97,15 +94,26 @@ struct FolderRepositorySource: RepositorySource {
 
     func snapshot(type: RepoType, id: RepoID, revision: String?, serving path: String) async throws -> RepoSnapshot? {
         // Only a commit id can be answered from memory: `main` may have moved since, by any file changing.
-        if type == self.type, let revision, HubEncoding.isGitID(revision),
-            let remembered = lastWalks.walks.withLock({ $0[id]?.snapshot }), remembered.commit == revision,
-            let file = remembered.file(at: path), let stamp = file.stamp,
+        // The way to the file must be as it was too: a repository or organization folder moved out of the root
+        // and replaced by a link keeps its files' stamps.
+        if type == self.type, let revision, HubEncoding.isGitID(revision), let namespace = id.namespace,
+            let walk = lastWalks.walks.withLock({ $0[id] }), walk.snapshot.commit == revision,
+            walk.folder == root.realPath + "/" + namespace + "/" + id.name,
+            let file = walk.snapshot.file(at: path), let stamp = file.stamp,
             let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
-            FileStamp(status) == stamp
+            FileStamp(status) == stamp, isLinkFree(namespace, id.name)
         {
-            return remembered
+            return walk.snapshot
         }
         return try await snapshot(type: type, id: id, revision: revision)
+    }
+
+    /// Whether the root is still the folder it was at start and `root/namespace/name` holds no link: that path is
+    /// then its own real path.
+    private func isLinkFree(_ namespace: String, _ name: String) -> Bool {
+        let organization = root.realPath + "/" + namespace
+        return root.isStillItself() && FileStatus(path: organization, followingLinks: false)?.kind == .folder
+            && FileStatus(path: organization + "/" + name, followingLinks: false)?.kind == .folder
     }
 
     /// Walks a repository folder (given by its real path) off the cooperative pool, hashes what the index does

@@ -10,6 +10,8 @@ import Synchronization
 struct ServedFolder: Sendable {
     /// The folder's real path, without a trailing `/`.
     let realPath: String
+    /// The folder at ``realPath`` when the server started (device and inode); nil if there was none.
+    private let identity: (device: UInt64, inode: UInt64)?
     private let skipped: SkippedEntryLog
 
     init(_ folder: URL, logger: Logger) {
@@ -17,7 +19,18 @@ struct ServedFolder: Sendable {
         var path = Self.realPath(of: standardized) ?? standardized
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         realPath = path
+        identity = FileStatus(path: path, followingLinks: false).flatMap {
+            $0.kind == .folder ? ($0.device, $0.inode) : nil
+        }
         skipped = SkippedEntryLog(logger: logger)
+    }
+
+    /// Whether `realPath` is still the folder it was at start and not a link: what lets a path built on it with
+    /// link-free components below be taken as real without `realpath`. (Folders above the root are the
+    /// operator's, as for any server given a path; a root moved away and replaced by a link is not the root.)
+    func isStillItself() -> Bool {
+        guard let identity, let status = FileStatus(path: realPath, followingLinks: false) else { return false }
+        return status.kind == .folder && status.device == identity.device && status.inode == identity.inode
     }
 
     /// `path` with every link resolved; nil when it does not exist or cannot be resolved.
