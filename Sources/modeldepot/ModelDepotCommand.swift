@@ -7,17 +7,41 @@
 
     @main
     struct ModelDepotCommand: AsyncParsableCommand {
+        /// `modeldepot --help` is the reference people read first: it opens with the commands most people need, one
+        /// example each (short enough to wrap neither in 80 columns nor in a man page's 73), then lists the rest by
+        /// what they are for. The man pages and shell completions (scripts/manual) are generated from this.
         static let configuration = CommandConfiguration(
             commandName: "modeldepot",
             abstract: "Get AI models onto this machine and keep them there.",
+            discussion: """
+                Most used:
+                  modeldepot demo                           Pull a sample model, offline.
+                  modeldepot pull qwen2.5-0.5b-instruct-q4  Download and verify a model.
+                  modeldepot ls                             List the cached models.
+                  modeldepot serve --cache --host 0.0.0.0   Serve the cache on the LAN.
+                  modeldepot ui --open                      Open the app in a browser.
+
+                See `modeldepot help <command>` for a command's options.
+                """,
             version: "0.1.0",
-            subcommands: [
-                PullCommand.self, PushCommand.self, LockCommand.self, CatalogCommand.self, StatusCommand.self,
-                ListCommand.self,
-                InfoCommand.self, PathCommand.self, VerifyCommand.self, ChatCommand.self, EmbedCommand.self,
-                TranscribeCommand.self, ExportCommand.self, ImportCommand.self,
-                RemoveCommand.self, PruneCommand.self, PinCommand.self, SearchCommand.self, ServeCommand.self,
-                DiscoverCommand.self, DemoCommand.self, UICommand.self, EnvCommand.self,
+            groupedSubcommands: [
+                CommandGroup(
+                    name: "Downloading",
+                    subcommands: [PullCommand.self, CatalogCommand.self, SearchCommand.self, DiscoverCommand.self]),
+                CommandGroup(
+                    name: "Cache",
+                    subcommands: [
+                        ListCommand.self, StatusCommand.self, InfoCommand.self, PathCommand.self, VerifyCommand.self,
+                        RemoveCommand.self, PruneCommand.self, PinCommand.self,
+                    ]),
+                // Exact bytes elsewhere: a lock to reproduce, a bundle to carry offline, an OCI artifact to pull back.
+                CommandGroup(
+                    name: "Sharing",
+                    subcommands: [LockCommand.self, ExportCommand.self, ImportCommand.self, PushCommand.self]),
+                CommandGroup(name: "Serving", subcommands: [ServeCommand.self, UICommand.self]),
+                CommandGroup(
+                    name: "Inference", subcommands: [ChatCommand.self, EmbedCommand.self, TranscribeCommand.self]),
+                CommandGroup(name: "Other", subcommands: [DemoCommand.self, EnvCommand.self]),
             ]
         )
 

@@ -5,13 +5,19 @@ import Testing
 /// help on every command exits 0 with a usage line (they once all failed with the parser's help request
 /// printed as an error).
 @Suite struct HelpTests {
-    /// Every subcommand the overview lists; the test fails when the overview and this list disagree, so a new
-    /// command is covered as soon as it exists.
+    /// Every subcommand the overview lists, group by group; the test fails when the overview and this list
+    /// disagree, so a new command is covered as soon as it exists.
     static let commands = [
-        "pull", "push", "lock", "catalog", "status", "ls", "info", "path", "verify", "chat", "embed", "transcribe",
-        "export",
-        "import", "rm", "prune", "pin", "search", "serve", "discover", "demo", "ui", "env",
+        "pull", "catalog", "search", "discover",
+        "ls", "status", "info", "path", "verify", "rm", "prune", "pin",
+        "lock", "export", "import", "push",
+        "serve", "ui",
+        "chat", "embed", "transcribe",
+        "demo", "env",
     ]
+
+    /// The groups the overview sorts the commands into, in order.
+    static let groups = ["DOWNLOADING", "CACHE", "SHARING", "SERVING", "INFERENCE", "OTHER"]
 
     @Test func overviewListsEveryCommandAndExitsZero() async throws {
         for arguments in [["--help"], ["-h"], ["help"]] {
@@ -21,6 +27,14 @@ import Testing
             #expect(!output.stderr.contains("error"), "\(output.stderr)")
             let listed = Self.subcommands(inOverview: output.stdout)
             #expect(listed == Self.commands, "modeldepot \(arguments) lists \(listed)")
+            let headings = output.stdout.split(separator: "\n").filter { $0.hasSuffix(" SUBCOMMANDS:") }
+            #expect(headings == Self.groups.map { "\($0) SUBCOMMANDS:" }, "modeldepot \(arguments): \(headings)")
+            // The overview opens with the commands most people need, before the usage line.
+            let opening = output.stdout.components(separatedBy: "USAGE:")[0]
+            for command in ["demo", "pull", "ls", "serve", "ui"] {
+                #expect(opening.contains("\n  modeldepot \(command) "), "modeldepot \(arguments): \(opening)")
+            }
+            #expect(opening.contains("See `modeldepot help <command>` for a command's options."))
         }
     }
 
@@ -51,7 +65,7 @@ import Testing
         #expect(output.stderr.contains("Usage: modeldepot <subcommand>") || output.stderr.contains("USAGE"))
     }
 
-    /// The command names in the overview's SUBCOMMANDS section, in order.
+    /// The command names in the overview's SUBCOMMANDS sections (one per group, headings unindented), in order.
     static func subcommands(inOverview text: String) -> [String] {
         guard let section = text.range(of: "SUBCOMMANDS:\n") else { return [] }
         return text[section.upperBound...].split(separator: "\n").compactMap { line in
