@@ -6,12 +6,15 @@
     import Synchronization
 
     /// Downloads the system carries on while the app is suspended or terminated: one background `URLSession` per
-    /// app, each file fetched as pieces whose bookkeeping (``BackgroundTransfer``) survives relaunches.
+    /// app, each file fetched as pieces whose bookkeeping (`BackgroundTransfer`) survives relaunches.
     ///
     /// The app must create it once at launch (before the system delivers events), and forward
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)` to
     /// ``handleEvents(forSession:completionHandler:)``. See the article "Downloading while the app is suspended".
     public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, Sendable {
+        /// Told of each file placed and verified (its destination and final URL), or failed with the reason.
+        public typealias Finished = @Sendable (URL, Result<URL, any Error>) -> Void
+
         private let tasks: SessionTasks
         private let state: BackgroundSessionState
         /// The delegate queue: serial, so the delegate's calls and the app's requests reach the state one at a time
@@ -26,7 +29,7 @@
         /// `onFinished` hears of each file placed and verified, or failed with the reason (on the delegate queue).
         public init(
             identifier: String, discretionary: Bool = false, policy: NetworkPolicy = NetworkPolicy(),
-            resuming destinations: [URL] = [], onFinished: @escaping BackgroundSessionState.Finished
+            resuming destinations: [URL] = [], onFinished: @escaping Finished
         ) {
             self.onFinished = onFinished
             queue = OperationQueue()
@@ -69,7 +72,7 @@
             }
         }
 
-        /// Goes on with files another download left unfinished (``ContinuedProcessing/handOver(_:to:pieceSize:)``):
+        /// Goes on with files another download left unfinished (`ContinuedProcessing.handOver(_:to:pieceSize:)`):
         /// the ranges it completed are kept. Returns at once; failures reach `onFinished`.
         public func handOver(_ files: [ContinuedProcessing.UnfinishedFile]) {
             queue.addOperation { [state, onFinished] in

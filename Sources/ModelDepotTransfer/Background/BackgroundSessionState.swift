@@ -4,7 +4,7 @@ import Synchronization
 
 /// What the background session's glue asks of the system: on Apple platforms a background `URLSession`, in tests a
 /// simulation that behaves as Apple documents it.
-public protocol BackgroundTaskSystem: Sendable {
+package protocol BackgroundTaskSystem: Sendable {
     /// Creates a download task for `request`, not yet resumed, and returns its `taskIdentifier`
     /// (`URLSession.downloadTask(with:)`, or `downloadTask(withResumeData:)` when the request carries resume data;
     /// `earliestBeginDate` and `countOfBytesClientExpectsToReceive` set from it).
@@ -23,9 +23,9 @@ public protocol BackgroundTaskSystem: Sendable {
 /// A record is saved before the tasks it names are resumed, so a relaunch never meets a task it does not know of
 /// its own making; tasks the system still runs but no record names are cancelled, and pieces whose task the system
 /// no longer has are asked for again (``reconcile(runningTasks:)``).
-public final class BackgroundSessionState: Sendable {
+package final class BackgroundSessionState: Sendable {
     /// A file that ended: placed and verified, or failed with the reason.
-    public typealias Finished = @Sendable (URL, Result<URL, any Error>) -> Void
+    package typealias Finished = @Sendable (URL, Result<URL, any Error>) -> Void
 
     struct State {
         var transfers: [String: BackgroundTransfer] = [:]
@@ -56,7 +56,7 @@ public final class BackgroundSessionState: Sendable {
     private let now: @Sendable () -> Date
 
     /// Reads back the records of `destinations` (downloads earlier launches started).
-    public init(
+    package init(
         system: any BackgroundTaskSystem, resuming destinations: [URL] = [],
         now: @escaping @Sendable () -> Date = Date.init,
         onFinished: @escaping Finished
@@ -74,7 +74,7 @@ public final class BackgroundSessionState: Sendable {
     }
 
     /// The transfer of `destination`, as it stands.
-    public func transfer(of destination: URL) -> BackgroundTransfer? {
+    package func transfer(of destination: URL) -> BackgroundTransfer? {
         state.withLock { $0.transfers[destination.path] }
     }
 
@@ -83,7 +83,7 @@ public final class BackgroundSessionState: Sendable {
     /// placed at once.
     ///
     /// - Throws: when the record cannot be written.
-    public func download(url: URL, to destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20)
+    package func download(url: URL, to destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20)
         throws
     {
         try settle(destination.path) { state in
@@ -110,7 +110,7 @@ public final class BackgroundSessionState: Sendable {
     /// and starts its missing pieces; one already complete is verified and placed.
     ///
     /// - Throws: when the record cannot be written.
-    public func adopt(_ transfer: BackgroundTransfer) throws {
+    package func adopt(_ transfer: BackgroundTransfer) throws {
         try settle(transfer.destination.path) { state in
             let cancel = state.dropTasks(of: transfer.destination.path)
             state.transfers[transfer.destination.path] = transfer
@@ -133,7 +133,7 @@ public final class BackgroundSessionState: Sendable {
 
     /// The delegate's `urlSession(_:downloadTask:didFinishDownloadingTo:)`: `location` is deleted when it returns,
     /// so the piece is checked and spliced now.
-    public func didFinishDownloading(task: Int, status: Int, headers: [String: String], location: URL) {
+    package func didFinishDownloading(task: Int, status: Int, headers: [String: String], location: URL) {
         let cancel = state.withLock { state -> [Int] in
             guard let key = state.owners[task], var transfer = state.transfers[key] else { return [] }
             let outcome =
@@ -159,7 +159,7 @@ public final class BackgroundSessionState: Sendable {
     /// The delegate's `urlSession(_:task:didCompleteWithError:)`. `error` is a client-side failure (HTTP statuses
     /// are not errors there), with the resume data the system offered; nil when the task ended normally. A file whose
     /// pieces are all in is verified and placed; pieces refused or failed are asked for again after their wait.
-    public func didComplete(task: Int, error: (reason: String, resumeData: Data?)?) {
+    package func didComplete(task: Int, error: (reason: String, resumeData: Data?)?) {
         let (cancel, resume, ended) = state.withLock { state -> ([Int], [Int], [(URL, Result<URL, any Error>)]) in
             guard let key = state.owners.removeValue(forKey: task), var transfer = state.transfers[key] else {
                 return ([], [], [])
@@ -197,7 +197,7 @@ public final class BackgroundSessionState: Sendable {
     ///
     /// A transfer whose pieces were all in when the app was killed is verified and placed; one that had failed is
     /// reported again (the app that heard of it is gone).
-    public func reconcile(runningTasks: [Int]) {
+    package func reconcile(runningTasks: [Int]) {
         let (cancel, resume, ended) = state.withLock { state -> ([Int], [Int], [(URL, Result<URL, any Error>)]) in
             let running = Set(runningTasks).union(state.madeHere)
             let cancel = Set(runningTasks).filter { state.owners[$0] == nil }.sorted()
@@ -226,7 +226,7 @@ public final class BackgroundSessionState: Sendable {
 
     /// The app delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`: the handler runs
     /// once every event is delivered — at once if the session already said so.
-    public func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
+    package func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
         let delivered = state.withLock { state -> Bool in
             guard state.eventsDelivered else {
                 state.systemCompletion = completionHandler
@@ -240,7 +240,7 @@ public final class BackgroundSessionState: Sendable {
 
     /// The delegate's `urlSessionDidFinishEvents(forBackgroundURLSession:)`: returns the system's handler to call
     /// (on the main queue), or nil when the app has not handed it over yet (it is then called when it does).
-    public func eventsDelivered() -> (@Sendable () -> Void)? {
+    package func eventsDelivered() -> (@Sendable () -> Void)? {
         state.withLock { state in
             guard let completion = state.systemCompletion else {
                 state.eventsDelivered = true

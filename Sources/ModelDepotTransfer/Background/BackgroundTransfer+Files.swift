@@ -4,19 +4,19 @@ import ModelDepotCore
 /// Where a background transfer keeps its bytes and its record, and how it reads and writes them.
 extension BackgroundTransfer {
     /// Where the bytes gather until the file is complete and verified.
-    public var partialFile: URL { destination.appendingPathExtension("background") }
+    package var partialFile: URL { destination.appendingPathExtension("background") }
     /// Where this record is kept, beside the partial file.
-    public var recordFile: URL { destination.appendingPathExtension("background.json") }
+    package var recordFile: URL { destination.appendingPathExtension("background.json") }
 
     /// Writes the record next to the partial file, atomically.
-    public func save() throws {
+    package func save() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try encoder.encode(self).write(to: recordFile, options: .atomic)
     }
 
     /// The record a previous launch saved for `destination`, if any.
-    public static func load(for destination: URL) throws -> BackgroundTransfer? {
+    package static func load(for destination: URL) throws -> BackgroundTransfer? {
         let file = destination.appendingPathExtension("background.json")
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         do {

@@ -2,21 +2,21 @@ import Foundation
 
 extension BackgroundTransfer {
     /// One range of the file and the task that fetches it.
-    public struct Piece: Codable, Sendable, Equatable {
-        public var start: Int64
-        public var end: Int64
+    package struct Piece: Codable, Sendable, Equatable {
+        package var start: Int64
+        package var end: Int64
         /// The system's task for it (`URLSessionTask.taskIdentifier`), while one is out.
-        public var task: Int?
-        public var done: Bool
+        package var task: Int?
+        package var done: Bool
         /// Answers for this piece that were refused or failed since it was last asked for with success.
-        public var attempts = 0
+        package var attempts = 0
         /// Not to be asked for before this (`URLSessionTask.earliestBeginDate`): the backoff after a failure.
-        public var notBefore: Date?
+        package var notBefore: Date?
         /// What the system handed back when a task failed part-way (`NSURLSessionDownloadTaskResumeData`), to
         /// continue rather than start the piece again.
-        public var resumeData: Data?
+        package var resumeData: Data?
 
-        public var range: Range<Int64> { start..<end }
+        package var range: Range<Int64> { start..<end }
 
         init(start: Int64, end: Int64) {
             self.start = start
@@ -25,7 +25,7 @@ extension BackgroundTransfer {
             done = false
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             start = try container.decode(Int64.self, forKey: .start)
             end = try container.decode(Int64.self, forKey: .end)
@@ -38,16 +38,16 @@ extension BackgroundTransfer {
     }
 
     /// How often a piece is asked for again, and how long to wait between.
-    public struct RetryRule: Codable, Sendable, Equatable {
+    package struct RetryRule: Codable, Sendable, Equatable {
         /// Failed answers for one piece before the transfer fails.
-        public var maxAttempts = 5
+        package var maxAttempts = 5
         /// Failed answers that will not change by waiting (401, 403, 404, 410) before the transfer fails.
-        public var maxAttemptsForLastingErrors = 2
+        package var maxAttemptsForLastingErrors = 2
         /// The first wait; each further failure doubles it, up to ``maxDelay``.
-        public var firstDelay: TimeInterval = 30
-        public var maxDelay: TimeInterval = 30 * 60
+        package var firstDelay: TimeInterval = 30
+        package var maxDelay: TimeInterval = 30 * 60
 
-        public init() {}
+        package init() {}
 
         /// The wait before asking again after the `attempts`-th failure; a server's `Retry-After` wins when longer.
         func delay(afterAttempt attempts: Int, retryAfter: TimeInterval? = nil) -> TimeInterval {
@@ -57,7 +57,7 @@ extension BackgroundTransfer {
     }
 
     /// What became of a piece the system handed back.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Written into the partial file.
         case spliced(Range<Int64>)
         /// A task this transfer does not know, or a piece already written: ignored.
@@ -72,18 +72,18 @@ extension BackgroundTransfer {
     }
 
     /// A request to hand to the system for one piece.
-    public struct PieceRequest: Sendable, Equatable {
-        public var piece: Int
-        public var url: URL
-        public var headers: [String: String]
+    package struct PieceRequest: Sendable, Equatable {
+        package var piece: Int
+        package var url: URL
+        package var headers: [String: String]
         /// What the task will receive (`countOfBytesClientExpectsToReceive`).
-        public var expectedBytes: Int64
+        package var expectedBytes: Int64
         /// Not before (`earliestBeginDate`); nil: at once.
-        public var notBefore: Date?
+        package var notBefore: Date?
         /// Continue the failed task this came from (`downloadTask(withResumeData:)`) rather than start afresh.
-        public var resumeData: Data?
+        package var resumeData: Data?
 
-        public init(
+        package init(
             piece: Int, url: URL, headers: [String: String], expectedBytes: Int64, notBefore: Date? = nil,
             resumeData: Data? = nil
         ) {

@@ -20,18 +20,18 @@ import ModelDepotCore
 /// change: 401, 403, 404, 410); then the transfer fails with the reason, keeping the pieces it has. The finished file
 /// is hashed against the expected SHA-256 before it is moved into place; a mismatch fetches it once more, a second
 /// one fails the transfer.
-public struct BackgroundTransfer: Codable, Sendable, Equatable {
+package struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// Where the pieces come from; a fresh URL (a new signed link) may replace it (``retry(from:)``).
-    public private(set) var url: URL
-    public let destination: URL
-    public let size: Int64
-    public let sha256: String
-    public let retryRule: RetryRule
+    package private(set) var url: URL
+    package let destination: URL
+    package let size: Int64
+    package let sha256: String
+    package let retryRule: RetryRule
     /// The validators of the file being fetched, from the first `206`; nil until one arrives.
     private(set) var validators: ResourceValidators?
-    public private(set) var pieces: [Piece]
+    package private(set) var pieces: [Piece]
     /// Why the transfer stopped (refused too often, or the bytes twice not the expected file); nil while it goes on.
-    public private(set) var failure: String?
+    package private(set) var failure: String?
     /// Finished files whose hash was not the expected one.
     private(set) var verificationFailures = 0
     /// Restarts because a piece's validator contradicted the transfer's (the file changed, or CDN edges disagree).
@@ -43,7 +43,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// without credentials: background tasks follow redirects on their own, and a token sent to the Hub would follow
     /// them to wherever the Hub points; for a gated file, resolve the Hub's redirect in the foreground (with the
     /// token) and hand over the signed link.
-    public init(
+    package init(
         url: URL, destination: URL, size: Int64, sha256: String, pieceSize: Int64 = 64 << 20,
         retryRule: RetryRule = RetryRule()
     ) {
@@ -58,7 +58,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
         }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         url = try container.decode(URL.self, forKey: .url)
         destination = try container.decode(URL.self, forKey: .destination)
@@ -74,14 +74,14 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     }
 
     /// Whether every piece is in the partial file (at once for an empty file).
-    public var isComplete: Bool { pieces.allSatisfy(\.done) }
+    package var isComplete: Bool { pieces.allSatisfy(\.done) }
 
     /// Bytes in the partial file.
-    public var bytesDone: Int64 { pieces.filter(\.done).reduce(0) { $0 + $1.end - $1.start } }
+    package var bytesDone: Int64 { pieces.filter(\.done).reduce(0) { $0 + $1.end - $1.start } }
 
     /// Requests for the pieces no task is fetching (none once the transfer failed); record each task's identifier
     /// with ``assign(task:to:)``.
-    public func requestsToStart() -> [PieceRequest] {
+    package func requestsToStart() -> [PieceRequest] {
         guard failure == nil else { return [] }
         return pieces.indices.filter { !pieces[$0].done && pieces[$0].task == nil }.map { index in
             let piece = pieces[index]
@@ -97,7 +97,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// lying wholly inside `completed` count as done (a piece the other download left half-written is fetched).
     ///
     /// - Throws: when `partial` cannot be moved.
-    public mutating func adopt(_ partial: URL, completed: [Range<Int64>]) throws {
+    package mutating func adopt(_ partial: URL, completed: [Range<Int64>]) throws {
         try? FileManager.default.removeItem(at: partialFile)
         try FileManager.default.moveItem(at: partial, to: partialFile)
         for index in pieces.indices
@@ -108,17 +108,17 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     }
 
     /// Records that the system's task `task` fetches piece `piece` (persist the record afterwards).
-    public mutating func assign(task: Int, to piece: Int) {
+    package mutating func assign(task: Int, to piece: Int) {
         pieces[piece].task = task
         pieces[piece].resumeData = nil
     }
 
     /// The tasks out, for a relaunched app to match against the session's `getAllTasks`.
-    public var tasksOut: [Int] { pieces.compactMap(\.task) }
+    package var tasksOut: [Int] { pieces.compactMap(\.task) }
 
     /// Forgets the tasks the system no longer has (a relaunch after the person force-quit the app, which cancels
     /// them): their pieces are asked for again.
-    public mutating func forget(tasksNotIn running: Set<Int>) {
+    package mutating func forget(tasksNotIn running: Set<Int>) {
         for index in pieces.indices where pieces[index].task.map({ !running.contains($0) }) ?? false {
             pieces[index].task = nil
         }
@@ -129,7 +129,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// client-side failures as errors): checks the piece and splices it into the partial file, or says why not.
     ///
     /// - Throws: file system errors writing the partial file.
-    public mutating func finished(
+    package mutating func finished(
         task: Int, status: Int, headers: [String: String], location: URL, now: Date = Date()
     ) throws -> Outcome {
         guard let index = pieces.firstIndex(where: { $0.task == task }) else { return .duplicate }
@@ -189,7 +189,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
 
     /// The system gave up on task `task` (the delegate's `didCompleteWithError` with an error): its piece will be
     /// asked for again after a wait, continuing from `resumeData` when the system gave some.
-    public mutating func failed(task: Int, reason: String, resumeData: Data? = nil, now: Date = Date()) -> Outcome {
+    package mutating func failed(task: Int, reason: String, resumeData: Data? = nil, now: Date = Date()) -> Outcome {
         guard let index = pieces.firstIndex(where: { $0.task == task }) else { return .duplicate }
         pieces[index].task = nil
         let outcome = refuse(index, reason, now: now)
@@ -202,7 +202,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
     /// - Throws: `checksumMismatch` when the bytes are not the expected file (the partial file is deleted, nothing
     ///   unverified is ever placed; the first time every piece is asked for again, the second time the transfer
     ///   fails); file system errors.
-    public mutating func finish() throws -> URL {
+    package mutating func finish() throws -> URL {
         guard isComplete else {
             throw ModelDepotError(
                 .incompleteSnapshot, "\(destination.lastPathComponent) is missing \(size - bytesDone) bytes.")
@@ -236,7 +236,7 @@ public struct BackgroundTransfer: Codable, Sendable, Equatable {
 
     /// Goes on after a failure, when the person asks again: every count starts over, the pieces already in stay,
     /// and `url` (a fresh signed link, say) replaces the old one.
-    public mutating func retry(from url: URL) {
+    package mutating func retry(from url: URL) {
         self.url = url
         failure = nil
         verificationFailures = 0

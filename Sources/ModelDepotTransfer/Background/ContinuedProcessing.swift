@@ -3,7 +3,7 @@ import ModelDepotCore
 
 /// When a download the person started may keep the full parallel engine running after the app leaves the
 /// foreground, under iOS 26's `BGContinuedProcessingTask`, and what happens when the system ends that time: the
-/// files not finished go on as background pieces (``BackgroundSessionState``), keeping the bytes the engine wrote.
+/// files not finished go on as background pieces (`BackgroundSessionState`, internal to the package), keeping the bytes the engine wrote.
 ///
 /// Apple's rules, which a library cannot meet for the app: the request is submitted from the foreground right after
 /// the person's action; its identifier starts with the app's bundle identifier; and the app's own Info.plist lists
@@ -81,10 +81,10 @@ public struct ContinuedProcessing: Sendable, Equatable {
 
     /// The task's expiration: after the engine's downloads have been cancelled (their partial files and resume
     /// records kept), each unfinished file goes on as background pieces, the ranges the engine completed adopted
-    /// rather than fetched again. `url` must need no credentials (``BackgroundTransfer``).
+    /// rather than fetched again. `url` must need no credentials (`BackgroundTransfer`).
     ///
     /// - Throws: when a record cannot be written; the files before it are handed over.
-    public static func handOver(
+    package static func handOver(
         _ files: [UnfinishedFile], to state: BackgroundSessionState, pieceSize: Int64 = 64 << 20
     ) throws {
         for file in files {
