@@ -1,6 +1,5 @@
 import Foundation
 import ModelDepot
-import ModelDepotOCI
 import ModelDepotTesting
 import Testing
 
@@ -255,20 +254,5 @@ enum ShippingAndTrustingModelsSamples {
                 expectedSHA256: SampleData.sha256(bytes)))
         #expect(result.sha256 == SampleData.sha256(bytes))
         #expect(server.pendingFaults == 0, "the reset happened")
-    }
-}
-
-/// "Moving models through OCI registries".
-enum MovingModelsThroughOCIRegistriesSamples {
-    static func pushAndPull() async throws {
-        let models = try ModelManager()
-        let reference = try OCIReference(parsing: "oci://registry.example/models/tiny-llm:main")
-        let client = RegistryClient(
-            registry: reference.registryURL, credential: try RegistryCredential.stored(for: reference.registry))
-        let pushed = try await models.pushModelPack(try RepoID("acme/tiny-llm"), to: reference, client: client)
-        print(pushed.digest)  // the commit, as the registry names it
-
-        let pulled = try await models.pullModelPack(reference.pinned(to: OCIDigest(pushed.digest)!), client: client)
-        print(pulled.folder)  // snapshots/<commit>/ of acme/tiny-llm, where Python's huggingface_hub finds it too
     }
 }

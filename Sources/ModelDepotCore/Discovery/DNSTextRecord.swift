@@ -3,15 +3,15 @@
 /// Read as hostile: the record comes from anyone on the link. A string without `=` is a key with no value; an
 /// empty one, or one whose key is empty, is skipped; keys compare without case and the first of a key wins
 /// (§6.4); a length that runs past the end ends the record there.
-public struct DNSTextRecord: Sendable, Hashable {
+package struct DNSTextRecord: Sendable, Hashable {
     /// The pairs in the order they were written or read; the first of each key only.
-    public private(set) var pairs: [(key: String, value: String?)]
+    package private(set) var pairs: [(key: String, value: String?)]
 
     /// A record of `pairs`, written in that order (a later pair with a key already given is dropped).
     ///
     /// - Precondition: every key is 1-9 printable ASCII characters other than `=` (§6.4 advises 9 at most) and
     ///   each `key=value` fits in 255 bytes: the announcer builds them from constants.
-    public init(_ pairs: [(key: String, value: String?)]) {
+    package init(_ pairs: [(key: String, value: String?)]) {
         self.pairs = []
         for pair in pairs where self[pair.key] == nil {
             precondition(Self.isKey(pair.key), "not a DNS-SD TXT key: \(pair.key)")
@@ -21,7 +21,7 @@ public struct DNSTextRecord: Sendable, Hashable {
     }
 
     /// The record in `bytes`, as far as it is well formed.
-    public init(parsing bytes: [UInt8]) {
+    package init(parsing bytes: [UInt8]) {
         pairs = []
         // Keys seen, lower-cased: a record of 65535 one-byte strings stays linear to read.
         var seen: Set<String> = []
@@ -47,12 +47,12 @@ public struct DNSTextRecord: Sendable, Hashable {
     }
 
     /// The value of `key` (any case); nil when the key is absent or has no value.
-    public subscript(key: String) -> String? {
+    package subscript(key: String) -> String? {
         pairs.first { $0.key.lowercased() == key.lowercased() }?.value
     }
 
     /// The record's bytes. An empty record is one empty string (§6.1).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         guard !pairs.isEmpty else { return [0] }
         return pairs.flatMap { pair -> [UInt8] in
             let string = Self.encoded(pair)
@@ -60,11 +60,11 @@ public struct DNSTextRecord: Sendable, Hashable {
         }
     }
 
-    public static func == (lhs: DNSTextRecord, rhs: DNSTextRecord) -> Bool {
+    package static func == (lhs: DNSTextRecord, rhs: DNSTextRecord) -> Bool {
         lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         for pair in pairs {
             hasher.combine(pair.key)
             hasher.combine(pair.value)

@@ -29,7 +29,7 @@ public struct MirrorAnnouncement: Sendable, Hashable {
     }
 
     /// The TXT record announcing it.
-    public var text: DNSTextRecord {
+    package var text: DNSTextRecord {
         DNSTextRecord([
             ("txtvers", "1"), ("path", path), ("token", tokenRequired ? "required" : "none"), ("scheme", scheme),
         ])
@@ -37,7 +37,7 @@ public struct MirrorAnnouncement: Sendable, Hashable {
 
     /// The announcement a TXT record carries; nil when it is not one this client understands or trusts the shape
     /// of (another version, a path with `..`, `%`, `?`, `#`, `\` or a control character, another scheme).
-    public init?(parsing text: DNSTextRecord) {
+    package init?(parsing text: DNSTextRecord) {
         guard text["txtvers"] ?? "1" == "1" else { return nil }
         let path = text["path"] ?? "/"
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/".utf8)
