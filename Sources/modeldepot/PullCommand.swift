@@ -12,13 +12,15 @@
                 With a repository id (org/name), the files of the revision that match --include/--exclude are \
                 downloaded into the Hugging Face cache layout (the same cache Python's huggingface_hub uses), each \
                 verified, and the last line on stdout is the snapshot folder. With an http(s) URL, one file is \
-                downloaded and the last line is its path. Interrupted downloads resume when the command runs again.
+                downloaded and the last line is its path. With oci://, a CNCF ModelPack artifact is pulled from a \
+                registry into the same cache. With --locked FILE, exactly the files a lock names. Interrupted \
+                downloads resume when the command runs again.
                 """
         )
 
         @Argument(
             help:
-                "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), a hf:// URI (hf://org/name, hf://datasets/org/name@revision/path), or an http(s) URL."
+                "A catalog model or preset name (see `modeldepot catalog`), a repository id (org/name), a hf:// URI (hf://org/name, hf://datasets/org/name@revision/path), an OCI artifact (oci://registry/repository:tag or @sha256:DIGEST), or an http(s) URL; none with --locked FILE."
         )
         var source: String = ""
 
