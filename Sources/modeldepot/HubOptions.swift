@@ -152,17 +152,20 @@
             return network
         }
 
-        /// The process environment with the flags laid over it: a flag is the same setting as its variable, so the
-        /// library resolves both the one way it resolves variables.
+        /// The process environment, read once, with the flags laid over it as typed settings: a flag wins over its
+        /// variable.
         var environment: HubEnvironment {
-            var variables = ProcessInfo.processInfo.environment
-            if let endpoint { variables["HF_ENDPOINT"] = endpoint }
-            if offline { variables["HF_HUB_OFFLINE"] = "1" }
-            if !mirrors.isEmpty { variables["MODELDEPOT_MIRRORS"] = mirrors.joined(separator: ",") }
-            if discover { variables["MODELDEPOT_DISCOVER"] = "1" }
+            var environment = HubEnvironment()
+            // An empty --endpoint is no endpoint, as an empty HF_ENDPOINT is.
+            if let endpoint, !endpoint.isEmpty { environment.endpoint = endpoint }
+            if offline { environment.isOffline = true }
+            let mirrorURLs = mirrors.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if !mirrorURLs.isEmpty { environment.mirrorURLs = mirrorURLs }
+            if discover { environment.discoversMirrors = true }
             // --token is explicit: it goes to the endpoint even over http (HF_TOKEN and the token file only over
             // https, or http on this machine).
-            return HubEnvironment(variables: variables, explicitToken: token)
+            if let token { environment.explicitToken = token }
+            return environment
         }
 
         var cache: HubCache { cacheOptions.cache }

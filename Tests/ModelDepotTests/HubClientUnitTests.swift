@@ -116,6 +116,35 @@ import Testing
         #expect(!HubEnvironment(variables: ["HF_HUB_OFFLINE": "0"]).isOffline)
     }
 
+    /// Flags and apps lay typed settings over the variables, read once; nothing is written back as a variable.
+    @Test func typedSettingsLayOverTheVariables() throws {
+        var environment = HubEnvironment(variables: [
+            "HF_ENDPOINT": "https://hub.example//", "MODELDEPOT_MIRRORS": " http://a.example , ,http://b.example",
+            "HF_TOKEN": "hf_env", "MODELDEPOT_DISCOVER": "on",
+        ])
+        #expect(environment.endpoint == "https://hub.example")
+        #expect(environment.mirrorURLs == ["http://a.example", "http://b.example"])
+        #expect(try environment.mirrors().map(\.endpoint.host) == ["a.example", "b.example"])
+        #expect(environment.discoversMirrors && !environment.isOffline && environment.usesImplicitToken)
+        environment.endpoint = "http://127.0.0.1:8080/"
+        environment.isOffline = true
+        environment.mirrorURLs = ["http://c.example"]
+        environment.explicitToken = " hf_flag\r\n"
+        #expect(environment.endpoint == "http://127.0.0.1:8080")
+        #expect(environment.isOffline)
+        #expect(try environment.mirrors().map(\.endpoint.host) == ["c.example"])
+        #expect(environment.token == "hf_flag")
+        #expect(environment.variables["HF_ENDPOINT"] == "https://hub.example//", "the variables stay as read")
+        environment.mirrorURLs = ["ftp://nope"]
+        #expect(throws: ModelDepotError.self) { try environment.mirrors() }
+
+        // An app's own hub reads nothing from the process: no implicit token even where HF_TOKEN is set.
+        let own = HubEnvironment(endpoint: URL(string: "https://own.example/")!, offline: true)
+        #expect(own.endpoint == "https://own.example" && own.isOffline && own.token == nil)
+        #expect(own.tokenOrigin == .disabled && own.mirrorURLs.isEmpty)
+        #expect(HubEnvironment(endpoint: URL(string: "https://own.example")!, token: "hf_own").token == "hf_own")
+    }
+
     @Test func theTokenGoesToTheEndpointOriginOnly() {
         let hub = HubClient(endpoint: URL(string: "https://hub.example/")!, token: "secret")
         #expect(hub.endpoint.absoluteString == "https://hub.example")

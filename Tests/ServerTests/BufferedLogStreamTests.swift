@@ -13,6 +13,21 @@ import Testing
         func write(_ string: String) { text.withLock { $0 += string } }
     }
 
+    /// Reads `pipe` to its end on another thread; the returned function waits for that end and gives the bytes.
+    static func startReading(_ pipe: Pipe) -> () -> Data {
+        let read = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            read.withLock { $0 = data }
+            done.signal()
+        }
+        return {
+            done.wait()
+            return read.withLock { $0 }
+        }
+    }
+
     @Test func linesReadAsStreamLogHandlersDoApartFromTheirTime() throws {
         let pipe = Pipe()
         let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
@@ -52,17 +67,10 @@ import Testing
         // limit.
         for number in 0..<3000 { stream.write("\(number) \(line)\n") }
         #expect(!stream.flush(within: .milliseconds(50)), "a blocked pipe cannot have taken 3 MB")
-        let read = Mutex(Data())
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            read.withLock { $0 = data }
-            done.signal()
-        }
+        let readToEnd = Self.startReading(pipe)
         stream.flush()
         try pipe.fileHandleForWriting.close()
-        done.wait()
-        let lines = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: readToEnd(), as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 3000)
         #expect(lines.map { Int($0.prefix { $0 != " " }) } == (0..<3000).map { $0 })
     }
@@ -72,13 +80,7 @@ import Testing
     @Test func linesFromManyThreadsArriveWholeAndInOrder() throws {
         let pipe = Pipe()
         let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
-        let read = Mutex(Data())
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            read.withLock { $0 = data }
-            done.signal()
-        }
+        let readToEnd = Self.startReading(pipe)
         let threads = 4
         let lines = 2000
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
@@ -89,8 +91,7 @@ import Testing
         }
         stream.flush()
         try pipe.fileHandleForWriting.close()
-        done.wait()
-        let written = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        let written = String(decoding: readToEnd(), as: UTF8.self).split(separator: "\n")
         #expect(written.count == threads * lines)
         for thread in 0..<threads {
             let numbers = written.filter { $0.hasPrefix("\(thread) ") }.map { Int($0.split(separator: " ")[1]) }
@@ -122,18 +123,11 @@ import Testing
         }
         // 600 KB against a 64 KiB pipe and a 1 KiB limit: the writers are held back until this read starts.
         #expect(writers.wait(timeout: .now() + .milliseconds(200)) == .timedOut)
-        let read = Mutex(Data())
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            read.withLock { $0 = data }
-            done.signal()
-        }
+        let readToEnd = Self.startReading(pipe)
         writers.wait()
         stream.flush()
         try pipe.fileHandleForWriting.close()
-        done.wait()
-        let lines = String(decoding: read.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: readToEnd(), as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 6000)
         for writer in 0..<3 {
             let numbers = lines.filter { $0.hasPrefix("\(writer) ") }.map { Int($0.split(separator: " ")[1]) }

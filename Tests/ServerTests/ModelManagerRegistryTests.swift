@@ -111,7 +111,8 @@ import Testing
         // its operator's `hf auth login` token).
         let anonymous = ModelManager.Configuration(endpoint: URL(string: "https://hub.example")!, cache: models.cache)
         #expect(anonymous.environment.token == nil)
-        #expect(anonymous.environment.variables["HF_HUB_DISABLE_IMPLICIT_TOKEN"] == "1")
+        #expect(!anonymous.environment.usesImplicitToken)
+        #expect(anonymous.environment.variables.isEmpty, "nothing is read from the process environment")
         #expect(try anonymous.makePull().hub.authorization(for: URL(string: "https://hub.example/x")!).isEmpty)
 
         // An unusable endpoint: the manager that would download refuses, saying which setting to fix; the one

@@ -82,9 +82,7 @@ extension ModelManager {
         public init(endpoint: URL, token: String? = nil, offline: Bool = false, cache: HubCache) {
             // No implicit token either: without this, a nil `token` would fall back to the token file of whoever
             // runs the process (~/.cache/huggingface/token), and a mirror would pull gated models with it.
-            var variables = ["HF_ENDPOINT": endpoint.absoluteString, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1"]
-            if offline { variables["HF_HUB_OFFLINE"] = "1" }
-            self.init(environment: HubEnvironment(variables: variables, explicitToken: token))
+            self.init(environment: HubEnvironment(endpoint: endpoint, token: token, offline: offline))
             self.cache = cache
         }
 

@@ -2,18 +2,65 @@ import Foundation
 
 /// Where Python's `huggingface_hub` keeps things, resolved from the same environment variables in the same
 /// order, so both tools find the same cache (the protocol note, §3).
+///
+/// The variables are read once, here; a front end lays its flags over them as typed settings (``endpoint``,
+/// ``isOffline``, ``mirrorURLs``, ``discoversMirrors``, ``explicitToken``), never by writing variables back.
 public struct HubEnvironment: Sendable {
     /// The variables read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…).
     public let variables: [String: String]
 
     /// A token given explicitly (the command line's `--token`, an app's own): it wins over the implicit one and
-    /// goes to the configured endpoint whatever its scheme, since the user named both.
-    public var explicitToken: String?
+    /// goes to the configured endpoint whatever its scheme, since the user named both. Line breaks and surrounding
+    /// whitespace are removed; empty means none.
+    public var explicitToken: String? {
+        get { explicitTokenValue }
+        set { explicitTokenValue = newValue.flatMap(Self.cleanToken) }
+    }
+    private var explicitTokenValue: String?
+
+    /// The Hub: `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`; set it to use another.
+    public var endpoint: String {
+        get { endpointValue }
+        set { endpointValue = Self.withoutTrailingSlashes(newValue) }
+    }
+    private var endpointValue: String
+
+    /// Answer from the cache, never touch the network: `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true.
+    public var isOffline: Bool
+
+    /// Look for mirrors on the local network (DNS-SD, `_hf-mirror._tcp`) before a pull, and use what answers as
+    /// content-only mirrors (`HubMirror.Trust.contentOnly`): `MODELDEPOT_DISCOVER` is true.
+    public var discoversMirrors: Bool
+
+    /// The mirrors to ask before the endpoint, in order: `MODELDEPOT_MIRRORS` (comma-separated URLs). Checked when
+    /// ``mirrors()`` reads them.
+    public var mirrorURLs: [String]
+
+    /// Whether the implicit token (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) may be used: false when
+    /// `HF_HUB_DISABLE_IMPLICIT_TOKEN` is true.
+    public var usesImplicitToken: Bool
 
     /// The settings in `variables`; the process environment by default.
     public init(variables: [String: String] = ProcessInfo.processInfo.environment, explicitToken: String? = nil) {
         self.variables = variables
-        self.explicitToken = explicitToken.flatMap(Self.cleanToken)
+        explicitTokenValue = explicitToken.flatMap(Self.cleanToken)
+        let endpoint = variables["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? "https://huggingface.co"
+        endpointValue = Self.withoutTrailingSlashes(endpoint)
+        isOffline = Self.isTrue(variables["HF_HUB_OFFLINE"]) || Self.isTrue(variables["TRANSFORMERS_OFFLINE"])
+        discoversMirrors = Self.isTrue(variables["MODELDEPOT_DISCOVER"])
+        mirrorURLs = (variables["MODELDEPOT_MIRRORS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        usesImplicitToken = !Self.isTrue(variables["HF_HUB_DISABLE_IMPLICIT_TOKEN"])
+    }
+
+    /// A hub at `endpoint` with nothing read from the process environment: no implicit token (only `token`, if
+    /// given), no mirrors, online unless `offline`. For an app with its own hub or mirror, a mirror's upstream, a
+    /// test's server; the cache must be given separately (the default one is `~/.cache/huggingface/hub`).
+    public init(endpoint: URL, token: String? = nil, offline: Bool = false) {
+        self.init(variables: [:], explicitToken: token)
+        self.endpoint = endpoint.absoluteString
+        isOffline = offline
+        usesImplicitToken = false
     }
 
     /// `HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
@@ -39,13 +86,6 @@ public struct HubEnvironment: Sendable {
         value("HF_HUB_CACHE") != nil || value("HUGGINGFACE_HUB_CACHE") != nil || value("HF_HOME") != nil
     }
 
-    /// `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`.
-    public var endpoint: String {
-        var endpoint = value("HF_ENDPOINT") ?? "https://huggingface.co"
-        while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        return endpoint
-    }
-
     /// `HF_TOKEN_PATH`, else `<home>/token`.
     public var tokenFile: URL {
         value("HF_TOKEN_PATH").map { URL(fileURLWithPath: expand($0)) } ?? home.appendingPathComponent("token")
@@ -55,7 +95,7 @@ public struct HubEnvironment: Sendable {
     /// removed and whitespace trimmed, empty meaning none. Nil as well when `HF_HUB_DISABLE_IMPLICIT_TOKEN` is set.
     public var token: String? {
         if let explicitToken { return explicitToken }
-        if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return nil }
+        if !usesImplicitToken { return nil }
         for candidate in [variables["HF_TOKEN"], variables["HUGGING_FACE_HUB_TOKEN"]] {
             if let candidate { return Self.cleanToken(candidate) }
         }
@@ -109,7 +149,7 @@ public struct HubEnvironment: Sendable {
     public var tokenOrigin: TokenOrigin {
         // An explicit token is the app's or the command line's, not the environment's.
         if explicitToken != nil { return .none }
-        if flag("HF_HUB_DISABLE_IMPLICIT_TOKEN") { return .disabled }
+        if !usesImplicitToken { return .disabled }
         for name in ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"] {
             if let candidate = variables[name] { return Self.cleanToken(candidate) == nil ? .none : .variable(name) }
         }
@@ -119,28 +159,27 @@ public struct HubEnvironment: Sendable {
         return .file(tokenFile)
     }
 
-    /// Mirrors to ask before the endpoint: `MODELDEPOT_MIRRORS` (comma-separated URLs, in order), each sent
-    /// `MODELDEPOT_MIRROR_TOKEN` when set (never the Hub's token).
+    /// The mirrors to ask before the endpoint (``mirrorURLs``, in order), each sent `MODELDEPOT_MIRROR_TOKEN` when
+    /// set (never the Hub's token).
     ///
     /// - Throws: `invalidURL` naming an entry that is not an http(s) URL.
     public func mirrors() throws -> [HubMirror] {
-        guard let list = value("MODELDEPOT_MIRRORS") else { return [] }
         let token = value("MODELDEPOT_MIRROR_TOKEN")
-        return try list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            .map { try HubMirror(parsing: $0, token: token) }
+        return try mirrorURLs.map { try HubMirror(parsing: $0, token: token) }
     }
 
-    /// `MODELDEPOT_DISCOVER` is true: look for mirrors on the local network (DNS-SD, `_hf-mirror._tcp`) before a
-    /// pull, and use what answers as content-only mirrors (`HubMirror.Trust.contentOnly`).
-    public var discoversMirrors: Bool { flag("MODELDEPOT_DISCOVER") }
-
-    /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is true: answer from the cache, never touch the network.
-    public var isOffline: Bool { flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE") }
-
     /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
-    package func flag(_ name: String) -> Bool {
-        guard let value = variables[name] else { return false }
+    package func flag(_ name: String) -> Bool { Self.isTrue(variables[name]) }
+
+    private static func isTrue(_ value: String?) -> Bool {
+        guard let value else { return false }
         return ["1", "on", "yes", "true"].contains(value.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    private static func withoutTrailingSlashes(_ endpoint: String) -> String {
+        var endpoint = endpoint
+        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        return endpoint
     }
 
     package static func cleanToken(_ raw: String) -> String? {
