@@ -8,7 +8,7 @@ import Foundation
 /// - `token=required` or `token=none`: whether the mirror wants a token;
 /// - `scheme=http` or `scheme=https`.
 ///
-/// Read from the network it is hostile: ``init(parsing:)`` refuses a path that is not a plain absolute path, an
+/// Read from the network it is hostile: `init(parsing:)` refuses a path that is not a plain absolute path, an
 /// unknown scheme or version, and ``endpoint(address:port:)`` an address no mirror on the LAN could have.
 public struct MirrorAnnouncement: Sendable, Hashable {
     /// The DNS-SD service type mirrors announce and clients browse for.

@@ -2,9 +2,9 @@ import Foundation
 
 /// Parses human sizes: `20GB`, `500 MB`, `1.5GiB`, `1024` (bytes). Decimal units are powers of 1000, binary
 /// units (`KiB`, `MiB`, `GiB`, `TiB`) powers of 1024.
-public enum ByteSize {
+package enum ByteSize {
     /// Bytes from a size such as `20GB` (10^9), `512MiB` (2^20) or `1.5G`; throws `invalidArgument` otherwise.
-    public static func parse(_ text: String) throws -> Int64 {
+    package static func parse(_ text: String) throws -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let number = trimmed.prefix { $0.isNumber || $0 == "." }
         let unit = trimmed.dropFirst(number.count).trimmingCharacters(in: .whitespaces).lowercased()

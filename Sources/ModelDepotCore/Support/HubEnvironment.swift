@@ -38,7 +38,7 @@ public struct HubEnvironment: Sendable {
 
     /// Whether the implicit token (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) may be used: false when
     /// `HF_HUB_DISABLE_IMPLICIT_TOKEN` is true.
-    public var usesImplicitToken: Bool
+    package var usesImplicitToken: Bool
 
     /// The settings in `variables`; the process environment by default.
     public init(variables: [String: String] = ProcessInfo.processInfo.environment, explicitToken: String? = nil) {
@@ -104,7 +104,8 @@ public struct HubEnvironment: Sendable {
     }
 
     /// The token to send to `url`: the explicit one to the configured endpoint (``endpoint``); the implicit one
-    /// only where ``sendsImplicitToken(to:endpoint:)`` allows; nil otherwise.
+    /// only where the rules for the implicit token allow (the Hub, its router, the configured endpoint over https, or
+    /// over http on this machine); nil otherwise.
     public func token(for url: URL) -> String? {
         guard let token else { return nil }
         let endpoint = URL(string: self.endpoint)
@@ -119,7 +120,7 @@ public struct HubEnvironment: Sendable {
     /// whose traffic never leaves it. Nowhere else: not Spaces (`*.hf.space`) or dedicated Inference Endpoints
     /// (`*.huggingface.cloud`), which run anyone's code, and not a LAN mirror over http, which anyone on the path
     /// reads. Those get a token only when it is given explicitly (`--token` for a Hub, `--api-key` for inference).
-    public static func sendsImplicitToken(to url: URL, endpoint: URL?) -> Bool {
+    package static func sendsImplicitToken(to url: URL, endpoint: URL?) -> Bool {
         let isEndpoint = endpoint.map { url.hasSameOrigin(as: $0) } ?? false
         switch url.scheme?.lowercased() {
         case "https":
