@@ -73,7 +73,7 @@ public struct HubClient: Sendable {
     }
 
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
-    /// sent only where `HubEnvironment.sendsImplicitToken(to:endpoint:)` allows (https, or http on this machine);
+    /// sent only where `HubEnvironment.token(for:)` allows (https, or http on this machine);
     /// an explicit one (`HubEnvironment.explicitToken`) always goes to the endpoint.
     public init(
         environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,

@@ -131,6 +131,21 @@
                 """)
         var verbose = false
 
+        func validate() throws {
+            // An empty value is a script's unset variable: refused, rather than read as "the default" or "none"
+            // while the environment names another hub or mirror.
+            if let endpoint, endpoint.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw ValidationError("--endpoint needs a URL (https://huggingface.co for the Hub).")
+            }
+            for mirror in mirrors {
+                let url = mirror.trimmingCharacters(in: .whitespaces)
+                if url.isEmpty { throw ValidationError("--mirror needs a URL.") }
+                if url.contains(",") {
+                    throw ValidationError("--mirror takes one URL ('\(url)'); repeat --mirror for several.")
+                }
+            }
+        }
+
         /// The proxies and certificate authorities: the environment's, with the flags laid over them.
         func network() throws -> NetworkSettings {
             var network: NetworkSettings
@@ -156,11 +171,9 @@
         /// variable.
         var environment: HubEnvironment {
             var environment = HubEnvironment()
-            // An empty --endpoint is no endpoint, as an empty HF_ENDPOINT is.
-            if let endpoint, !endpoint.isEmpty { environment.endpoint = endpoint }
+            if let endpoint { environment.endpoint = endpoint }
             if offline { environment.isOffline = true }
-            let mirrorURLs = mirrors.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            if !mirrorURLs.isEmpty { environment.mirrorURLs = mirrorURLs }
+            if !mirrors.isEmpty { environment.mirrorURLs = mirrors.map { $0.trimmingCharacters(in: .whitespaces) } }
             if discover { environment.discoversMirrors = true }
             // --token is explicit: it goes to the endpoint even over http (HF_TOKEN and the token file only over
             // https, or http on this machine).

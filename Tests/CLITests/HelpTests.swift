@@ -59,6 +59,21 @@ import Testing
         #expect(completion.stdout.contains("pull"))
     }
 
+    /// An empty --endpoint or --mirror is a script's unset variable: refused, never read as "the default" or "none"
+    /// while the environment names another hub or mirror (where an explicit token would then go).
+    @Test func emptyOrCommaJoinedHubFlagsAreUsageErrors() async throws {
+        let environment = ["HF_ENDPOINT": "http://192.0.2.1:8080", "MODELDEPOT_MIRRORS": "http://192.0.2.2:8080"]
+        for (arguments, message) in [
+            (["info", "--endpoint", "", "--token", "hf_x", "acme/m"], "--endpoint needs a URL"),
+            (["info", "--mirror", " ", "acme/m"], "--mirror needs a URL"),
+            (["info", "--mirror", "http://a.example,http://b.example", "acme/m"], "repeat --mirror"),
+        ] {
+            let output = try await CLIRunner.run(arguments, environment: environment)
+            #expect(output.status == 64, "\(arguments): \(output.stderr)")
+            #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
+        }
+    }
+
     @Test func unknownCommandIsAUsageError() async throws {
         let output = try await CLIRunner.run(["pul"])
         #expect(output.status == 64)

@@ -145,6 +145,23 @@ import Testing
         #expect(HubEnvironment(endpoint: URL(string: "https://own.example")!, token: "hf_own").token == "hf_own")
     }
 
+    /// A token named for one hub never falls through to the places the implicit token may go: a company hub's
+    /// token stays off Hugging Face's router; one for the Hub itself also serves its router.
+    @Test func anExplicitTokenStaysWithItsHub() {
+        var corporate = HubEnvironment(variables: ["HF_TOKEN": "hf_implicit"], explicitToken: "corp")
+        corporate.endpoint = "https://hub.corp.example"
+        #expect(corporate.token(for: URL(string: "https://hub.corp.example/api/models")!) == "corp")
+        #expect(corporate.token(for: URL(string: "https://router.huggingface.co/v1")!) == nil)
+        #expect(corporate.token(for: URL(string: "https://huggingface.co/api/models")!) == nil)
+        let hub = HubEnvironment(variables: [:], explicitToken: "hf_mine")
+        #expect(hub.token(for: URL(string: "https://router.huggingface.co/v1")!) == "hf_mine")
+        #expect(hub.token(for: URL(string: "https://someone.hf.space/v1")!) == nil)
+        // Empty is the Hub, as an empty HF_ENDPOINT is.
+        var reset = corporate
+        reset.endpoint = ""
+        #expect(reset.endpoint == "https://huggingface.co")
+    }
+
     @Test func theTokenGoesToTheEndpointOriginOnly() {
         let hub = HubClient(endpoint: URL(string: "https://hub.example/")!, token: "secret")
         #expect(hub.endpoint.absoluteString == "https://hub.example")

@@ -6,22 +6,26 @@ import Foundation
 /// The variables are read once, here; a front end lays its flags over them as typed settings (``endpoint``,
 /// ``isOffline``, ``mirrorURLs``, ``discoversMirrors``, ``explicitToken``), never by writing variables back.
 public struct HubEnvironment: Sendable {
-    /// The variables read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…).
+    /// The variables as read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…): the raw input.
+    /// What is in effect is the typed settings, which flags and apps may have changed since.
     public let variables: [String: String]
 
     /// A token given explicitly (the command line's `--token`, an app's own): it wins over the implicit one and
-    /// goes to the configured endpoint whatever its scheme, since the user named both. Line breaks and surrounding
-    /// whitespace are removed; empty means none.
+    /// goes to the configured endpoint whatever its scheme, since the user named both, and nowhere else (but the
+    /// Hub's inference router when the endpoint is the Hub). Line breaks and surrounding whitespace are removed;
+    /// empty means none, and the implicit token is then used where it may be (set ``usesImplicitToken`` to false
+    /// for none at all).
     public var explicitToken: String? {
         get { explicitTokenValue }
         set { explicitTokenValue = newValue.flatMap(Self.cleanToken) }
     }
     private var explicitTokenValue: String?
 
-    /// The Hub: `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`; set it to use another.
+    /// The Hub: `HF_ENDPOINT` without a trailing `/`, else `https://huggingface.co`; set it to use another (empty
+    /// is the Hub, as an empty `HF_ENDPOINT` is).
     public var endpoint: String {
         get { endpointValue }
-        set { endpointValue = Self.withoutTrailingSlashes(newValue) }
+        set { endpointValue = Self.withoutTrailingSlashes(newValue.isEmpty ? Self.hub : newValue) }
     }
     private var endpointValue: String
 
@@ -38,13 +42,13 @@ public struct HubEnvironment: Sendable {
 
     /// Whether the implicit token (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) may be used: false when
     /// `HF_HUB_DISABLE_IMPLICIT_TOKEN` is true.
-    package var usesImplicitToken: Bool
+    public var usesImplicitToken: Bool
 
     /// The settings in `variables`; the process environment by default.
     public init(variables: [String: String] = ProcessInfo.processInfo.environment, explicitToken: String? = nil) {
         self.variables = variables
         explicitTokenValue = explicitToken.flatMap(Self.cleanToken)
-        let endpoint = variables["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? "https://huggingface.co"
+        let endpoint = variables["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.hub
         endpointValue = Self.withoutTrailingSlashes(endpoint)
         isOffline = Self.isTrue(variables["HF_HUB_OFFLINE"]) || Self.isTrue(variables["TRANSFORMERS_OFFLINE"])
         discoversMirrors = Self.isTrue(variables["MODELDEPOT_DISCOVER"])
@@ -109,7 +113,14 @@ public struct HubEnvironment: Sendable {
     public func token(for url: URL) -> String? {
         guard let token else { return nil }
         let endpoint = URL(string: self.endpoint)
-        if explicitToken != nil, let endpoint, url.hasSameOrigin(as: endpoint) { return token }
+        if explicitToken != nil {
+            // A token named for one hub is that hub's: it never falls through to the implicit token's places (a
+            // company hub's token must not reach Hugging Face's router). One for the Hub is also its router's.
+            guard let endpoint else { return nil }
+            if url.hasSameOrigin(as: endpoint) { return token }
+            let isTheHub = endpoint.hasSameOrigin(as: URL(string: Self.hub)!)
+            return isTheHub && Self.sendsImplicitToken(to: url, endpoint: endpoint) ? token : nil
+        }
         return Self.sendsImplicitToken(to: url, endpoint: endpoint) ? token : nil
     }
 
@@ -169,9 +180,10 @@ public struct HubEnvironment: Sendable {
         return try mirrorURLs.map { try HubMirror(parsing: $0, token: token) }
     }
 
-    /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
-    package func flag(_ name: String) -> Bool { Self.isTrue(variables[name]) }
+    /// The Hub itself.
+    static let hub = "https://huggingface.co"
 
+    /// Python's truth values: `1`, `ON`, `YES`, `TRUE`, in any case.
     private static func isTrue(_ value: String?) -> Bool {
         guard let value else { return false }
         return ["1", "on", "yes", "true"].contains(value.trimmingCharacters(in: .whitespaces).lowercased())

@@ -14,7 +14,7 @@ public enum InferenceCredentials: Sendable, Equatable {
 
     /// The credentials for `baseURL`: an explicit API key wins; otherwise the Hub token the Hub client would use
     /// (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) goes only where
-    /// `HubEnvironment.sendsImplicitToken(to:endpoint:)` allows — https to the Hub, its router
+    /// `HubEnvironment.token(for:)` allows — https to the Hub, its router
     /// (`router.huggingface.co`) or the configured `HF_ENDPOINT`, http only to a configured endpoint on this
     /// machine — and any other host gets none: Spaces and dedicated Inference Endpoints run anyone's code, so
     /// they need `--api-key`.
