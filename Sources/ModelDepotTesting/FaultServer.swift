@@ -46,6 +46,8 @@ public final class FaultServer: Sendable {
         var bodiesInFlight = 0
         var peakBodiesInFlight = 0
         var stalledChannels: [any Channel] = []
+        /// Body bytes (over all requests) after which every body waits until the hold is lifted.
+        var holdBodiesAt: Int64?
     }
 
     let state: Mutex<State>
@@ -97,9 +99,19 @@ public final class FaultServer: Sendable {
         state.withLock { $0.rules.append(Rule(fault: fault, matcher: matcher, remaining: times)) }
     }
 
-    /// Drops every injected fault not yet used.
+    /// Drops every injected fault not yet used, and lifts a hold set by ``holdBodies(afterTotalBytes:)``.
     public func clearFaults() {
-        state.withLock { $0.rules.removeAll() }
+        state.withLock { state in
+            state.rules.removeAll()
+            state.holdBodiesAt = nil
+        }
+    }
+
+    /// Stops sending body bytes once `afterTotalBytes` have been sent over all requests, keeping every
+    /// connection open, until ``clearFaults()``. A test that must act while a download is under way (a `kill -9`,
+    /// a Ctrl-C) waits for the hold instead of racing a throttled transfer that may finish while it is starved.
+    public func holdBodies(afterTotalBytes: Int64) {
+        state.withLock { $0.holdBodiesAt = afterTotalBytes }
     }
 
     /// Replaces (or adds) a file; its ETag changes.

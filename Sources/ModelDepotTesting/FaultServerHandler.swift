@@ -175,9 +175,18 @@ final class FaultServerHandler: ChannelInboundHandler {
         repeat {
             guard var body = pending else { return }
             let chunkSize = body.bytesPerSecond.map { max(1, $0 / 20) } ?? 64 << 10
+            // What the server's hold still lets through (unlimited without one).
+            var allowance = holder.server.withLock { $0 }?.state.withLock { state in
+                state.holdBodiesAt.map { max(0, $0 - state.bodyBytesSent) }
+            } ?? Int64.max
+            if allowance == 0 {
+                recheckLater(context: context)
+                return
+            }
             var wrote = 0
-            while body.offset < body.limit && (context.channel.isWritable || wrote == 0) {
-                let end = min(body.limit, body.offset + chunkSize)
+            while body.offset < body.limit && allowance > 0 && (context.channel.isWritable || wrote == 0) {
+                let end = min(body.limit, body.offset + min(chunkSize, Int(clamping: allowance)))
+                allowance -= Int64(end - body.offset)
                 var buffer = body.bytes.getSlice(at: body.offset, length: end - body.offset)!
                 if let corrupt = body.corruptAt, (body.offset..<end).contains(corrupt) {
                     let index = corrupt - body.offset
@@ -196,15 +205,20 @@ final class FaultServerHandler: ChannelInboundHandler {
                 finish(ending: body.ending, keepAlive: body.keepAlive, context: context)
                 return
             }
-            if body.bytesPerSecond != nil {
-                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: .milliseconds(50)) {
-                    let (handler, context) = loopBound.value
-                    handler.pump(context: context)
-                }
+            if body.bytesPerSecond != nil || allowance == 0 {
+                recheckLater(context: context)
                 return
             }
         } while context.channel.isWritable && context.channel.isActive
+    }
+
+    /// Pumps again after a tick: the throttle's pace, or a look at whether the server's hold was lifted.
+    private func recheckLater(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(50)) {
+            let (handler, context) = loopBound.value
+            handler.pump(context: context)
+        }
     }
 
     private func finish(ending: Ending, keepAlive: Bool, context: ChannelHandlerContext) {
