@@ -311,6 +311,12 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // The samples of the README and the DocC articles. scripts/check-app-samples also type-checks them as an
+        // app outside this package would, where `package` declarations are out of reach.
+        .testTarget(
+            name: "AppSampleTests",
+            dependencies: ["ModelDepot", "ModelDepotOCI", "ModelDepotEmbeddings", "ModelDepotTesting"]
+        ),
         .testTarget(
             name: "EmbeddingsTests",
             dependencies: [

@@ -3,8 +3,7 @@ import ModelDepot
 import ModelDepotEmbeddings
 
 // The code samples of "Embedding text on the device" (Sources/ModelDepot/ModelDepot.docc), kept here so they
-// compile: ModelDepotTests, where the other articles' samples live, does not link ModelDepotEmbeddings. They need
-// the internet, so they are compiled, not run.
+// compile. They need the internet, so they are compiled, not run.
 
 enum EmbeddingTextOnTheDeviceSamples {
     static func loadAModelTheManagerReportsReady() async throws -> SentenceEmbedder {
