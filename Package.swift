@@ -122,6 +122,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The vocabulary of using a model, below the clients that do it: transcripts, audio input, transcription
+        // options, the text-embedder protocol and vector search. Not part of `import ModelDepot` (an app that
+        // downloads models need not see it): ModelDepotInference and ModelDepotEmbeddings re-export it.
+        .target(name: "ModelDepotInferenceCore", dependencies: ["ModelDepotCore"]),
         // What the mirror's dashboard reads (MirrorDashboardSource): the contract between the server, which
         // implements it, and the screens, which word it. Values only, so neither links the other.
         .target(name: "ModelDepotMirrorContract", dependencies: ["ModelDepotCore"]),
@@ -168,11 +172,13 @@ let package = Package(
         ),
         .target(
             name: "ModelDepotInference",
-            dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]
+            dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotInferenceCore", "ModelDepotPlatform"]
         ),
         // Sentence embeddings in-process: BERT's WordPiece tokenizer and encoder (apps that only download do
         // not link it).
-        .target(name: "ModelDepotEmbeddings", dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotPlatform"]),
+        .target(
+            name: "ModelDepotEmbeddings",
+            dependencies: ["ModelDepot", "ModelDepotCore", "ModelDepotInferenceCore", "ModelDepotPlatform"]),
         // The presentation layer: one type per screen (state and actions) over the manager and the catalog, for
         // the web app and SwiftUI alike. No HTML, no SwiftUI, no transport of its own.
         .target(

@@ -4,12 +4,12 @@ import ModelDepotTransfer
 
 /// Where and how to read a repository's files through Xet: the CAS's URL and the short-lived token it takes, as the
 /// Hub's `xet-read-token` route hands them out (Xet documentation, "Authentication and authorization").
-public struct XetAccess: Sendable, Equatable {
-    public var casURL: URL
-    public var token: String
-    public var expires: Date
+package struct XetAccess: Sendable, Equatable {
+    package var casURL: URL
+    package var token: String
+    package var expires: Date
 
-    public init(casURL: URL, token: String, expires: Date) {
+    package init(casURL: URL, token: String, expires: Date) {
         self.casURL = casURL
         self.token = token
         self.expires = expires

@@ -49,12 +49,18 @@ public struct HubClient: Sendable {
 
     /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone;
     /// `mirrors` are asked first, in order.
-    public init(
+    public init(endpoint: URL, token: String? = nil, mirrors: [HubMirror] = [], offline: Bool = false) {
+        self.init(
+            endpoint: endpoint, token: token, mirrors: mirrors, offline: offline, transport: DefaultTransport.shared)
+    }
+
+    /// A client for the Hub at `endpoint` over `transport`, with the clock, retries and jitter given.
+    package init(
         endpoint: URL,
         token: String? = nil,
         mirrors: [HubMirror] = [],
         offline: Bool = false,
-        transport: any HTTPTransport = DefaultTransport.shared,
+        transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: RetryPolicy = HubClient.defaultRetryPolicy,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -75,8 +81,13 @@ public struct HubClient: Sendable {
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
     /// sent only where `HubEnvironment.token(for:)` allows (https, or http on this machine);
     /// an explicit one (`HubEnvironment.explicitToken`) always goes to the endpoint.
-    public init(
-        environment: HubEnvironment, transport: any HTTPTransport = DefaultTransport.shared,
+    public init(environment: HubEnvironment) throws {
+        try self.init(environment: environment, transport: DefaultTransport.shared)
+    }
+
+    /// A client for the Hub `environment` names, over `transport`.
+    package init(
+        environment: HubEnvironment, transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(), retryPolicy: RetryPolicy = HubClient.defaultRetryPolicy
     ) throws {
         guard let endpoint = URL(string: environment.endpoint), endpoint.host != nil,

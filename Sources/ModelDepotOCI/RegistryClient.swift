@@ -25,8 +25,15 @@ public final class RegistryClient: Sendable {
     /// The most redirects followed for one request.
     static let maximumRedirects = 5
 
-    public init(
-        registry: URL, credential: RegistryCredential?, transport: any HTTPTransport = DefaultTransport.shared,
+    /// A client for `registry`, sending `credential` there only.
+    public convenience init(registry: URL, credential: RegistryCredential?, retryPolicy: RetryPolicy = .default) {
+        self.init(
+            registry: registry, credential: credential, transport: DefaultTransport.shared, retryPolicy: retryPolicy)
+    }
+
+    /// A client for `registry` over `transport`, with the clock given.
+    package init(
+        registry: URL, credential: RegistryCredential?, transport: any HTTPTransport,
         retryPolicy: RetryPolicy = .default, clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.registry = registry
@@ -60,7 +67,7 @@ public final class RegistryClient: Sendable {
     /// challenge, authenticated as it asks and sent once more. Redirects are followed for GET and HEAD, the
     /// credential kept on the registry's origin. Transient failures (network, 5xx, 429) are retried when
     /// `retrying`.
-    public func send(
+    package func send(
         _ method: String, _ url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
         scope: String, retrying: Bool = true
     ) async throws -> TransportResponse {

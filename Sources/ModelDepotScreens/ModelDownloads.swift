@@ -46,30 +46,6 @@ public actor ModelDownloads {
         self.bandwidth = manager.bandwidth ?? BandwidthLimit(bytesPerSecond: nil)
     }
 
-    /// Downloads for `catalog` through `manager`, which must have been made with `bandwidth` in its
-    /// configuration for the limit to apply.
-    @available(*, deprecated, message: "Use init(manager:catalog:): the manager carries its bandwidth cap")
-    public init(manager: ModelManager, catalog: ModelCatalog, bandwidth: BandwidthLimit) {
-        self.manager = manager
-        self.catalog = catalog
-        self.bandwidth = bandwidth
-    }
-
-    /// Downloads from `hub` into `cache`, with a bandwidth limit the person can change while they run.
-    @available(*, deprecated, message: "Use init(manager:catalog:) with a manager from ModelManager.Configuration")
-    public init(
-        hub: HubClient, cache: HubCache, catalog: ModelCatalog,
-        configuration: DownloadConfiguration = DownloadConfiguration()
-    ) {
-        let limit = configuration.bandwidthLimit ?? BandwidthLimit(bytesPerSecond: nil)
-        var configuration = configuration
-        configuration.bandwidthLimit = limit
-        self.init(
-            manager: ModelManager(
-                pull: SnapshotDownloader(hub: hub, cache: cache, downloader: Downloader(configuration: configuration))),
-            catalog: catalog)
-    }
-
     /// Every download started here, newest first.
     public var all: [Entry] { entries.values.sorted { $0.started > $1.started } }
 

@@ -6,7 +6,7 @@
         /// suite's other waits (``waitUntil(timeout:_:)``) for an answer. How fast a server answers is a benchmark's
         /// question; here a server whose event loops fall behind while the other tests keep both cores busy must not
         /// fail the test with the shared client's 20 s read timeout (a listing request once did).
-        public static let patient: AsyncHTTPTransport = {
+        package static let patient: AsyncHTTPTransport = {
             var configuration = AsyncHTTPTransport.Configuration()
             configuration.readTimeout = .seconds(90)
             configuration.connectTimeout = .seconds(90)

@@ -6,19 +6,19 @@ import Synchronization
 /// A ``DownloadFileSystem`` over the real disk that pretends the volume is small: it reports
 /// `availableSpace` and fails writes with the same error a real `ENOSPC` produces once more than
 /// `writableBytes` have been written through it.
-public final class DiskFullFileSystem: DownloadFileSystem {
+package final class DiskFullFileSystem: DownloadFileSystem {
     private let reportedSpace: Int64
     private let written = Mutex<Int64>(0)
     let writableBytes: Int64
 
-    public init(availableSpace: Int64 = .max, writableBytes: Int64 = .max) {
+    package init(availableSpace: Int64 = .max, writableBytes: Int64 = .max) {
         self.reportedSpace = availableSpace
         self.writableBytes = writableBytes
     }
 
-    public func availableSpace(forPath path: String) throws -> Int64 { reportedSpace }
+    package func availableSpace(forPath path: String) throws -> Int64 { reportedSpace }
 
-    public func openPartialFile(atPath path: String) throws -> any PartialFile {
+    package func openPartialFile(atPath path: String) throws -> any PartialFile {
         LimitedFile(base: try LocalFileSystem().openPartialFile(atPath: path), owner: self)
     }
 

@@ -176,9 +176,10 @@ final class FaultServerHandler: ChannelInboundHandler {
             guard var body = pending else { return }
             let chunkSize = body.bytesPerSecond.map { max(1, $0 / 20) } ?? 64 << 10
             // What the server's hold still lets through (unlimited without one).
-            var allowance = holder.server.withLock { $0 }?.state.withLock { state in
-                state.holdBodiesAt.map { max(0, $0 - state.bodyBytesSent) }
-            } ?? Int64.max
+            var allowance =
+                holder.server.withLock { $0 }?.state.withLock { state in
+                    state.holdBodiesAt.map { max(0, $0 - state.bodyBytesSent) }
+                } ?? Int64.max
             if allowance == 0 {
                 recheckLater(context: context)
                 return

@@ -39,7 +39,7 @@ enum DownloadingAModelSamples {
 
     static func pullSomeFilesIntoAFolderAtACappedRate(cache: HubCache) async throws {
         var configuration = ModelManager.Configuration(cache: cache)
-        configuration.engine.maxConnections = 8
+        configuration.maxConnectionsPerFile = 8
         configuration.bandwidth.bytesPerSecond = 20_000_000
         let capped = try ModelManager(configuration: configuration)
         let request = SnapshotRequest(
@@ -53,15 +53,14 @@ enum DownloadingAModelSamples {
     }
 
     static func downloadOneFile() async throws {
-        let downloader = Downloader()
-        let result = try await downloader.download(
-            DownloadRequest(
-                url: URL(string: "https://example.com/model.gguf")!,
-                destination: URL(fileURLWithPath: "/tmp/model.gguf"),
-                expectedSHA256: nil)
-        ) { progress in
+        let models = try ModelManager()
+        let task = models.download(
+            from: URL(string: "https://example.com/model.gguf")!, to: URL(fileURLWithPath: "/tmp/model.gguf"),
+            sha256: nil)
+        for await progress in task.progress {
             print(progress.bytesCompleted, progress.totalBytes ?? -1)
         }
+        let result = try await task.result()
         print(result.file.path, result.sha256 ?? "")
     }
 
@@ -245,13 +244,12 @@ enum ShippingAndTrustingModelsSamples {
 
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
-        var configuration = DownloadConfiguration()
-        configuration.stallTimeout = nil  // on a clock that never waits, a stall watchdog would fire at once
-        let downloader = Downloader(clock: ImmediateClock(), configuration: configuration)
-        let result = try await downloader.download(
-            DownloadRequest(
-                url: server.url("/model.bin"), destination: folder.path("model.bin"),
-                expectedSHA256: SampleData.sha256(bytes)))
+        var configuration = ModelManager.Configuration(endpoint: server.baseURL, cache: HubCache(root: folder.url))
+        configuration.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))  // retry at once
+        let models = try ModelManager(configuration: configuration)
+        let result = try await models.download(
+            from: server.url("/model.bin"), to: folder.path("model.bin"), sha256: SampleData.sha256(bytes)
+        ).result()
         #expect(result.sha256 == SampleData.sha256(bytes))
         #expect(server.pendingFaults == 0, "the reset happened")
     }

@@ -235,7 +235,8 @@ struct HostileHub {
         let request = SnapshotRequest(
             repo: try RepoID("evil/repo"), forceDownload: force, localDirectory: LocalDirectory(local))
         return try await SnapshotDownloader(
-            hub: HubClient(endpoint: server.baseURL, clock: ImmediateClock()), cache: HubCache(root: cache),
+            hub: HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock()),
+            cache: HubCache(root: cache),
             clock: ImmediateClock()
         ).download(request)
     }

@@ -151,7 +151,7 @@ import Testing
         ])
         let hub = HubClient(
             endpoint: URL(string: "http://127.0.0.1:9")!,
-            mirrors: [HubMirror(endpoint: mirror.baseURL, trust: .contentOnly)],
+            mirrors: [HubMirror(endpoint: mirror.baseURL, trust: .contentOnly)], transport: DefaultTransport.shared,
             retryPolicy: RetryPolicy(maxAttempts: 1))
         let cache = HubCache(root: root.path("cache"))
         let snapshots = try await ModelManager(pull: SnapshotDownloader(hub: hub, cache: cache)).download(lock: lock)
@@ -175,7 +175,8 @@ import Testing
         func manager(_ mirror: URL, cache: String) -> ModelManager {
             let hub = HubClient(
                 endpoint: URL(string: "http://127.0.0.1:9")!,
-                mirrors: [HubMirror(endpoint: mirror, trust: .contentOnly)], retryPolicy: RetryPolicy(maxAttempts: 1))
+                mirrors: [HubMirror(endpoint: mirror, trust: .contentOnly)], transport: DefaultTransport.shared,
+                retryPolicy: RetryPolicy(maxAttempts: 1))
             return ModelManager(pull: SnapshotDownloader(hub: hub, cache: HubCache(root: root.path(cache))))
         }
         let plain = manager(good.url, cache: "plain")

@@ -33,7 +33,8 @@ func scriptedProvider(
     attempts: Int = 3
 ) throws -> OpenAICompatibleProvider {
     try OpenAICompatibleProvider(
-        baseURL: server.baseURL.appendingPathComponent("v1"), model: "tiny", credentials: credentials, clock: clock,
+        baseURL: server.baseURL.appendingPathComponent("v1"), model: "tiny", credentials: credentials,
+        transport: OpenAICompatibleProvider.sharedTransport, clock: clock,
         retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(100), jitter: 0), random: { 0 })
 }
 

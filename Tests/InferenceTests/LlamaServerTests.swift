@@ -15,11 +15,15 @@ struct LlamaServerTests {
         let (manager, catalog) = try await LlamaPeer.pulledModel(into: folder)
         let model = try LocalModel.resolve("tiny-chat", catalog: catalog, manager: manager)
         #expect(model.file.lastPathComponent == "tiny-chat.gguf")
-        let withoutRuntime = InferenceSelector(manager: manager, catalog: catalog, findRuntime: { nil })
+        let withoutRuntime = InferenceSelector(
+            manager: manager, catalog: catalog, transport: OpenAICompatibleProvider.sharedTransport,
+            findRuntime: { nil })
         #expect(
             withoutRuntime.localAvailability(model: "tiny-chat") == .unavailable(reason: LocalServerRuntime.installHint)
         )
-        let withRuntime = InferenceSelector(manager: manager, catalog: catalog, findRuntime: { LlamaPeer.runtime })
+        let withRuntime = InferenceSelector(
+            manager: manager, catalog: catalog, transport: OpenAICompatibleProvider.sharedTransport,
+            findRuntime: { LlamaPeer.runtime })
         #expect(withRuntime.localAvailability(model: "tiny-chat") == .available)
         let server = try await LocalModelServer.start(
             model: model.file, alias: "tiny", runtime: LlamaPeer.runtime, contextLength: 2048,
@@ -89,7 +93,8 @@ struct LlamaServerTests {
 
         // A wrong key: refused at once, with the server's words, not retried.
         let wrongKey = try OpenAICompatibleProvider(
-            baseURL: baseURL, model: "tiny", credentials: .apiKey("wrong"), clock: ImmediateClock())
+            baseURL: baseURL, model: "tiny", credentials: .apiKey("wrong"),
+            transport: OpenAICompatibleProvider.sharedTransport, clock: ImmediateClock())
         let (_, keyError) = await drain(wrongKey.stream(messages: messages, config: greedy))
         #expect(keyError?.code == .unauthorized)
         #expect(keyError?.message.contains("Invalid API key") == true)

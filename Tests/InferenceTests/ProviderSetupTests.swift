@@ -150,7 +150,8 @@ import Testing
             .json(#"{"detail":"Invalid API key"}"#, status: 401), .json(#"{"data":[{"id":"tiny"}]}"#),
         ])
         let selector = InferenceSelector(
-            environment: environment, manager: manager, catalog: catalog, findRuntime: { nil })
+            environment: environment, manager: manager, catalog: catalog,
+            transport: OpenAICompatibleProvider.sharedTransport, findRuntime: { nil })
 
         // Cloud: Hugging Face needs a token (checked without a request); elsewhere the server must answer.
         let noToken = await selector.cloudAvailability(baseURL: URL(string: "https://router.huggingface.co/v1")!)

@@ -158,6 +158,7 @@ import Testing
     ) throws -> OpenAICompatibleTranscriber {
         try OpenAICompatibleTranscriber(
             baseURL: server.baseURL.appendingPathComponent("v1"), model: "whisper-1", traits: traits,
+            transport: OpenAICompatibleProvider.sharedTransport,
             clock: ImmediateClock(), retryPolicy: RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(10)))
     }
 

@@ -34,9 +34,10 @@ import Testing
     }
 
     static func client(_ server: ScriptedHTTPServer, _ clock: TestClock, _ waits: Waits) -> HubClient {
-        HubClient(endpoint: server.baseURL, clock: clock, random: { 0 }).observingWaits { wait in
-            if let wait { waits.seen.withLock { $0.append(wait) } }
-        }
+        HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: clock, random: { 0 })
+            .observingWaits { wait in
+                if let wait { waits.seen.withLock { $0.append(wait) } }
+            }
     }
 
     /// A server cannot make a client sleep past the longest wait it allows (`--max-rate-limit-wait`), nor announce
@@ -48,7 +49,7 @@ import Testing
         ])
         let clock = TestClock()
         let client = HubClient(
-            endpoint: server.baseURL, clock: clock,
+            endpoint: server.baseURL, transport: DefaultTransport.shared, clock: clock,
             retryPolicy: RetryPolicy(maxAttempts: 2, maxRetryAfter: .seconds(60)))
         let repo = try RepoID("acme/tiny")
         _ = try await client.listFiles(repo, revision: "main")

@@ -12,7 +12,9 @@ import Testing
 
     func pull(_ hub: HubFixture, clock: ImmediateClock = ImmediateClock()) -> SnapshotDownloader {
         SnapshotDownloader(
-            hub: HubClient(endpoint: hub.mirror.baseURL, token: hub.token, clock: clock), cache: hub.cache,
+            hub: HubClient(
+                endpoint: hub.mirror.baseURL, token: hub.token, transport: DefaultTransport.shared, clock: clock),
+            cache: hub.cache,
             downloader: Downloader(clock: clock, configuration: HubFixture.immediateConfiguration), clock: clock)
     }
 
@@ -110,7 +112,7 @@ import Testing
             let folder = try TemporaryDirectory(prefix: "modeldepot-hostile")
             defer { folder.remove() }
             let pull = SnapshotDownloader(
-                hub: HubClient(endpoint: server.baseURL, clock: ImmediateClock()),
+                hub: HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock()),
                 cache: HubCache(root: folder.path("cache")), clock: ImmediateClock())
             let error = await #expect(throws: ModelDepotError.self) {
                 try await pull.download(SnapshotRequest(repo: try RepoID("evil/repo")))
@@ -158,7 +160,7 @@ import Testing
         server.inject(.status(429, headers: [("Retry-After", "3")]))
         server.inject(.status(503), times: 2)
         let clock = ImmediateClock()
-        let hub = HubClient(endpoint: server.baseURL, clock: clock)
+        let hub = HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: clock)
         let result = try await hub.repoInfo(try RepoID("acme/x"), revision: "main")
         #expect(result.sha == commit)
         #expect(server.requests.count == 4)

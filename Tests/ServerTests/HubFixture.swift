@@ -62,7 +62,7 @@ struct HubFixture {
     }
 
     var hub: HubClient {
-        HubClient(endpoint: mirror.baseURL, token: token, clock: ImmediateClock())
+        HubClient(endpoint: mirror.baseURL, token: token, transport: DefaultTransport.shared, clock: ImmediateClock())
     }
 
     func downloader(
@@ -70,7 +70,11 @@ struct HubFixture {
         configuration: DownloadConfiguration = HubFixture.immediateConfiguration,
         fileSystem: any DownloadFileSystem = LocalFileSystem()
     ) -> SnapshotDownloader {
-        let client = hub ?? HubClient(endpoint: mirror.baseURL, token: token, offline: offline, clock: ImmediateClock())
+        let client =
+            hub
+            ?? HubClient(
+                endpoint: mirror.baseURL, token: token, offline: offline, transport: DefaultTransport.shared,
+                clock: ImmediateClock())
         return SnapshotDownloader(
             hub: client, cache: cache,
             downloader: Downloader(fileSystem: fileSystem, clock: ImmediateClock(), configuration: configuration),

@@ -47,7 +47,8 @@ import Testing
             configuration.segmentSize = 256 << 10
             configuration.stallTimeout = nil
             let pull = SnapshotDownloader(
-                hub: HubClient(endpoint: mirror.baseURL, clock: ImmediateClock()), cache: HubCache(root: cache.url),
+                hub: HubClient(endpoint: mirror.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock()),
+                cache: HubCache(root: cache.url),
                 downloader: Downloader(clock: ImmediateClock(), configuration: configuration), clock: ImmediateClock())
             let snapshot = try await pull.download(SnapshotRequest(repo: try RepoID("acme/tiny")))
             let file = snapshot.folder.appendingPathComponent("model.safetensors")

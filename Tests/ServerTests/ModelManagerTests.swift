@@ -17,7 +17,9 @@ import Testing
         configuration.progressInterval = .zero
         return ModelManager(
             pull: SnapshotDownloader(
-                hub: HubClient(endpoint: hub.mirror.baseURL, clock: ImmediateClock()), cache: hub.cache,
+                hub: HubClient(
+                    endpoint: hub.mirror.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock()),
+                cache: hub.cache,
                 downloader: Downloader(configuration: configuration), clock: clock))
     }
 

@@ -79,7 +79,8 @@ import Testing
         defer { folder.remove() }
         let cache = HubCache(root: folder.path("cache"))
         let pull = SnapshotDownloader(
-            hub: HubClient(endpoint: server.baseURL, clock: ImmediateClock()), cache: cache, clock: ImmediateClock())
+            hub: HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock()),
+            cache: cache, clock: ImmediateClock())
         for revision in ["../../x", "refs/../../x", ""] {
             let error = await #expect(throws: ModelDepotError.self) {
                 try await pull.download(SnapshotRequest(repo: try RepoID("evil/repo"), revision: revision))
@@ -111,7 +112,8 @@ import Testing
         defer { folder.remove() }
         let clock = ImmediateClock()
         let pull = SnapshotDownloader(
-            hub: HubClient(endpoint: server.baseURL, clock: clock), cache: HubCache(root: folder.path("cache")),
+            hub: HubClient(endpoint: server.baseURL, transport: DefaultTransport.shared, clock: clock),
+            cache: HubCache(root: folder.path("cache")),
             clock: clock)
         let events = Mutex<[SnapshotProgress]>([])
         _ = try await pull.download(SnapshotRequest(repo: try RepoID("acme/x"))) { progress in

@@ -121,7 +121,8 @@ import Testing
             return (keep.path("cache"), snapshot.commit)
         }
         // The mirror is gone: its port refuses connections.
-        let hub = HubClient(endpoint: URL(string: "http://127.0.0.1:9")!, clock: ImmediateClock())
+        let hub = HubClient(
+            endpoint: URL(string: "http://127.0.0.1:9")!, transport: DefaultTransport.shared, clock: ImmediateClock())
         let pull = SnapshotDownloader(
             hub: hub, cache: HubCache(root: cacheRoot),
             downloader: Downloader(clock: ImmediateClock(), configuration: HubFixture.immediateConfiguration),
@@ -165,7 +166,8 @@ import Testing
 
     @Test func privateMirrorNeedsTheToken() async throws {
         try await HubFixture.with(Self.layout, token: "secret") { hub in
-            let anonymous = HubClient(endpoint: hub.mirror.baseURL, clock: ImmediateClock())
+            let anonymous = HubClient(
+                endpoint: hub.mirror.baseURL, transport: DefaultTransport.shared, clock: ImmediateClock())
             let refused = await #expect(throws: ModelDepotError.self) {
                 try await hub.downloader(hub: anonymous).download(SnapshotRequest(repo: try RepoID("acme/tiny")))
             }

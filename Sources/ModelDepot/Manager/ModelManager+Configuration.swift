@@ -12,7 +12,7 @@ extension ModelManager {
     ///
     /// ```swift
     /// var configuration = ModelManager.Configuration()   // HF_ENDPOINT, HF_TOKEN, HF_HUB_CACHE… as Python reads them
-    /// configuration.engine.maxConnections = 8
+    /// configuration.maxConnectionsPerFile = 8
     /// configuration.bandwidth.bytesPerSecond = 20_000_000
     /// let models = try ModelManager(configuration: configuration)
     /// ```
@@ -24,23 +24,43 @@ extension ModelManager {
         public var cache: HubCache?
         /// The engine's tunables: connections, segment size, retries, timeouts, durable writes, network policy.
         /// A `bandwidthLimit` set here is the one the manager uses; otherwise ``bandwidth`` is.
-        public var engine = DownloadConfiguration()
+        package var engine = DownloadConfiguration()
         /// The cap on bytes per second every download of the manager shares; change its `bytesPerSecond` while they
         /// run (`nil` is no cap).
         public var bandwidth = BandwidthLimit(bytesPerSecond: nil)
         /// The HTTP stack; nil: the platform's, for ``engine``'s network policy (URLSession in apps, with
         /// `allowsExpensiveNetworkAccess` and `allowsConstrainedNetworkAccess` from the policy; async-http-client on
         /// Linux and the macOS command line).
-        public var transport: (any HTTPTransport)?
+        package var transport: (any HTTPTransport)?
 
         /// The transport file downloads use: ``transport``, or the platform's for the policy.
-        public var resolvedTransport: any HTTPTransport {
+        package var resolvedTransport: any HTTPTransport {
             transport ?? DefaultTransport.shared(for: engine.networkPolicy)
         }
 
         /// The transport the Hub's API calls use: ``transport``, or the platform's for any network. The policy is
         /// about files: planning a download on cellular must work, so the engine can say it waits for Wi-Fi.
         var apiTransport: any HTTPTransport { transport ?? DefaultTransport.shared }
+        /// The most connections one file is fetched over (ranges in parallel; small files use one): 16 by default.
+        public var maxConnectionsPerFile: Int {
+            get { engine.maxConnections }
+            set { engine.maxConnections = newValue }
+        }
+        /// How failed requests of a file download are retried: attempts, backoff, the longest `Retry-After` waited.
+        public var retryPolicy: RetryPolicy {
+            get { engine.retryPolicy }
+            set { engine.retryPolicy = newValue }
+        }
+        /// Which networks downloads may use (any, or unmetered only: no cellular, no Low Data Mode).
+        public var networkPolicy: NetworkPolicy {
+            get { engine.networkPolicy }
+            set { engine.networkPolicy = newValue }
+        }
+        /// Flush each verified file to stable storage before it is renamed into place (slower; survives power loss).
+        public var syncsFilesBeforePublishing: Bool {
+            get { engine.syncBeforeRename }
+            set { engine.syncBeforeRename = newValue }
+        }
         /// Files of one pull in flight at once while any of them is large.
         public var maxConcurrentFiles = SnapshotDownloader.defaultMaxConcurrentFiles
         /// Files of one pull in flight at once while all of them are small (configs, tokenizers).

@@ -3,19 +3,37 @@ import ModelDepotCore
 import ModelDepotTransfer
 
 extension ModelManager {
-    /// Downloads one file from `url` (any http(s) server, not only the Hub) to `destination` with this manager's
+    /// Starts downloading one file from `url` (any http(s) server, not only the Hub) to `destination` with this manager's
     /// engine — its connections, retries, bandwidth cap and transport — verifying `sha256` when given. The Hub
     /// token goes with it only when `url` is on the Hub endpoint's origin (a `resolve` URL), as `hf download`
     /// sends it; any other origin gets none.
     ///
+    /// The task is started; watch its `progress` or `states`, pause, resume or cancel it, and `result()` gives the
+    /// verified file.
+    ///
+    /// ```swift
+    /// let task = models.download(from: url, to: file, sha256: expected)
+    /// for await progress in task.progress { print(progress.bytesCompleted, progress.totalBytes ?? -1) }
+    /// let result = try await task.result()   // throws ModelDepotError; cancelled keeps the bytes for next time
+    /// ```
+    public nonisolated func download(from url: URL, to destination: URL, sha256: String? = nil) -> DownloadTask {
+        pull.downloader.start(request(from: url, to: destination, sha256: sha256))
+    }
+
+    /// The same download, awaited, its progress told to `progress` (the command line's shape).
+    ///
     /// - Throws: `ModelDepotError`; on cancellation `cancelled`, with the partial data kept for the next call.
-    public nonisolated func downloadFile(
+    package nonisolated func downloadFile(
         from url: URL, to destination: URL, sha256: String? = nil,
         progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) async throws -> DownloadResult {
-        let request = DownloadRequest(
+        try await pull.downloader.download(request(from: url, to: destination, sha256: sha256), progress: progress)
+    }
+
+    /// The engine's request for a file at `url`, with the Hub's token only when `url` is on the Hub's origin.
+    private nonisolated func request(from url: URL, to destination: URL, sha256: String?) -> DownloadRequest {
+        DownloadRequest(
             url: url, destination: destination, expectedSHA256: sha256, headers: pull.hub.authorization(for: url))
-        return try await pull.downloader.download(request, progress: progress)
     }
 
     /// Where a file downloaded from `url` goes: `output` (a file, or a folder to put it in), else the URL's last

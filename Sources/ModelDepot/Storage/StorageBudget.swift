@@ -76,7 +76,10 @@ public struct StorageBudget: Sendable {
 
     /// Free bytes on the cache's volume (of its nearest existing ancestor), as `fileSystem` reports them: the
     /// same seam the transfer engine asks, so a test's full disk is full for both.
-    public func availableSpace(using fileSystem: any DownloadFileSystem = LocalFileSystem()) -> Int64? {
+    public func availableSpace() -> Int64? { availableSpace(using: LocalFileSystem()) }
+
+    /// Free bytes on the cache's volume as `fileSystem` reports them.
+    package func availableSpace(using fileSystem: any DownloadFileSystem) -> Int64? {
         var folder = cache.root
         while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
             folder.deleteLastPathComponent()

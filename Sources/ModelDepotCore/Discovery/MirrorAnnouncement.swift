@@ -10,19 +10,19 @@ import Foundation
 ///
 /// Read from the network it is hostile: `init(parsing:)` refuses a path that is not a plain absolute path, an
 /// unknown scheme or version, and ``endpoint(address:port:)`` an address no mirror on the LAN could have.
-public struct MirrorAnnouncement: Sendable, Hashable {
+package struct MirrorAnnouncement: Sendable, Hashable {
     /// The DNS-SD service type mirrors announce and clients browse for.
-    public static let serviceType = "_hf-mirror._tcp"
+    package static let serviceType = "_hf-mirror._tcp"
 
     /// Where the Hub API starts: `/`, or a prefix like `/hub`, without a trailing `/` (except the root).
-    public var path: String
+    package var path: String
     /// Whether the mirror answers only with a token. A discovered mirror is never sent one: a token goes only to a
     /// mirror the user named.
-    public var tokenRequired: Bool
+    package var tokenRequired: Bool
     /// `http` or `https`.
-    public var scheme: String
+    package var scheme: String
 
-    public init(path: String = "/", tokenRequired: Bool, scheme: String = "http") {
+    package init(path: String = "/", tokenRequired: Bool, scheme: String = "http") {
         self.path = path
         self.tokenRequired = tokenRequired
         self.scheme = scheme
@@ -61,7 +61,7 @@ public struct MirrorAnnouncement: Sendable, Hashable {
     /// IPv4, or one no other host on the LAN has (unspecified `0.x`, loopback `127.x` — which would point this
     /// client at its own machine's services — link-local `169.254.x` is allowed, multicast and reserved `224.x`
     /// and above are not).
-    public func endpoint(address: String, port: UInt16) -> URL? {
+    package func endpoint(address: String, port: UInt16) -> URL? {
         let octets = address.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
         guard port != 0, octets.count == 4, octets.allSatisfy({ $0 != nil }),
             address.split(separator: ".").allSatisfy({ $0 == "0" || !$0.hasPrefix("0") })

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Sizes as people read them, the one way every front end (the CLI, the screens) writes them.
-public enum ByteFormat {
+package enum ByteFormat {
     /// Binary units with one decimal: `1.5 GiB`; bytes below 1 KiB as they are: `1023 B`.
-    public static func string(_ bytes: Int64) -> String {
+    package static func string(_ bytes: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)
         var unit = 0
@@ -15,7 +15,7 @@ public enum ByteFormat {
     }
 
     /// A speed: `12.5 MiB/s`.
-    public static func rate(_ bytesPerSecond: Double) -> String {
+    package static func rate(_ bytesPerSecond: Double) -> String {
         string(Int64(bytesPerSecond.isFinite ? bytesPerSecond : 0)) + "/s"
     }
 }

@@ -26,10 +26,10 @@ public struct OpenAICompatibleProvider: InferenceProvider {
     /// A transport with a long read timeout (a model on a CPU can think for minutes before its first token on a
     /// long prompt), through the environment's proxies and with its certificate authorities, as every outbound
     /// request: for servers someone gave by URL.
-    public static let sharedTransport = AsyncHTTPTransport.fromEnvironment(configuration: longReads)
+    package static let sharedTransport = AsyncHTTPTransport.fromEnvironment(configuration: longReads)
 
     /// The same, always direct: for a runtime this process started on loopback, which nothing stands between.
-    public static let localTransport = AsyncHTTPTransport(configuration: longReads)
+    package static let localTransport = AsyncHTTPTransport(configuration: longReads)
 
     private static var longReads: AsyncHTTPTransport.Configuration {
         var configuration = AsyncHTTPTransport.Configuration()
@@ -37,9 +37,21 @@ public struct OpenAICompatibleProvider: InferenceProvider {
         return configuration
     }
 
+    /// A client for the OpenAI-compatible API at `baseURL` (`…/v1`), through the environment's proxies.
     public init(
         baseURL: URL, model: String? = nil, credentials: InferenceCredentials = .none,
-        transport: any HTTPTransport = OpenAICompatibleProvider.sharedTransport,
+        retryPolicy: RetryPolicy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(500), maxRetryAfter: .seconds(60))
+    ) throws {
+        try self.init(
+            baseURL: baseURL, model: model, credentials: credentials, transport: Self.sharedTransport,
+            retryPolicy: retryPolicy)
+    }
+
+    /// The same over `transport`, with the clock and jitter given.
+    package init(
+        baseURL: URL, model: String? = nil, credentials: InferenceCredentials = .none,
+        transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: RetryPolicy = RetryPolicy(
             maxAttempts: 3, baseDelay: .milliseconds(500), maxRetryAfter: .seconds(60)),

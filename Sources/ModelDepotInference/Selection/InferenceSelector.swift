@@ -32,9 +32,17 @@ public struct InferenceSelector: Sendable {
     let findRuntime: @Sendable () -> LocalServerRuntime?
     let transport: any HTTPTransport
 
-    public init(
+    /// Chooses among the runtimes this machine has, the servers `environment` names and `catalog`'s models.
+    public init(environment: HubEnvironment = HubEnvironment(), manager: ModelManager, catalog: ModelCatalog) {
+        self.init(
+            environment: environment, manager: manager, catalog: catalog,
+            transport: OpenAICompatibleProvider.sharedTransport)
+    }
+
+    /// The same over `transport`, finding a local runtime with `findRuntime`.
+    package init(
         environment: HubEnvironment = HubEnvironment(), manager: ModelManager, catalog: ModelCatalog,
-        transport: any HTTPTransport = OpenAICompatibleProvider.sharedTransport,
+        transport: any HTTPTransport,
         findRuntime: @escaping @Sendable () -> LocalServerRuntime? = { LocalServerRuntime.find() }
     ) {
         self.environment = environment

@@ -41,9 +41,21 @@ public struct OpenAICompatibleTranscriber: Transcriber {
     /// The API root, e.g. `http://127.0.0.1:8000/v1`.
     public var baseURL: URL { provider.baseURL }
 
+    /// A client for the OpenAI-compatible transcription API at `baseURL` (`…/v1`), through the environment's proxies.
     public init(
         baseURL: URL, model: String? = nil, credentials: InferenceCredentials = .none, traits: ServerTraits = .openAI,
-        transport: any HTTPTransport = OpenAICompatibleProvider.sharedTransport,
+        retryPolicy: RetryPolicy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(500), maxRetryAfter: .seconds(60))
+    ) throws {
+        try self.init(
+            baseURL: baseURL, model: model, credentials: credentials, traits: traits,
+            transport: OpenAICompatibleProvider.sharedTransport, retryPolicy: retryPolicy)
+    }
+
+    /// The same over `transport`, with the clock given.
+    package init(
+        baseURL: URL, model: String? = nil, credentials: InferenceCredentials = .none, traits: ServerTraits = .openAI,
+        transport: any HTTPTransport,
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: RetryPolicy = RetryPolicy(
             maxAttempts: 3, baseDelay: .milliseconds(500), maxRetryAfter: .seconds(60))

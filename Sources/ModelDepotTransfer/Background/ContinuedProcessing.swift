@@ -63,13 +63,13 @@ public struct ContinuedProcessing: Sendable, Equatable {
         public var destination: URL
         public var size: Int64
         public var sha256: String
-        /// Where the engine wrote it so far, and its resume record (``DownloadRequest/partialPath``,
-        /// ``DownloadRequest/resumeRecordPath``).
+        /// Where the engine wrote it so far (`<destination>.incomplete` in a plain folder, the blob's partial file in
+        /// the cache), and its resume record beside it.
         public var partialPath: String
         public var resumeRecordPath: String
 
         /// The file of an engine download `request` (its partial file and resume record), to be fetched from `url`.
-        public init(_ request: DownloadRequest, url: URL, size: Int64, sha256: String) {
+        package init(_ request: DownloadRequest, url: URL, size: Int64, sha256: String) {
             self.url = url
             destination = request.destination
             self.size = size

@@ -22,11 +22,11 @@ public struct DownloadRequest: Sendable {
     /// Download even when `destination` already holds a file that looks complete (a forced download, or a file
     /// whose provenance is unknown): the new file replaces it in one rename, so there is never a moment without
     /// a file there. Partial data of an earlier attempt is still resumed; the result is verified as always.
-    public var replacesExisting = false
+    package var replacesExisting = false
     /// Names the content when several URLs serve it (mirrors of one Hub): the resume sidecar is keyed by it
     /// instead of the URL, so bytes fetched from one URL are resumed from another. The server's validators
     /// (`If-Range`) and the final hash still guard against mixing two versions. Nil: the URL is the key.
-    public var resumeKey: String?
+    package var resumeKey: String?
 
     /// What the resume sidecar is keyed by.
     var resumeIdentity: String { resumeKey ?? url.absoluteString }
@@ -68,18 +68,18 @@ public struct DownloadRequest: Sendable {
 
     /// Where the bytes collect until the file is complete and verified; `<destination>.incomplete` unless
     /// ``placingWorkFiles(partial:resumeRecord:sharedLock:)`` chose otherwise.
-    public private(set) var partialPath: String
+    package private(set) var partialPath: String
     /// The resume sidecar: which parts of the partial file are written, and of which version of the file.
-    public private(set) var resumeRecordPath: String
+    package private(set) var resumeRecordPath: String
     /// The lock file that keeps two processes from downloading to the same destination at once.
-    public private(set) var lockPath: String
+    package private(set) var lockPath: String
     /// A shared lock file belongs to a layout other tools also lock (the Hub cache's `.locks/`), so it is
     /// left in place on release, as those tools leave it.
     var lockIsShared: Bool
 
     /// The same request with its work files elsewhere, for layouts that prescribe them (the Hub cache keeps
     /// partial blobs in `blobs/` and locks in `.locks/<repo>/<etag>.lock`, shared with Python).
-    public func placingWorkFiles(partial: String, resumeRecord: String, sharedLock: String) -> DownloadRequest {
+    package func placingWorkFiles(partial: String, resumeRecord: String, sharedLock: String) -> DownloadRequest {
         var request = self
         request.partialPath = partial
         request.resumeRecordPath = resumeRecord
@@ -90,46 +90,46 @@ public struct DownloadRequest: Sendable {
 }
 
 /// Tunables of the transfer engine. The defaults suit downloads of large files from a CDN.
-public struct DownloadConfiguration: Sendable {
+package struct DownloadConfiguration: Sendable {
     /// Connections to start with; more are added while throughput grows.
-    public var initialConnections: Int = 4
+    package var initialConnections: Int = 4
     /// Upper bound for parallel ranged connections to one file.
-    public var maxConnections: Int = 16
+    package var maxConnections: Int = 16
     /// Size of a ranged request.
-    public var segmentSize: Int64 = 8 << 20
+    package var segmentSize: Int64 = 8 << 20
     /// Files smaller than this are fetched over one connection.
-    public var minimumSizeForRanges: Int64 = 4 << 20
+    package var minimumSizeForRanges: Int64 = 4 << 20
     /// How failed attempts are retried.
-    public var retryPolicy: RetryPolicy = .default
+    package var retryPolicy: RetryPolicy = .default
     /// A request that gets no answer, or a connection that delivers no byte, for this long is dropped and
     /// retried; nil disables the watchdog (the transport's own read timeout still applies).
-    public var stallTimeout: Duration? = .seconds(20)
+    package var stallTimeout: Duration? = .seconds(20)
     /// Bytes written between two saves of the resume sidecar (bounds what a crash can lose).
-    public var checkpointBytes: Int64 = 1 << 20
+    package var checkpointBytes: Int64 = 1 << 20
     /// How often progress events are emitted.
-    public var progressInterval: Duration = .milliseconds(200)
+    package var progressInterval: Duration = .milliseconds(200)
     /// The most redirects followed for one request.
-    public var maxRedirects: Int = 10
+    package var maxRedirects: Int = 10
     /// How many fresh URLs in a row the engine asks the original URL for when the server it was redirected to
     /// refuses access (a signed CDN URL expired) before failing with `expiredURL`. Progress resets the count.
-    public var maxURLRefreshes: Int = 3
+    package var maxURLRefreshes: Int = 3
     /// Flush the file to stable storage before renaming it into place. Off by default, like curl, aria2c and
     /// huggingface_hub: the rename is atomic for every process crash either way, and only a power loss
     /// between the rename and the kernel's own writeback could leave a complete-looking file with missing
     /// data (which a later verification catches). Turn it on where power loss is likely.
-    public var syncBeforeRename: Bool = false
+    package var syncBeforeRename: Bool = false
     /// How often the engine restarts from zero when the file changes on the server mid-download.
-    public var maxSourceChanges: Int = 2
+    package var maxSourceChanges: Int = 2
     /// Which networks downloads may use: checked before each file and watched during it (a file stops where it is
     /// when the path turns to one the policy refuses, and goes on when it allows again), wherever
     /// ``networkConditions`` is known.
-    public var networkPolicy: NetworkPolicy = .any
+    package var networkPolicy: NetworkPolicy = .any
     /// What the network is like: on Apple platforms the system's path (`NetworkPathConditions.shared`, over
     /// `NWPathMonitor`); elsewhere nil, which counts the network as usable and unmetered (all Linux can tell).
-    public var networkConditions: (any NetworkConditions)? = DownloadConfiguration.systemNetworkConditions
+    package var networkConditions: (any NetworkConditions)? = DownloadConfiguration.systemNetworkConditions
 
     /// The system's network path where the platform reports one.
-    public static var systemNetworkConditions: (any NetworkConditions)? {
+    package static var systemNetworkConditions: (any NetworkConditions)? {
         #if canImport(Network)
             NetworkPathConditions.shared
         #else
@@ -141,10 +141,10 @@ public struct DownloadConfiguration: Sendable {
     package var connectionBudget: ConnectionBudget?
     /// A cap on the bytes per second this download receives, shared with every download that holds the same
     /// ``BandwidthLimit`` (a repository pull shares one across its files). Nil: no cap.
-    public var bandwidthLimit: BandwidthLimit?
+    package var bandwidthLimit: BandwidthLimit?
 
     /// The defaults: 4 connections at first, up to 16, 8 MiB segments, retries per ``RetryPolicy/default``.
-    public init() {}
+    package init() {}
 }
 
 /// What a finished download produced.

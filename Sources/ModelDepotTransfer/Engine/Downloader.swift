@@ -20,9 +20,9 @@ import ModelDepotCore
 /// - Two processes downloading to the same destination take turns (a lock file beside it); the second finds
 ///   the finished file and returns at once.
 /// - Memory stays constant whatever the file size; all waiting goes through the injected clock.
-public struct Downloader: Sendable {
+package struct Downloader: Sendable {
     /// The engine's settings.
-    public let configuration: DownloadConfiguration
+    package let configuration: DownloadConfiguration
     let transport: any HTTPTransport
     package let fileSystem: any DownloadFileSystem
     let clock: any Clock<Duration>
@@ -36,7 +36,7 @@ public struct Downloader: Sendable {
     ///   - configuration: connections, segment size, retries, timeouts.
     ///   - logger: where the engine logs attempts and retries; silent by default.
     ///   - random: jitter source in `0..<1`, injectable for deterministic tests.
-    public init(
+    package init(
         transport: any HTTPTransport = DefaultTransport.shared,
         fileSystem: any DownloadFileSystem = LocalFileSystem(),
         clock: any Clock<Duration> = ContinuousClock(),
@@ -53,7 +53,7 @@ public struct Downloader: Sendable {
     }
 
     /// The same downloader (transport, disk, clock) with other settings.
-    public func with(_ change: (inout DownloadConfiguration) -> Void) -> Downloader {
+    package func with(_ change: (inout DownloadConfiguration) -> Void) -> Downloader {
         var configuration = self.configuration
         change(&configuration)
         return Downloader(
@@ -69,7 +69,7 @@ public struct Downloader: Sendable {
     ///     ``DownloadConfiguration/progressInterval`` while bytes flow and on every phase change. Keep it quick.
     /// - Returns: the verified file and what it took.
     /// - Throws: `ModelDepotError`; on cancellation its code is `cancelled` and partial data is kept.
-    public func download(
+    package func download(
         _ request: DownloadRequest,
         progress: @escaping @Sendable (DownloadProgress) -> Void = { _ in }
     ) async throws -> DownloadResult {
@@ -152,12 +152,12 @@ public struct Downloader: Sendable {
     }
 
     /// Whether `request.destination` already holds the file: its SHA-256 matches, or (no hash given) its size.
-    public func isDownloaded(_ request: DownloadRequest) throws -> Bool {
+    package func isDownloaded(_ request: DownloadRequest) throws -> Bool {
         try Self.existingFile(for: request) != nil
     }
 
     /// Bytes of `request` already on disk from an earlier, unfinished run (what a resume will not fetch again).
-    public func resumableBytes(for request: DownloadRequest) -> Int64 {
+    package func resumableBytes(for request: DownloadRequest) -> Int64 {
         guard let record = ResumeRecord.load(from: request.resumeRecordPath), record.url == request.resumeIdentity
         else {
             return 0
@@ -166,7 +166,7 @@ public struct Downloader: Sendable {
     }
 
     /// Removes the file, its partial data and its resume sidecar.
-    public func delete(_ request: DownloadRequest) throws {
+    package func delete(_ request: DownloadRequest) throws {
         Self.discardPartial(of: request)
         if FileManager.default.fileExists(atPath: request.destination.path) {
             do {

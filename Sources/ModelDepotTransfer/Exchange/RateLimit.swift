@@ -3,19 +3,19 @@ import Foundation
 /// A server's rate limit as it announces it (IETF draft-ietf-httpapi-ratelimit-headers, which the Hub follows):
 /// `RateLimit: "api";r=0;t=55` — `r` requests left, the window resets in `t` seconds — and
 /// `RateLimit-Policy: "fixed window";"api";q=500;w=300` — a quota of `q` requests per `w` seconds.
-public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
+package struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     /// The limit's name (`api`), when it has one.
-    public var name: String?
+    package var name: String?
     /// Requests left in the window.
-    public var remaining: Int
+    package var remaining: Int
     /// How long until the window resets.
-    public var reset: Duration
+    package var reset: Duration
     /// The requests a window allows, from the policy.
-    public var quota: Int?
+    package var quota: Int?
     /// The window's length, from the policy.
-    public var window: Duration?
+    package var window: Duration?
 
-    public init(name: String?, remaining: Int, reset: Duration, quota: Int? = nil, window: Duration? = nil) {
+    package init(name: String?, remaining: Int, reset: Duration, quota: Int? = nil, window: Duration? = nil) {
         self.name = name
         self.remaining = remaining
         self.reset = reset
@@ -24,7 +24,7 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The limit a response announces (the tightest when it names several), with its policy; nil without one.
-    public init?(rateLimit: String?, policy: String?) {
+    package init?(rateLimit: String?, policy: String?) {
         let limits = Self.items(rateLimit ?? "").compactMap { item -> RateLimit? in
             // A reset past a day is not a rate limit a client waits for: taken as no announcement (a 429 with it
             // still fails, by its Retry-After or at once).
@@ -44,7 +44,7 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `the rate limit for api: 0 of 500 requests left, for 55 s more` — for messages and progress.
-    public var description: String {
+    package var description: String {
         let of = quota.map { " of \($0) requests" } ?? " requests"
         let per = window.map { " per \($0.components.seconds) s" } ?? ""
         return

@@ -90,7 +90,7 @@ extension RetryPolicy {
     ///   - waiting: told before each wait (a ``TransferWait/retry(attempt:maxAttempts:delay:reason:)``)
     ///     and after it (nil), so a progress display can say why nothing moves.
     ///   - operation: one attempt.
-    public func retrying<T>(
+    package func retrying<T>(
         clock: any Clock<Duration>, random: () -> Double, waiting: (@Sendable (TransferWait?) -> Void)? = nil,
         _ operation: () async throws -> T
     ) async throws -> T {
@@ -149,7 +149,7 @@ extension RetryPolicy {
     /// throws when it is not worth another attempt: the error is not transient (`Code.transient`: network,
     /// stall, 5xx, 429), the attempts are used up, or the server asked to wait longer than ``maxRetryAfter``.
     /// For callers that keep their own loop (a stream that must not be restarted after its first byte).
-    public func backOff(
+    package func backOff(
         after error: ModelDepotError, attempt: Int, clock: any Clock<Duration>, random: Double,
         waiting: (@Sendable (TransferWait?) -> Void)? = nil
     ) async throws {

@@ -11,7 +11,7 @@ public enum TransferWait: Sendable, Equatable, CustomStringConvertible {
     /// The network the device is on is not one the ``NetworkPolicy`` allows (cellular, Low Data Mode, none).
     case network(String)
     /// A server's rate limit: it answered 429 and said how long to wait, or so few requests are left that calls
-    /// are spaced out (``RateLimit``).
+    /// are spaced out (the `RateLimit` header).
     case rateLimit(delay: Duration, reason: String)
 
     /// Whether this is a wait for a server's answer rather than a retry's pause.

@@ -1,6 +1,6 @@
 /// The engine's seam to the disk: free space and the partial file. ``LocalFileSystem`` is the real one;
 /// tests substitute one that reports a full disk or fails writes with `ENOSPC`.
-public protocol DownloadFileSystem: Sendable {
+package protocol DownloadFileSystem: Sendable {
     /// Bytes available to this user on the volume holding `path` (a folder that exists).
     func availableSpace(forPath path: String) throws -> Int64
     /// Opens (creating if needed) the file at `path` for reading and writing at offsets.
@@ -8,7 +8,7 @@ public protocol DownloadFileSystem: Sendable {
 }
 
 /// A file written at offsets by several connections at once.
-public protocol PartialFile: Sendable {
+package protocol PartialFile: Sendable {
     /// Writes all of `bytes` at `offset`. Throws `ModelDepotError` (`insufficientDiskSpace` on `ENOSPC`).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at the end).

@@ -4,12 +4,12 @@ import ModelDepotPlatform
 
 /// The real disk, through POSIX calls: `pwrite`/`pread` at offsets; reserving blocks, flushing and free space
 /// through the platform layer (`FileStorage`, `VolumeSpace`).
-public struct LocalFileSystem: DownloadFileSystem {
+package struct LocalFileSystem: DownloadFileSystem {
     /// The local disk.
-    public init() {}
+    package init() {}
 
     /// Bytes free for this process on the volume holding `path` (on Apple platforms, for important usage).
-    public func availableSpace(forPath path: String) throws -> Int64 {
+    package func availableSpace(forPath path: String) throws -> Int64 {
         do {
             return try VolumeSpace.availableBytes(atPath: path)
         } catch let failure as SystemCallError {
@@ -19,7 +19,7 @@ public struct LocalFileSystem: DownloadFileSystem {
 
     /// Partial files are the owner's alone until they are verified and renamed into place, where they get the
     /// permissions a new file gets (`0o666` less the umask).
-    public func openPartialFile(atPath path: String) throws -> any PartialFile {
+    package func openPartialFile(atPath path: String) throws -> any PartialFile {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw POSIXFailure.error("Cannot open \(path) for writing", errno: errno)

@@ -8,10 +8,10 @@ import Synchronization
 /// Copies a file and hashes the copy: the OS copies (in the kernel where it can, `KernelCopy`) and starts writing
 /// each chunk to the disk while a second core hashes what has landed, so the digest is of the bytes placed and a
 /// verified copy costs about one SHA-256 pass over the file (`bench/bundle.sh`).
-public enum VerifyingCopy {
+package enum VerifyingCopy {
     /// Which digest to compute: SHA-256, or the git blob id (SHA-1 over `blob <size>\0` and the bytes) of a file
     /// expected to be `size` bytes long.
-    public enum Digest: Sendable {
+    package enum Digest: Sendable {
         case sha256
         case gitBlob(expectedSize: Int64)
     }
@@ -23,7 +23,7 @@ public enum VerifyingCopy {
     /// bytes; with `fileSize`, exactly that many. What was checked before may have been swapped since — for a
     /// link, a FIFO (whose open would wait for a writer) or `/dev/zero` (endless) — so anything else is refused
     /// (`invalidArgument`) before a byte is copied, and no more than `length` bytes are ever read.
-    public static func copy(
+    package static func copy(
         from source: String, offset: Int64 = 0, length: Int64? = nil, fileSize: Int64? = nil, to destination: String,
         computing digest: Digest
     ) throws -> (digest: String, bytes: Int64) {

@@ -14,18 +14,18 @@
     /// whose caller watches for stalls itself (``TransportRequest/callerDetectsStalls``): async-http-client
     /// re-arms its idle timer on every read of the socket, which cost ~4 % of a loopback download's CPU, so
     /// those go through a second client without one.
-    public final class AsyncHTTPTransport: HTTPTransport {
+    package final class AsyncHTTPTransport: HTTPTransport {
         /// Connection settings.
-        public struct Configuration: Sendable {
+        package struct Configuration: Sendable {
             /// The longest wait for a connection to open.
-            public var connectTimeout: Duration = .seconds(15)
+            package var connectTimeout: Duration = .seconds(15)
             /// The socket-level idle limit: how long an API call waits for the server's answer, or for the next
             /// bytes of it. Downloads are watched by the engine's clock-driven stall timeout instead.
-            public var readTimeout: Duration = .seconds(20)
+            package var readTimeout: Duration = .seconds(20)
             /// The most connections open to one host at once.
-            public var maximumConnectionsPerHost: Int = 16
+            package var maximumConnectionsPerHost: Int = 16
             /// The defaults: 15 s to connect, 16 connections per host.
-            public init() {}
+            package init() {}
         }
 
         /// The clients of one proxy choice: async-http-client takes its proxy per client, so a request to the Hub
@@ -57,12 +57,12 @@
 
         /// A transport for the life of the process, used when none is given: its proxies and extra certificate
         /// authorities come from the environment (``NetworkSettings/fromEnvironment(_:)``).
-        public static let shared = fromEnvironment()
+        package static let shared = fromEnvironment()
 
         /// A transport with `configuration` through the environment's proxies and with its certificate
         /// authorities; when a variable cannot be followed, every request fails with the reason, never going
         /// around the proxy.
-        public static func fromEnvironment(configuration: Configuration = Configuration()) -> AsyncHTTPTransport {
+        package static func fromEnvironment(configuration: Configuration = Configuration()) -> AsyncHTTPTransport {
             do {
                 return AsyncHTTPTransport(configuration: configuration, network: try NetworkSettings.fromEnvironment())
             } catch let error as ModelDepotError {
@@ -73,7 +73,7 @@
         }
 
         /// The process-wide transport for `network`: one per distinct settings, so their connections are shared.
-        public static func shared(for network: NetworkSettings) -> AsyncHTTPTransport {
+        package static func shared(for network: NetworkSettings) -> AsyncHTTPTransport {
             registry.withLock { transports in
                 if let transport = transports[network] { return transport }
                 let transport = AsyncHTTPTransport(network: network)
@@ -87,7 +87,7 @@
         /// A transport with its own connection pools, direct or through `network`'s proxies, trusting `network`'s
         /// certificate authorities besides the system's. Certificates that cannot be read make every `https`
         /// request fail with an error naming the file and its setting.
-        public init(configuration: Configuration = Configuration(), network: NetworkSettings = .direct) {
+        package init(configuration: Configuration = Configuration(), network: NetworkSettings = .direct) {
             self.network = network
             refusal = nil
             base = Self.clientConfiguration(configuration)
@@ -220,7 +220,7 @@
         }
 
         /// Closes the connections. Call it once done with a transport you created (not with ``shared``).
-        public func shutdown() async throws {
+        package func shutdown() async throws {
             for pair in clients.withLock({ made in
                 defer { made = [:] }; return Array(made.values)
             }) {
@@ -238,10 +238,10 @@
             }
         }
 
-        public func proxy(for url: URL) -> String? { network.proxies.proxy(for: url)?.description }
+        package func proxy(for url: URL) -> String? { network.proxies.proxy(for: url)?.description }
 
         /// Sends `request` and returns once the status and headers are in; the body streams after.
-        public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        package func send(_ request: TransportRequest) async throws -> TransportResponse {
             var outgoing = HTTPClientRequest(url: request.url.absoluteString)
             outgoing.method = HTTPMethod(rawValue: request.method)
             for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }

@@ -7,7 +7,7 @@ import Foundation
 /// Bytes of a response body as they arrived: SwiftNIO's `ByteBuffer` where async-http-client delivers them, `Data`
 /// where URLSession does — kept as they came, never copied to be handed on. Apps on iOS and Apple's other
 /// platforms link no SwiftNIO for it.
-public struct BodyChunk: Sendable {
+package struct BodyChunk: Sendable {
     private enum Storage: Sendable {
         case data(Data)
         #if MODELDEPOT_SERVER_STACK
@@ -18,18 +18,18 @@ public struct BodyChunk: Sendable {
     private let storage: Storage
 
     /// A chunk holding `data`.
-    public init(_ data: Data) { storage = .data(data) }
+    package init(_ data: Data) { storage = .data(data) }
 
     /// A chunk holding a copy of `bytes`.
-    public init(_ bytes: [UInt8]) { storage = .data(Data(bytes)) }
+    package init(_ bytes: [UInt8]) { storage = .data(Data(bytes)) }
 
     #if MODELDEPOT_SERVER_STACK
         /// A chunk holding `buffer`'s readable bytes.
-        public init(_ buffer: ByteBuffer) { storage = .buffer(buffer) }
+        package init(_ buffer: ByteBuffer) { storage = .buffer(buffer) }
     #endif
 
     /// How many bytes it holds.
-    public var count: Int {
+    package var count: Int {
         switch storage {
         case .data(let data): data.count
         #if MODELDEPOT_SERVER_STACK
@@ -58,7 +58,7 @@ public struct BodyChunk: Sendable {
     }
 
     /// Calls `body` with the bytes, in place.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         switch storage {
         case .data(let data): try data.withUnsafeBytes(body)
         #if MODELDEPOT_SERVER_STACK
@@ -68,5 +68,5 @@ public struct BodyChunk: Sendable {
     }
 
     /// A copy of the bytes.
-    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+    package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }

@@ -10,7 +10,7 @@ import ModelDepotCore
 /// The engine follows redirects itself (so it decides which headers cross origins) and asks for raw bytes
 /// (`Accept-Encoding: identity`), so an implementation must not follow redirects nor decode bodies.
 /// ``AsyncHTTPTransport`` and ``URLSessionTransport`` implement it; ``DefaultTransport`` picks one per platform.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
     /// Dropping the body before its end closes the connection.
     func send(_ request: TransportRequest) async throws -> TransportResponse
@@ -21,13 +21,13 @@ public protocol HTTPTransport: Sendable {
 }
 
 extension HTTPTransport {
-    public func proxy(for url: URL) -> String? { nil }
+    package func proxy(for url: URL) -> String? { nil }
 }
 
 /// The transport used when none is given: URLSession on Apple platforms (the system's networking, no socket
 /// stack of our own in an app), async-http-client elsewhere.
-public enum DefaultTransport {
-    public static var shared: any HTTPTransport {
+package enum DefaultTransport {
+    package static var shared: any HTTPTransport {
         #if canImport(Darwin) || !MODELDEPOT_SERVER_STACK
             URLSessionTransport.shared
         #else
@@ -38,7 +38,7 @@ public enum DefaultTransport {
     /// The transport for downloads under `policy`: on Apple platforms a URLSession whose configuration carries it
     /// (`allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`), one per distinct policy, so the system
     /// enforces it too; elsewhere ``shared`` (the engine enforces the policy from ``NetworkConditions``).
-    public static func shared(for policy: NetworkPolicy) -> any HTTPTransport {
+    package static func shared(for policy: NetworkPolicy) -> any HTTPTransport {
         #if canImport(Darwin) || !MODELDEPOT_SERVER_STACK
             URLSessionTransport.shared(for: policy)
         #else
@@ -51,7 +51,7 @@ public enum DefaultTransport {
     /// exists. In apps on Apple's mobile platforms URLSession follows the system's proxy settings and trust store
     /// (Settings › Wi-Fi › Proxy, configuration profiles), which is what a device's owner manages; `network` is
     /// not applied there.
-    public static func shared(for network: NetworkSettings) -> any HTTPTransport {
+    package static func shared(for network: NetworkSettings) -> any HTTPTransport {
         #if MODELDEPOT_SERVER_STACK
             AsyncHTTPTransport.shared(for: network)
         #else
@@ -61,21 +61,21 @@ public enum DefaultTransport {
 }
 
 /// One HTTP request as the engine sends it.
-public struct TransportRequest: Sendable {
+package struct TransportRequest: Sendable {
     /// The HTTP method (`GET`, `HEAD`).
-    public var method: String
+    package var method: String
     /// The URL asked for.
-    public var url: URL
+    package var url: URL
     /// The request's headers, in order.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The request body (a JSON document for API calls); nil sends none.
-    public var body: [UInt8]?
+    package var body: [UInt8]?
     /// True when the caller itself drops a response that goes silent (the download engine's stall timeout
     /// watches every ranged request), so the transport may leave out its own idle-read timer.
-    public var callerDetectsStalls: Bool
+    package var callerDetectsStalls: Bool
 
     /// A request; `Range` and conditional headers go in `headers`.
-    public init(
+    package init(
         method: String = "GET", url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
         callerDetectsStalls: Bool = false
     ) {
@@ -87,58 +87,58 @@ public struct TransportRequest: Sendable {
     }
 
     /// The first value of the header `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
 /// One HTTP response: status and headers at once, the body as it streams.
-public struct TransportResponse: Sendable {
+package struct TransportResponse: Sendable {
     /// The HTTP status code.
-    public var status: Int
+    package var status: Int
     /// The response's headers, in order.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The body, read once as it arrives.
-    public var body: TransportBody
+    package var body: TransportBody
 
     /// A response; a transport (or a test double) makes these.
-    public init(status: Int, headers: [(name: String, value: String)], body: TransportBody) {
+    package init(status: Int, headers: [(name: String, value: String)], body: TransportBody) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// The first value of header `name`, compared case-insensitively.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
     /// The rate limit the server announced (`RateLimit` with its `RateLimit-Policy`); nil without one.
-    public var rateLimit: RateLimit? {
+    package var rateLimit: RateLimit? {
         RateLimit(rateLimit: header("RateLimit"), policy: header("RateLimit-Policy"))
     }
 
     /// How long the server asked clients to wait: the rate limit's reset when nothing remains, else
     /// `Retry-After` (seconds or an HTTP date).
-    public var retryAfter: Duration? {
+    package var retryAfter: Duration? {
         if let rateLimit, rateLimit.remaining == 0 { return rateLimit.reset }
         return header("Retry-After").flatMap { RetryAfter.parse($0) }
     }
 }
 
 /// A response body as a stream of chunks, type-erased so transports can produce it from anything.
-public struct TransportBody: AsyncSequence, Sendable {
-    public typealias Element = BodyChunk
+package struct TransportBody: AsyncSequence, Sendable {
+    package typealias Element = BodyChunk
 
     private let makeNext: @Sendable () -> (@Sendable () async throws -> BodyChunk?)
 
     /// - Parameter makeNext: returns a fresh `next` function each time the body is iterated.
-    public init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> BodyChunk?)) {
+    package init(makeNext: @escaping @Sendable () -> (@Sendable () async throws -> BodyChunk?)) {
         self.makeNext = makeNext
     }
 
     /// Wraps any sequence of chunks; `mapError` turns what its iteration throws into what callers should see.
-    public init<Base: AsyncSequence & Sendable>(
+    package init<Base: AsyncSequence & Sendable>(
         _ base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
     ) where Base.Element == BodyChunk {
         self.init(base, chunk: { $0 }, mappingErrors: mapError)
@@ -146,7 +146,7 @@ public struct TransportBody: AsyncSequence, Sendable {
 
     #if MODELDEPOT_SERVER_STACK
         /// Wraps a sequence of SwiftNIO buffers (async-http-client's bodies), each handed on as it is.
-        public init<Base: AsyncSequence & Sendable>(
+        package init<Base: AsyncSequence & Sendable>(
             buffers base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
         ) where Base.Element == ByteBuffer {
             self.init(base, chunk: BodyChunk.init, mappingErrors: mapError)
@@ -170,19 +170,19 @@ public struct TransportBody: AsyncSequence, Sendable {
     }
 
     /// A body with no bytes.
-    public static let empty = TransportBody(makeNext: { { nil } })
+    package static let empty = TransportBody(makeNext: { { nil } })
 
     /// Reads the body's chunks in order.
-    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+    package struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let nextChunk: @Sendable () async throws -> BodyChunk?
-        public mutating func next() async throws -> BodyChunk? { try await nextChunk() }
+        package mutating func next() async throws -> BodyChunk? { try await nextChunk() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: makeNext()) }
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: makeNext()) }
 
     /// At most the first `limit` bytes of the body (the rest is dropped, which closes the connection): enough of
     /// an error page to quote.
-    public func prefix(limit: Int) async throws -> [UInt8] {
+    package func prefix(limit: Int) async throws -> [UInt8] {
         var bytes: [UInt8] = []
         for try await chunk in self {
             chunk.withUnsafeBytes { bytes += $0.prefix(limit - bytes.count) }
@@ -193,7 +193,7 @@ public struct TransportBody: AsyncSequence, Sendable {
 
     /// The whole body, refused with `protocolViolation` past `limit` bytes (an API answer that large is
     /// not one). Errors of the transport are rethrown as they are.
-    public func collect(limit: Int, from url: URL) async throws -> [UInt8] {
+    package func collect(limit: Int, from url: URL) async throws -> [UInt8] {
         var bytes: [UInt8] = []
         for try await chunk in self {
             chunk.withUnsafeBytes { bytes += $0 }

@@ -16,21 +16,21 @@ import Synchronization
 /// (Linux) cannot pause a data task without restarting it, so there a slow reader's memory is bounded only by what
 /// the engine asks for per request (one range). The tests here assert bytes, digests and errors on both; memory under
 /// a slow reader is an Apple-only claim.
-public final class URLSessionTransport: HTTPTransport, Sendable {
+package final class URLSessionTransport: HTTPTransport, Sendable {
     /// Session settings.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// How long an API call waits for the server's answer, or for the next bytes of it (the request's
         /// `timeoutInterval`). Requests whose caller detects stalls wait as long as the caller lets them.
-        public var readTimeout: Duration = .seconds(20)
+        package var readTimeout: Duration = .seconds(20)
         /// The most connections open to one host at once (`httpMaximumConnectionsPerHost`).
-        public var maximumConnectionsPerHost: Int = 16
+        package var maximumConnectionsPerHost: Int = 16
         /// Unread bytes past which a task is suspended until its reader catches up.
-        public var bufferLimit: Int = 4 << 20
+        package var bufferLimit: Int = 4 << 20
         /// Which networks the session may use (Apple platforms: `allowsExpensiveNetworkAccess`,
         /// `allowsConstrainedNetworkAccess`); the engine's own checks apply everywhere.
-        public var networkPolicy = NetworkPolicy()
+        package var networkPolicy = NetworkPolicy()
         /// The defaults.
-        public init() {}
+        package init() {}
     }
 
     private let session: URLSession
@@ -54,12 +54,12 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
 
     /// A transport for the life of the process. On Apple platforms it follows the system's proxy settings, or the
     /// proxy variables when they are set (``ProxySettings/connectionProxyDictionary``).
-    public static let shared = URLSessionTransport()
+    package static let shared = URLSessionTransport()
 
     private static let byPolicy = Mutex<[NetworkPolicy: URLSessionTransport]>([:])
 
     /// A transport for the life of the process whose session carries `policy` (``shared`` for the default one).
-    public static func shared(for policy: NetworkPolicy) -> URLSessionTransport {
+    package static func shared(for policy: NetworkPolicy) -> URLSessionTransport {
         if policy == Configuration().networkPolicy { return shared }
         return byPolicy.withLock { made in
             if let transport = made[policy] { return transport }
@@ -72,10 +72,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 
     /// The network policy its session carries.
-    public var networkPolicy: NetworkPolicy { configuration.networkPolicy }
+    package var networkPolicy: NetworkPolicy { configuration.networkPolicy }
 
     /// A transport with its own session (and connection pool).
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         var proxyCredentials: URLCredential?
         let settings = URLSessionConfiguration.ephemeral
@@ -112,14 +112,14 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 
     /// Ends the session once its tasks finish. Call it once done with a transport you created (not ``shared``).
-    public func invalidate() {
+    package func invalidate() {
         session.finishTasksAndInvalidate()
     }
 
     /// The most unread bytes any response of this transport has held at once (for tests of the buffer bound).
-    public var largestBuffer: Int { router.locked.largestBuffer.withLock { $0 } }
+    package var largestBuffer: Int { router.locked.largestBuffer.withLock { $0 } }
 
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    package func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = URLRequest(url: request.url)
         outgoing.httpMethod = request.method
         outgoing.cachePolicy = .reloadIgnoringLocalCacheData

@@ -4,48 +4,48 @@ import ModelDepotCore
 /// What a GGUF file's header says (llama.cpp's format): version, tensors, and the metadata apps care about.
 /// Reading it also checks the file: wrong magic, a truncated header, or tensor data that would run past the
 /// end of the file make it `corrupt`, with the reason.
-public struct GGUFHeader: Sendable, Equatable {
+package struct GGUFHeader: Sendable, Equatable {
     /// The GGUF format version (1 to 3).
-    public var version: UInt32
+    package var version: UInt32
     /// How many tensors the file holds.
-    public var tensorCount: UInt64
+    package var tensorCount: UInt64
     /// How many metadata keys the header holds.
-    public var metadataCount: UInt64
+    package var metadataCount: UInt64
     /// `general.architecture` (`llama`, `qwen2`…).
-    public var architecture: String?
+    package var architecture: String?
     /// `general.name`, the model's own name for itself.
-    public var name: String?
+    package var name: String?
     /// The context length the architecture declares (`<arch>.context_length`).
-    public var contextLength: UInt64?
+    package var contextLength: UInt64?
     /// `general.file_type`, e.g. 15 = Q4_K_M.
-    public var fileType: UInt32?
+    package var fileType: UInt32?
     /// The file type's name (`Q4_K_M`, `Q8_0`, `F16`…), from `general.file_type`.
-    public var quantization: String? { fileType.flatMap { Self.fileTypeNames[$0] } }
+    package var quantization: String? { fileType.flatMap { Self.fileTypeNames[$0] } }
     /// `general.parameter_count` when present, else the sum of the tensors' element counts.
-    public var parameterCount: UInt64?
+    package var parameterCount: UInt64?
     /// The size the file must have for all tensors to fit, when every tensor type is known.
-    public var requiredFileSize: Int64?
+    package var requiredFileSize: Int64?
     /// Transformer layers (`<arch>.block_count`).
-    public var blockCount: UInt64?
+    package var blockCount: UInt64?
     /// Attention heads (`<arch>.attention.head_count`), and those for keys and values
     /// (`<arch>.attention.head_count_kv`; the same when absent, as llama.cpp reads it).
     /// A model whose layers differ (OpenELM, some Nemotron and Gemma builds) writes these as arrays, one entry a
     /// layer; then these are the largest entry and ``headCountKVPerLayer`` holds the KV heads of each layer.
-    public var headCount: UInt64?
-    public var headCountKV: UInt64?
+    package var headCount: UInt64?
+    package var headCountKV: UInt64?
     /// The KV heads of each layer when `<arch>.attention.head_count_kv` is an array (a layer with 0 keeps no cache).
-    public var headCountKVPerLayer: [UInt64]?
+    package var headCountKVPerLayer: [UInt64]?
     /// The embedding width (`<arch>.embedding_length`), and a key's and a value's widths when declared
     /// (`<arch>.attention.key_length`, `<arch>.attention.value_length`; else the embedding width over the heads).
-    public var embeddingLength: UInt64?
-    public var keyLength: UInt64?
-    public var valueLength: UInt64?
+    package var embeddingLength: UInt64?
+    package var keyLength: UInt64?
+    package var valueLength: UInt64?
 
     /// The memory llama.cpp's KV cache takes for `context` tokens at `bytesPerElement` (2: f16, its default):
     /// context × bytes per element × the sum over layers of KV heads × (key width + value width) — with one KV-head
     /// count for every layer and keys as wide as values, 2 × layers × context × KV heads × head size × bytes per
     /// element, as LM Studio's fit estimate computes it. Nil when the header lacks what it needs.
-    public func kvCacheBytes(context: UInt64, bytesPerElement: UInt64 = 2) -> UInt64? {
+    package func kvCacheBytes(context: UInt64, bytesPerElement: UInt64 = 2) -> UInt64? {
         guard let blockCount, let headCount, headCount > 0 else { return nil }
         let derived = embeddingLength.map { $0 / headCount }
         guard let keyWidth = keyLength ?? derived, let valueWidth = valueLength ?? derived else { return nil }
@@ -72,7 +72,7 @@ public struct GGUFHeader: Sendable, Equatable {
     static let magic: [UInt8] = Array("GGUF".utf8)
 
     /// Reads and checks the header of the GGUF file at `path`.
-    public static func read(path: String) throws -> GGUFHeader {
+    package static func read(path: String) throws -> GGUFHeader {
         var reader = try BinaryFileReader(path: path)
         defer { reader.close() }
         do {

@@ -3,15 +3,15 @@ import ModelDepotCore
 
 /// What a safetensors file's JSON header says, checked against the file: every tensor's byte range must lie
 /// inside the data section, else the file is `corrupt`.
-public struct SafetensorsHeader: Sendable, Equatable {
+package struct SafetensorsHeader: Sendable, Equatable {
     /// How many tensors the file holds.
-    public var tensorCount: Int
+    package var tensorCount: Int
     /// Elements over all tensors.
-    public var parameterCount: Int64
+    package var parameterCount: Int64
     /// Tensors per dtype (`F16`, `BF16`, `F32`, `I8`, …).
-    public var dtypes: [String: Int]
+    package var dtypes: [String: Int]
     /// The header's `__metadata__` strings (`format: pt`…).
-    public var metadata: [String: String]
+    package var metadata: [String: String]
     /// Each tensor's entry, by name: what a reader of the weights needs (the in-process encoder).
     package var tensors: [String: Tensor] = [:]
     /// Where the data section starts in the file: 8 bytes of header size, then the header.
@@ -26,7 +26,7 @@ public struct SafetensorsHeader: Sendable, Equatable {
     }
 
     /// Reads and checks the header of the safetensors file at `path`.
-    public static func read(path: String) throws -> SafetensorsHeader {
+    package static func read(path: String) throws -> SafetensorsHeader {
         var reader = try BinaryFileReader(path: path)
         defer { reader.close() }
         guard reader.fileSize >= 8 else {

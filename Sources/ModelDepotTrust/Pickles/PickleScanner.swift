@@ -8,9 +8,9 @@ import ModelDepotCore
 /// and what Python refuses (an underflow, a missing MARK, an unset memo index) is refused here too. Values are known
 /// only as far as the pickle writes them (`PickleValue`); an import whose name is not a string constant is
 /// dangerous.
-public enum PickleScanner {
+package enum PickleScanner {
     /// How deep `MARK`s may nest before the pickle is refused (checkpoints use a handful).
-    public static let maximumNesting = 10_000
+    package static let maximumNesting = 10_000
     /// How many memo entries a pickle may make before it is refused (a large checkpoint makes some 100 000).
     static let maximumMemo = 1 << 22
 
@@ -20,7 +20,7 @@ public enum PickleScanner {
     /// - Throws: `invalidModelFile` naming the problem and its offset: an unknown opcode, a truncated pickle, an
     ///   argument that does not decode, a stack underflow, a missing MARK or memo entry, or nesting deeper than
     ///   ``maximumNesting``.
-    public static func imports(in bytes: [UInt8]) throws -> [PickleImport] {
+    package static func imports(in bytes: [UInt8]) throws -> [PickleImport] {
         do {
             return try scan(bytes)
         } catch {

@@ -9,9 +9,9 @@ import ModelDepotCore
 /// ``verified(by:)-(SignatureTrust)`` checks the envelope's ECDSA signature over DSSE's pre-authentication encoding with a key the
 /// user trusts, then reads the statement; ``SignedFiles/problems(comparedWith:)`` holds a model's files to it.
 /// Nothing in the statement is believed before the signature over it checks out.
-public struct ModelSignature: Sendable {
+@usableFromInline package struct ModelSignature: Sendable {
     /// The signature file model-signing writes into a model folder by default.
-    public static let defaultPath = "model.sig"
+    @usableFromInline package static let defaultPath = "model.sig"
 
     /// The DSSE payload type model signatures carry.
     static let payloadType = "application/vnd.in-toto+json"
@@ -27,7 +27,7 @@ public struct ModelSignature: Sendable {
     ///
     /// - Throws: `signatureInvalid` naming what is wrong: not JSON, not a Sigstore bundle, no DSSE envelope, a
     ///   payload type other than in-toto's, no signature, or a base64 field that does not decode.
-    public init(bundle data: Data, name: String = "the signature") throws {
+    package init(bundle data: Data, name: String = "the signature") throws {
         func refuse(_ problem: String) -> ModelDepotError {
             ModelDepotError(.signatureInvalid, "\(name) \(problem); it cannot be checked.")
         }
@@ -76,7 +76,7 @@ public struct ModelSignature: Sendable {
     ///   that does not chain to a trusted one or may not sign, a key hint naming another key, a signature that
     ///   does not verify (another key, or a statement changed after signing), or a statement that is not a v1.0
     ///   model signature (see ``SignedFiles``).
-    public func verified(by trust: SignatureTrust) async throws -> SignedFiles {
+    package func verified(by trust: SignatureTrust) async throws -> SignedFiles {
         switch trust {
         case .key(let key):
             return try verified(by: key)
@@ -93,7 +93,7 @@ public struct ModelSignature: Sendable {
     }
 
     /// The signed file list, once the signature is `key`'s over exactly this statement.
-    public func verified(by key: TrustedKey) throws -> SignedFiles {
+    package func verified(by key: TrustedKey) throws -> SignedFiles {
         guard certificateChain.isEmpty else {
             throw ModelDepotError(
                 .signatureInvalid,
@@ -250,17 +250,17 @@ public struct SignedFiles: Sendable, Hashable {
     /// `model_signing/hashing.py` (`Config.hash`), each the path itself or anything below it
     /// (`_serialization/serialization.py`'s `should_ignore`). Exactly these: a `.gitmodules` or `.git_loader.py`
     /// beside the weights is a file like any other, and must be signed.
-    public static let modelSigningGitPaths = [".git", ".gitattributes", ".github", ".gitignore"]
+    package static let modelSigningGitPaths = [".git", ".gitattributes", ".github", ".gitignore"]
 
     /// Whether signing skipped `path`: listed in the statement's ignored paths (or below one), the signature file
     /// `signaturePath`, or one of model-signing's own git paths (``modelSigningGitPaths``) or below one.
-    public func ignores(_ path: String, signaturePath: String) -> Bool {
+    package func ignores(_ path: String, signaturePath: String) -> Bool {
         if path == signaturePath { return true }
         return (ignoredPaths + Self.modelSigningGitPaths).contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
     /// What a file's signed digests are made of.
-    public enum Coverage: Sendable, Equatable {
+    package enum Coverage: Sendable, Equatable {
         /// No digest: an empty file signed in shards has no pieces.
         case nothing
         /// One SHA-256 of the whole file (whole-file signing, or a file of at most one shard).
@@ -270,7 +270,7 @@ public struct SignedFiles: Sendable, Hashable {
     }
 
     /// What the digests of a file of `size` bytes are made of under this signature.
-    public func coverage(ofFileOfSize size: Int64) -> Coverage {
+    package func coverage(ofFileOfSize size: Int64) -> Coverage {
         guard let shardSize else { return .whole }
         if size == 0 { return .nothing }
         return size <= shardSize ? .whole : .pieces(shardSize)
@@ -278,7 +278,7 @@ public struct SignedFiles: Sendable, Hashable {
 
     /// The digests a file of `size` bytes is signed by, given its whole-file SHA-256 (`sha256`) and, for files of
     /// more than one shard, its pieces' (`pieces`, asked only then): what ``files`` would hold for it.
-    public func digests(size: Int64, sha256: () throws -> String, pieces: () throws -> [String]) rethrows -> [String] {
+    package func digests(size: Int64, sha256: () throws -> String, pieces: () throws -> [String]) rethrows -> [String] {
         switch coverage(ofFileOfSize: size) {
         case .nothing: []
         case .whole: [try sha256()]
@@ -288,7 +288,7 @@ public struct SignedFiles: Sendable, Hashable {
 
     /// How a model's files (path → digests as ``files`` holds them, ignored ones left out) differ from what was
     /// signed; empty when they are exactly the signed ones.
-    public func problems(comparedWith actual: [String: [String]]) -> [String] {
+    package func problems(comparedWith actual: [String: [String]]) -> [String] {
         var problems: [String] = []
         for (path, digests) in actual.sorted(by: { $0.key < $1.key }) {
             guard let signed = files[path] else {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// Audio to transcribe: its bytes, a name for messages and uploads, and its format as the bytes show it.
 ///

@@ -1,4 +1,4 @@
-import ModelDepotCore
+import ModelDepotEmbeddings
 import Testing
 
 @Suite struct VectorSearchTests {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// What a transcriber heard: the text, and when each part of it was said.
 public struct Transcript: Sendable, Hashable, Codable {

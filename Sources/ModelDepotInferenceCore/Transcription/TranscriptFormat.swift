@@ -1,4 +1,5 @@
 import Foundation
+import ModelDepotCore
 
 /// The ways a transcript is written out. Subtitles are rendered here from the segments, so every format works
 /// with any server that returns timed segments, whatever formats it offers itself.
