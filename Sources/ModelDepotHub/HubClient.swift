@@ -39,7 +39,7 @@ public struct HubClient: Sendable {
     let pacer: RateLimitPacer
     /// Told of every wait of this client and its copies (retries, rate limits), beside the pull's own observer: a mirror
     /// counts its upstream's rate-limit waits.
-    public var waitListener: (@Sendable (TransferWait) -> Void)?
+    package var waitListener: (@Sendable (TransferWait) -> Void)?
 
     /// Responses to API calls larger than this are refused (a tree page of 1000 entries is about 300 KB).
     static let maximumResponseBytes = 64 << 20

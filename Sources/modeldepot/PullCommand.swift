@@ -212,7 +212,9 @@
                 }
                 configuration.transport = transport.transport(try hub.network())
             }
-            configuration.engine.maxConnections = connections
+            configuration.maxConnectionsPerPull = connections
+            // Asked for more than the per-host default: a pull from one host may use them all.
+            configuration.maxConnectionsPerHost = max(configuration.maxConnectionsPerHost, connections)
             configuration.engine.initialConnections = min(
                 initialConnections ?? configuration.engine.initialConnections, connections)
             configuration.engine.syncBeforeRename = fsync

@@ -39,7 +39,7 @@ enum DownloadingAModelSamples {
 
     static func pullSomeFilesIntoAFolderAtACappedRate(cache: HubCache) async throws {
         var configuration = ModelManager.Configuration(cache: cache)
-        configuration.maxConnectionsPerFile = 8
+        configuration.maxConnectionsPerPull = 8
         configuration.bandwidth.bytesPerSecond = 20_000_000
         let capped = try ModelManager(configuration: configuration)
         let request = SnapshotRequest(

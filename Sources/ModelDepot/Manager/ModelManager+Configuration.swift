@@ -12,7 +12,7 @@ extension ModelManager {
     ///
     /// ```swift
     /// var configuration = ModelManager.Configuration()   // HF_ENDPOINT, HF_TOKEN, HF_HUB_CACHE… as Python reads them
-    /// configuration.maxConnectionsPerFile = 8
+    /// configuration.maxConnectionsPerPull = 8
     /// configuration.bandwidth.bytesPerSecond = 20_000_000
     /// let models = try ModelManager(configuration: configuration)
     /// ```
@@ -33,16 +33,29 @@ extension ModelManager {
         /// Linux and the macOS command line).
         package var transport: (any HTTPTransport)?
 
-        /// The transport file downloads use: ``transport``, or the platform's for the policy.
+        /// The transport file downloads use: ``transport``, or the platform's for the policy, under the per-host
+        /// limit.
         package var resolvedTransport: any HTTPTransport {
-            transport ?? DefaultTransport.shared(for: engine.networkPolicy)
+            HostLimitedTransport(transport ?? DefaultTransport.shared(for: engine.networkPolicy), limit: hostLimit)
         }
 
-        /// The transport the Hub's API calls use: ``transport``, or the platform's for any network. The policy is
-        /// about files: planning a download on cellular must work, so the engine can say it waits for Wi-Fi.
-        var apiTransport: any HTTPTransport { transport ?? DefaultTransport.shared }
-        /// The most connections one file is fetched over (ranges in parallel; small files use one): 16 by default.
-        public var maxConnectionsPerFile: Int {
+        /// The transport the Hub's API calls use: ``transport``, or the platform's for any network, under the same
+        /// per-host limit. The policy is about files: planning a download on cellular must work, so the engine can
+        /// say it waits for Wi-Fi.
+        var apiTransport: any HTTPTransport {
+            HostLimitedTransport(transport ?? DefaultTransport.shared, limit: hostLimit)
+        }
+
+        /// The process's limit for ``maxConnectionsPerHost``: every manager with the same value shares it.
+        var hostLimit: HostConnectionLimit { HostConnectionLimit.shared(limit: maxConnectionsPerHost) }
+
+        /// The most requests in flight to one host (scheme, host and port) across every pull, file and API call of
+        /// the managers in this process that share this value: two pulls from one mirror together stay under it.
+        /// 16 by default; ``maxConnectionsPerPull`` applies within it.
+        public var maxConnectionsPerHost = 16
+        /// The most connections one pull uses in all, across its files (a large file's ranges in parallel; a small
+        /// file takes one), so one large file may use them all: 16 by default. Within ``maxConnectionsPerHost``.
+        public var maxConnectionsPerPull: Int {
             get { engine.maxConnections }
             set { engine.maxConnections = newValue }
         }
