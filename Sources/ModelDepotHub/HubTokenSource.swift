@@ -113,11 +113,14 @@ extension HubClient {
     /// - Throws: what ``HubTokenSource/token()`` throws.
     public init(endpoint: URL, tokenSource: HubTokenSource, offline: Bool = false) throws {
         var token = try tokenSource.token()
-        // The environment's token is implicit: it goes to `endpoint` only over https, or http on this machine.
-        if case .environment(let environment) = tokenSource, environment.explicitToken == nil,
-            !HubEnvironment.sendsImplicitToken(to: endpoint, endpoint: endpoint)
-        {
-            token = nil
+        if case .environment(let environment) = tokenSource {
+            if environment.explicitToken != nil {
+                // A token named for the environment's hub is that hub's: another endpoint never gets it.
+                token = environment.token(for: endpoint)
+            } else if !HubEnvironment.sendsImplicitToken(to: endpoint, endpoint: endpoint) {
+                // The implicit token goes to `endpoint` only over https, or http on this machine.
+                token = nil
+            }
         }
         self.init(endpoint: endpoint, token: token, offline: offline)
     }

@@ -116,6 +116,14 @@
             }
         }
 
+        /// What a server named by `--chat-endpoint` or `--transcribe-endpoint` is sent: `MODELDEPOT_API_KEY`, else
+        /// the Hub token ui was given (`--endpoint`, `--token`) where that token may go, never the process's own.
+        func serverCredentials(for url: URL) -> InferenceCredentials {
+            InferenceCredentials.resolve(
+                for: url, apiKey: ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"],
+                environment: hub.environment)
+        }
+
         func run() async throws {
             // The runtimes of loaded models are stopped (SIGTERM, SIGKILL after a grace period, waited for) however
             // `serve` ends, a failed start included; a `defer` could not wait.
@@ -196,17 +204,15 @@
             app.runtimes = runtimes
             made = runtimes
             if let chatEndpoint, let url = URL(string: chatEndpoint) {
-                let apiKey = ProcessInfo.processInfo.environment["MODELDEPOT_API_KEY"]
-                let credentials = InferenceCredentials.resolve(for: url, apiKey: apiKey, environment: hub.environment)
-                let provider = try OpenAICompatibleProvider(baseURL: url, model: chatModel, credentials: credentials)
+                let provider = try OpenAICompatibleProvider(
+                    baseURL: url, model: chatModel, credentials: serverCredentials(for: url))
                 app.chat = ChatPlayground(
                     provider: provider, source: url.absoluteString + (chatModel.map { ", model \($0)" } ?? ""))
             }
             if let transcribeEndpoint, let url = URL(string: transcribeEndpoint) {
-                let (_, credentials) = try InferenceOptions.endpoint(transcribeEndpoint, apiKey: nil)
                 app.transcribe = TranscribePlayground(
                     transcriber: try OpenAICompatibleTranscriber(
-                        baseURL: url, model: "whisper-1", credentials: credentials),
+                        baseURL: url, model: "whisper-1", credentials: serverCredentials(for: url)),
                     source: url.absoluteString)
             }
             // --chat-local and friends: loaded now (a failure stops ui, with the reason) and selected first; the

@@ -156,6 +156,12 @@ import Testing
         let hub = HubEnvironment(variables: [:], explicitToken: "hf_mine")
         #expect(hub.token(for: URL(string: "https://router.huggingface.co/v1")!) == "hf_mine")
         #expect(hub.token(for: URL(string: "https://someone.hf.space/v1")!) == nil)
+        // A client for another endpoint, told to take the environment's token, gets none of the corporate one.
+        let elsewhere = try? HubClient(
+            endpoint: URL(string: "https://elsewhere.example")!, tokenSource: .environment(corporate))
+        #expect(elsewhere?.authorization(for: URL(string: "https://elsewhere.example/api/models")!).isEmpty == true)
+        let home = try? HubClient(endpoint: URL(string: "https://hub.corp.example")!, tokenSource: .environment(corporate))
+        #expect(home?.authorization(for: URL(string: "https://hub.corp.example/api/models")!).count == 1)
         // Empty is the Hub, as an empty HF_ENDPOINT is.
         var reset = corporate
         reset.endpoint = ""
