@@ -160,7 +160,8 @@ import Testing
         let elsewhere = try? HubClient(
             endpoint: URL(string: "https://elsewhere.example")!, tokenSource: .environment(corporate))
         #expect(elsewhere?.authorization(for: URL(string: "https://elsewhere.example/api/models")!).isEmpty == true)
-        let home = try? HubClient(endpoint: URL(string: "https://hub.corp.example")!, tokenSource: .environment(corporate))
+        let home = try? HubClient(
+            endpoint: URL(string: "https://hub.corp.example")!, tokenSource: .environment(corporate))
         #expect(home?.authorization(for: URL(string: "https://hub.corp.example/api/models")!).count == 1)
         // Empty is the Hub, as an empty HF_ENDPOINT is.
         var reset = corporate

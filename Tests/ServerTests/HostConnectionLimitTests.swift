@@ -75,7 +75,8 @@ import Testing
         // Another origin has permits of its own; the same host on another port is another origin.
         #expect(limit.free(for: URL(string: "http://mirror.example:8081/a")!) == 2)
         #expect(
-            limit.free(for: URL(string: "HTTP://MIRROR.example:8080/b")!) == 1, "scheme and host are compared without case")
+            limit.free(for: URL(string: "HTTP://MIRROR.example:8080/b")!) == 1,
+            "scheme and host are compared without case")
         _ = try await read.body.collect(limit: 100, from: url)
         #expect(limit.free(for: url) == 2, "given back at the body's end")
         read = try await transport.send(TransportRequest(url: url))
