@@ -45,7 +45,7 @@ public struct HubClient: Sendable {
     static let maximumResponseBytes = 64 << 20
     static let maximumRedirects = 20
     /// How API calls are retried unless a caller says otherwise: six attempts with the engine's backoff.
-    public static let defaultRetryPolicy = RetryPolicy(maxAttempts: 6)
+    package static let defaultRetryPolicy = RetryPolicy(maxAttempts: 6)
 
     /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone;
     /// `mirrors` are asked first, in order.

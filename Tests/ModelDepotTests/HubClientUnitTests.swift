@@ -138,6 +138,20 @@ import Testing
         environment.mirrorURLs = ["ftp://nope"]
         #expect(throws: ModelDepotError.self) { try environment.mirrors() }
 
+        // The mirrors' token is a typed setting too: read from MODELDEPOT_MIRROR_TOKEN, or set by an app.
+        var mirrored = HubEnvironment(variables: [
+            "MODELDEPOT_MIRRORS": "http://lan-mirror:8080", "MODELDEPOT_MIRROR_TOKEN": " lan-secret\n",
+        ])
+        #expect(mirrored.mirrorToken == "lan-secret")
+        #expect(try mirrored.mirrors().map(\.token) == ["lan-secret"])
+        var ownHub = HubEnvironment(endpoint: URL(string: "https://own.example/")!)
+        ownHub.mirrorURLs = ["http://lan-mirror:8080"]
+        #expect(try ownHub.mirrors().map(\.token) == [nil], "an app's own hub reads no mirror token from the process")
+        ownHub.mirrorToken = "own-lan"
+        #expect(try ownHub.mirrors().map(\.token) == ["own-lan"])
+        mirrored.mirrorToken = ""
+        #expect(try mirrored.mirrors().map(\.token) == [nil])
+
         // An app's own hub reads nothing from the process: no implicit token even where HF_TOKEN is set.
         let own = HubEnvironment(endpoint: URL(string: "https://own.example/")!, offline: true)
         #expect(own.endpoint == "https://own.example" && own.isOffline && own.token == nil)

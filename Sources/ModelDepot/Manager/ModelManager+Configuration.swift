@@ -78,7 +78,7 @@ extension ModelManager {
         public var maxConcurrentFiles = SnapshotDownloader.defaultMaxConcurrentFiles
         /// Files of one pull in flight at once while all of them are small (configs, tokenizers).
         public var maxConcurrentSmallFiles = SnapshotDownloader.defaultMaxConcurrentSmallFiles
-        /// How the Hub's API calls (not file downloads) are retried; nil: `HubClient.defaultRetryPolicy`.
+        /// How the Hub's API calls (not file downloads) are retried; nil: six attempts with the engine's backoff.
         public var apiRetryPolicy: RetryPolicy?
         /// Models shipped inside the app, read in place: found before the cache once verified for this build.
         public var bundled: BundledModels?

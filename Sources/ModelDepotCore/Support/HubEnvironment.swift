@@ -40,6 +40,14 @@ public struct HubEnvironment: Sendable {
     /// ``mirrors()`` reads them.
     public var mirrorURLs: [String]
 
+    /// The token every mirror of ``mirrorURLs`` is sent, never the Hub's: `MODELDEPOT_MIRROR_TOKEN`. Cleaned as
+    /// ``explicitToken`` is; empty means none.
+    public var mirrorToken: String? {
+        get { mirrorTokenValue }
+        set { mirrorTokenValue = newValue.flatMap(Self.cleanToken) }
+    }
+    private var mirrorTokenValue: String?
+
     /// Whether the implicit token (`HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, the token file) may be used: false when
     /// `HF_HUB_DISABLE_IMPLICIT_TOKEN` is true.
     public var usesImplicitToken: Bool
@@ -55,6 +63,7 @@ public struct HubEnvironment: Sendable {
         mirrorURLs = (variables["MODELDEPOT_MIRRORS"] ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         usesImplicitToken = !Self.isTrue(variables["HF_HUB_DISABLE_IMPLICIT_TOKEN"])
+        mirrorTokenValue = variables["MODELDEPOT_MIRROR_TOKEN"].flatMap(Self.cleanToken)
     }
 
     /// A hub at `endpoint` with nothing read from the process environment: no implicit token (only `token`, if
@@ -176,8 +185,7 @@ public struct HubEnvironment: Sendable {
     ///
     /// - Throws: `invalidURL` naming an entry that is not an http(s) URL.
     public func mirrors() throws -> [HubMirror] {
-        let token = value("MODELDEPOT_MIRROR_TOKEN")
-        return try mirrorURLs.map { try HubMirror(parsing: $0, token: token) }
+        try mirrorURLs.map { try HubMirror(parsing: $0, token: mirrorToken) }
     }
 
     /// The Hub itself.
