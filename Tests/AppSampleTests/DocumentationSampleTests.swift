@@ -221,7 +221,7 @@ enum ShippingAndTrustingModelsSamples {
         let key = try TrustedKey(contentsOf: URL(fileURLWithPath: "publisher.pub.pem"))
         let check = try await models.verifySignature(of: try RepoID("acme/model"), trust: .key(key))
         print(check.signed.files.count, "files are the publisher's")
-        let task = try await models.download(
+        let task = await models.download(
             SnapshotRequest(repo: try RepoID("acme/model")),
             policy: DownloadPolicy(signature: SignatureRequirement(trust: .key(key))))
         let snapshot = try await task.result()  // throws `signatureInvalid` naming what differs
@@ -229,8 +229,9 @@ enum ShippingAndTrustingModelsSamples {
     }
 
     static func keepOutPickles(_ models: ModelManager) async throws {
-        _ = try await models.download(
+        let task = await models.download(
             SnapshotRequest(repo: try RepoID("acme/model")), policy: DownloadPolicy(refusePickle: true))
+        _ = try await task.result()  // throws `unsafeFormat` naming each pickle, before a byte of one is fetched
     }
 }
 

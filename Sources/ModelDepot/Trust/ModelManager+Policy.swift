@@ -4,42 +4,40 @@ import ModelDepotCore
 import ModelDepotTrust
 
 extension ModelManager {
-    /// Starts a download once `policy` allows it.
+    /// Starts a download that `policy` holds to, returned at once like every other download.
     ///
-    /// With `DownloadPolicy/refusePickle` the selected files are probed first and a pickle among them refuses the
-    /// download before a byte of it is fetched. With `DownloadPolicy/signature` the signature is fetched and
-    /// checked first (refusing before the weights when it is missing or not the trusted publisher's), the commit it
-    /// was read at is pinned, and the files are staged (downloaded and verified into `blobs/`, nothing linked) and
-    /// held to the signature; only then are they published as the revision's snapshot. A refused pull leaves the
-    /// cache as it was: the revision still names the snapshot it named before, which Python and
-    /// ``localPath(_:type:revision:file:)`` keep loading.
+    /// With `DownloadPolicy/refusePickle` the selected files are probed first and a pickle among them fails the
+    /// task (`unsafeFormat`, naming every pickle and the safetensors files beside them) before a byte of it is
+    /// fetched. With `DownloadPolicy/signature` the signature is fetched and checked first (failing before the
+    /// weights when it is missing or not the trusted publisher's), the commit it was read at is pinned, and the
+    /// files are staged (downloaded and verified into `blobs/`, nothing linked) and held to the signature; only
+    /// then are they published as the revision's snapshot. A refused pull leaves the cache as it was: the revision
+    /// still names the snapshot it named before, which Python and ``localPath(_:type:revision:file:)`` keep loading.
     ///
-    /// - Throws: `unsafeFormat` naming every pickle (and the safetensors files beside them); the plan's errors. The
-    ///   task fails with `signatureInvalid` naming what differs.
-    public func download(_ request: SnapshotRequest, policy: DownloadPolicy) async throws -> ModelDownloadTask {
-        if let requirement = policy.signature {
-            guard request.localDirectory == nil else {
-                throw ModelDepotError(
-                    .invalidArgument,
-                    "A signature is checked on the cache's snapshot; \(request.repo) names a local directory instead.")
-            }
-            let task = ModelDownloadTask(request: request) { report in
-                try await self.pullVerifyingSignature(
+    /// A download under a policy is in the registry like any other (``cancelDownload(_:type:)``,
+    /// ``overallProgress``), but a plain request never joins it, nor it a plain one: what it publishes has passed
+    /// its checks. Without a check to make, it is ``download(_:)``.
+    public func download(_ request: SnapshotRequest, policy: DownloadPolicy) -> ModelDownloadTask {
+        guard policy.signature != nil || policy.refusePickle else { return download(request) }
+        let task = ModelDownloadTask(request: request) { report in
+            if let requirement = policy.signature {
+                guard request.localDirectory == nil else {
+                    throw ModelDepotError(
+                        .invalidArgument,
+                        "A signature is checked on the cache's snapshot; \(request.repo) names a local directory instead."
+                    )
+                }
+                return try await self.pullVerifyingSignature(
                     request, requirement, refusingPickles: policy.refusePickle, progress: report)
             }
-            // In the one registry like every other download (cancelDownload, overallProgress see it), but never
-            // joined by a plain request: its snapshot is published only once the signature holds.
-            registry.add(task, signed: true)
-            task.resume()
-            return task
-        }
-        if policy.refusePickle {
             var pinned = request
-            pinned.revision = try await plan(request).commit
-            try await refusePickles(in: pinned)
-            return download(pinned)
+            pinned.revision = try await self.plan(request).commit
+            try await self.refusePickles(in: pinned)
+            return try await self.pull.download(pinned, progress: report)
         }
-        return download(request)
+        registry.add(task, signed: true)
+        task.resume()
+        return task
     }
 
     /// Probes the files `request` (pinned to a commit) selects and throws `unsafeFormat` naming each pickle.
