@@ -181,6 +181,13 @@ final class FaultServerHandler: ChannelInboundHandler {
                     state.holdBodiesAt.map { max(0, $0 - state.bodyBytesSent) }
                 } ?? Int64.max
             if allowance == 0 {
+                // Held: closed with the stalled ones when the server shuts down, if the hold is never lifted.
+                let channel = context.channel
+                holder.server.withLock { $0 }?.state.withLock { state in
+                    if !state.stalledChannels.contains(where: { $0 === channel }) {
+                        state.stalledChannels.append(channel)
+                    }
+                }
                 recheckLater(context: context)
                 return
             }

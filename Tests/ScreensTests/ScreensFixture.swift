@@ -60,7 +60,8 @@ struct ScreensFixture {
         configuration.engine.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
         configuration.apiRetryPolicy = RetryPolicy(maxAttempts: 1)
         configuration.bandwidth.bytesPerSecond = limit
-        let sent = RequestLog(base: configuration.resolvedTransport)
+        // The platform's transport, logged; the configuration puts its per-host limit around it (once).
+        let sent = RequestLog(base: DefaultTransport.shared(for: configuration.networkPolicy))
         configuration.transport = sent
         let downloads = ModelDownloads(manager: try ModelManager(configuration: configuration), catalog: catalog)
         // Downloads end before the mirror does: a server closing while a client connects trips over the new

@@ -37,6 +37,9 @@ import Testing
     }
 
     @Test func twoPullsFromOneHostStayUnderItsLimit() async throws {
+        // Counted at the server, where a body ends when its last byte is written: before the client has read it
+        // and given its permit back, so a new body never overlaps an old one there. (A body the client drops
+        // early would; these ranges are short and fast, so none is split and dropped.)
         let limited = try await Self.peakOfTwoPulls(perHost: 3, perPull: 4)
         #expect(limited <= 3, "the CDN sent \(limited) bodies at once with a limit of 3 per host")
         // The same pulls without the limit: more at once, so the bound above is the limit's doing.
@@ -103,11 +106,83 @@ import Testing
         let transport = HostLimitedTransport(ThreeChunks(), limit: limit)
         let held = try await transport.send(TransportRequest(url: url))
         let waiting = Task { try await transport.send(TransportRequest(url: url)) }
+        #expect(await waitUntil { limit.waiting(for: url) == 1 }, "the second request waits for the permit")
         waiting.cancel()
         let outcome = await waiting.result
         #expect(throws: ModelDepotError.self) { try outcome.get() }
-        #expect(limit.free(for: url) == 0, "the cancelled request took no permit")
+        #expect(limit.free(for: url) == 0 && limit.waiting(for: url) == 0, "the cancelled request took no permit")
         _ = held
+    }
+
+    /// A ranged download reads each range to its last byte and never asks for the body's end: the permit comes
+    /// back when the reader goes, or a file of several ranges would keep its first request's permit to the end
+    /// (with a limit of 1, forever).
+    @Test func aRangedDownloadCompletesWithOnePermit() async throws {
+        let bytes = SampleData.bytes(count: 256 << 10, seed: 44)
+        let server = try await FaultServer.start(files: ["/file": bytes])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let limit = HostConnectionLimit(limit: 1)
+        var configuration = HubFixture.immediateConfiguration
+        configuration.segmentSize = 64 << 10
+        configuration.minimumSizeForRanges = 64 << 10
+        configuration.initialConnections = 4
+        configuration.maxConnections = 4
+        let downloader = Downloader(
+            transport: HostLimitedTransport(DefaultTransport.shared, limit: limit), configuration: configuration)
+        let finished = Mutex(false)
+        let download = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await downloader.download(
+                DownloadRequest(
+                    url: server.url("/file"), destination: folder.path("file"), expectedSHA256: SampleData.sha256(bytes)
+                ))
+        }
+        let ended = await waitUntil(timeout: .seconds(60)) { finished.withLock { $0 } }
+        #expect(ended, "the download waited for a permit its own first range kept")
+        if !ended { download.cancel() }
+        #expect(try await download.value.sha256 == SampleData.sha256(bytes))
+        #expect(server.requests.count >= 4, "fetched in ranges")
+        #expect(limit.free(for: server.baseURL) == 1)
+    }
+
+    /// Waiting for a permit is not a stall: the server has not been asked yet. The watchdog's time passes (a test
+    /// clock moved well past the stall timeout) while the only permit is held elsewhere, and the download still
+    /// completes once the permit comes back.
+    @Test func waitingForAPermitIsNotAStall() async throws {
+        let bytes = SampleData.bytes(count: 64 << 10, seed: 45)
+        let server = try await FaultServer.start(files: ["/file": bytes])
+        defer { Task { try? await server.shutdown() } }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let limit = HostConnectionLimit(limit: 1)
+        let clock = TestClock()
+        var configuration = DownloadConfiguration()
+        configuration.stallTimeout = .seconds(1)
+        configuration.progressInterval = .zero
+        let downloader = Downloader(
+            transport: HostLimitedTransport(DefaultTransport.shared, limit: limit), clock: clock,
+            configuration: configuration)
+        let elsewhere = try await limit.permit(for: server.baseURL)
+        let download = Task {
+            try await downloader.download(
+                DownloadRequest(
+                    url: server.url("/file"), destination: folder.path("file"), expectedSHA256: SampleData.sha256(bytes)
+                ))
+        }
+        #expect(await waitUntil { limit.waiting(for: server.baseURL) == 1 && clock.sleeperCount > 0 })
+        for _ in 0..<5 {
+            clock.advance(by: .seconds(2))
+            await Task.yield()
+        }
+        #expect(server.requests.isEmpty, "nothing was sent while the permit was held elsewhere")
+        elsewhere.release()
+        let finished = await waitUntil(timeout: .seconds(60)) {
+            FileManager.default.fileExists(atPath: folder.path("file").path)
+        }
+        if !finished { download.cancel() }
+        #expect(try await download.value.sha256 == SampleData.sha256(bytes))
     }
 
     /// With one permit per host, a download whose URL redirects twice on the same host still completes: each hop's

@@ -64,6 +64,13 @@ extension ModelManager {
             get { engine.retryPolicy }
             set { engine.retryPolicy = newValue }
         }
+        /// How long a file download's connection may go without a byte before it is dropped and retried: 20 s by
+        /// default. Nil turns the watchdog off — which a test that sets ``clock`` to one that never waits
+        /// (`ImmediateClock`) must do, or the watchdog's sleeps end at once and every connection looks stalled.
+        public var stallTimeout: Duration? {
+            get { engine.stallTimeout }
+            set { engine.stallTimeout = newValue }
+        }
         /// Which networks downloads may use (any, or unmetered only: no cellular, no Low Data Mode).
         public var networkPolicy: NetworkPolicy {
             get { engine.networkPolicy }

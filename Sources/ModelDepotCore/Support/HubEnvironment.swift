@@ -95,7 +95,7 @@ public struct HubEnvironment: Sendable {
 
     /// Whether `HF_HUB_CACHE` (or the legacy `HUGGINGFACE_HUB_CACHE`) or `HF_HOME` names the cache: an explicit
     /// choice that wins over a platform's default place for models (`ModelStorage`).
-    public var hasExplicitCache: Bool {
+    package var hasExplicitCache: Bool {
         value("HF_HUB_CACHE") != nil || value("HUGGINGFACE_HUB_CACHE") != nil || value("HF_HOME") != nil
     }
 

@@ -65,6 +65,10 @@ final class PullThroughSource: RepositorySource {
         }
         // The engine's retries and fresh URLs go to the mirror's log.
         configuration.logger = logger
+        // Each of the concurrent upstream pulls may use its full budget, as before the per-host limit: the
+        // mirror's own cap on the upstream is `--max-upstream-pulls` (a limit of its own is not built yet).
+        configuration.maxConnectionsPerHost = max(
+            configuration.maxConnectionsPerHost, upstream.pullLimits.concurrent * configuration.maxConnectionsPerPull)
         puller = try configuration.makePull()
         pulls = BlobPulls(limits: upstream.pullLimits, metrics: metrics, logger: logger)
         local = HubCacheRepositorySource(cache: cache, index: index, logger: logger)

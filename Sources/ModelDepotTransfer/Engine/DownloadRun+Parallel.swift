@@ -131,7 +131,15 @@ extension DownloadRun {
 /// Bytes seen by one request, read by its stall watchdog.
 final class ProgressCounter: Sendable {
     private let value = Mutex<Int64>(0)
+    private let waits = Mutex(0)
     func add(_ count: Int) { value.withLock { $0 += Int64(count) } }
+    /// A request of this connection started (true) or stopped (false) waiting for a per-host permit.
+    func setWaiting(_ waiting: Bool) {
+        waits.withLock { $0 += waiting ? 1 : -1 }
+        touch()
+    }
+    /// True while a request waits for a per-host permit: not stalled, since nothing was asked of the server yet.
+    var isWaiting: Bool { waits.withLock { $0 > 0 } }
     /// Counts as activity without bytes: a connection held back by the bandwidth cap is not stalled.
     func touch() { value.withLock { $0 += 1 } }
     /// Changes whenever bytes arrive or the connection is touched; the stall watchdog compares it over time.

@@ -93,13 +93,16 @@ extension DownloadRun {
         let clock = self.clock
         let host = request.url.host ?? "the server"
         return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation(counter) }
+            group.addTask {
+                // A request queued for a per-host permit has not reached the server: no stall while it waits.
+                try await AdmissionWait.$observer.withValue({ counter.setWaiting($0) }) { try await operation(counter) }
+            }
             group.addTask {
                 var last = counter.current
                 while true {
                     try await clock.sleep(for: timeout)
                     let now = counter.current
-                    if now == last {
+                    if now == last, !counter.isWaiting {
                         throw ModelDepotError(
                             .stalled, "No data arrived from \(host) for \(timeout); the connection was dropped.")
                     }

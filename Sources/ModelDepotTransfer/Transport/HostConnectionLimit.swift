@@ -25,21 +25,34 @@ package final class HostConnectionLimit: Sendable {
     }
     private static let sharedLimits = Mutex<[Int: HostConnectionLimit]>([:])
 
-    /// Waits for a permit for `url`'s origin.
+    /// Waits for a permit for `url`'s origin, telling ``AdmissionWait/observer`` while it waits (a stall
+    /// watchdog must not take a request queued here for a silent server).
     ///
     /// - Throws: `cancelled` when the task is cancelled while it waits.
     package func permit(for url: URL) async throws -> Permit {
         let budget = budget(for: Self.origin(of: url))
-        do {
-            try await budget.acquire()
-        } catch {
-            throw ModelDepotError.cancelled()
+        if !budget.tryAcquire() {
+            let observer = AdmissionWait.observer
+            observer?(true)
+            defer { observer?(false) }
+            do {
+                try await budget.acquire()
+            } catch {
+                throw ModelDepotError.cancelled()
+            }
         }
+        budget.noteInUse()
         return Permit(budget)
     }
 
     /// Permits of `url`'s origin free right now.
     package func free(for url: URL) -> Int { budget(for: Self.origin(of: url)).free }
+
+    /// The most permits of `url`'s origin ever held at once.
+    package func peakInUse(for url: URL) -> Int { budget(for: Self.origin(of: url)).peakInUse }
+
+    /// Requests of `url`'s origin waiting for a permit right now.
+    package func waiting(for url: URL) -> Int { budget(for: Self.origin(of: url)).waiting }
 
     private func budget(for origin: String) -> ConnectionBudget {
         budgets.withLock { budgets in
@@ -76,6 +89,12 @@ package final class HostConnectionLimit: Sendable {
     }
 }
 
+/// Where a request waiting for a ``HostConnectionLimit`` permit says so: the engine's stall watchdog binds an
+/// observer for the requests it watches and counts no stall while one waits.
+package enum AdmissionWait {
+    @TaskLocal package static var observer: (@Sendable (_ waiting: Bool) -> Void)?
+}
+
 /// A transport whose requests wait for a ``HostConnectionLimit`` permit for their origin. Redirects are
 /// followed by the caller hop by hop, each hop a request of its own: a hop's response is dropped (and its permit
 /// given back) before the next is sent, so chains never hold two permits.
@@ -105,23 +124,33 @@ package struct HostLimitedTransport: HTTPTransport {
 }
 
 extension TransportBody {
-    /// The same body, giving `permit` back at its end, at its first error, or when the body is dropped unread.
+    /// The same body, giving `permit` back at its end, at its first error, when the reader that iterated it goes
+    /// away (the engine stops at a range's last byte and never asks for the end), or when the body is dropped
+    /// unread.
     func releasing(_ permit: HostConnectionLimit.Permit) -> TransportBody {
         let base = self
         return TransportBody(makeNext: {
             let next = base.makeAsyncIterator().nextChunk
+            let reader = PermitLease(permit)
             return {
                 do {
                     guard let chunk = try await next() else {
-                        permit.release()
+                        reader.permit.release()
                         return nil
                     }
                     return chunk
                 } catch {
-                    permit.release()
+                    reader.permit.release()
                     throw error
                 }
             }
         })
     }
+}
+
+/// Gives a permit back when the iterator that holds it is dropped, though the response it came with may live on.
+private final class PermitLease: Sendable {
+    let permit: HostConnectionLimit.Permit
+    init(_ permit: HostConnectionLimit.Permit) { self.permit = permit }
+    deinit { permit.release() }
 }
