@@ -11,7 +11,7 @@
             let network = try hub.network()
             let snapshots = try await manager().download(lock: lock) { [registry] in
                 try registry.client(for: $0, network: network)
-            }
+            }.result()
             if outputOptions.json {
                 printJSON([
                     "snapshots": snapshots.map {

@@ -205,7 +205,9 @@ enum ShippingAndTrustingModelsSamples {
             ModelLock.Target(repo: try RepoID("sentence-transformers/all-MiniLM-L6-v2"), revision: "main")
         ])
         try lock.encoded().write(to: URL(fileURLWithPath: "modeldepot.lock"))
-        _ = try await models.download(lock: lock)
+        let task = await models.download(lock: lock)
+        for await progress in task.progress { print(progress.repositoriesCompleted, progress.totalRepositories) }
+        _ = try await task.result()
     }
 
     static func shipInsideTheApp() async throws {

@@ -155,6 +155,7 @@ import Testing
             retryPolicy: RetryPolicy(maxAttempts: 1))
         let cache = HubCache(root: root.path("cache"))
         let snapshots = try await ModelManager(pull: SnapshotDownloader(hub: hub, cache: cache)).download(lock: lock)
+            .result()
         try await mirror.shutdown()
         let folder = try #require(snapshots.first).folder
         #expect(try Data(contentsOf: folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
@@ -187,14 +188,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: root.path("plain/models--acme--tiny/snapshots").path))
 
         let locked = manager(good.url, cache: "locked")
-        let snapshots = try await locked.download(lock: lock)
+        let task = await locked.download(lock: lock)
+        let snapshots = try await task.result()
         let folder = try #require(snapshots.first).folder
+        // The lock's task ends counting every repository done.
+        #expect(task.latestProgress == LockProgress(repositoriesCompleted: 1, totalRepositories: 1))
         #expect(try Data(contentsOf: folder.appendingPathComponent("model.safetensors")) == Data(Self.weights))
 
         // A hostile mirror's listing disagrees with the lock: refused before a byte of content, nothing published.
         let hostile = try await Self.hostileMirror(commit: try #require(lock.repositories.first).commit)
         let refused = manager(hostile.baseURL, cache: "refused")
-        let refusal = await #expect(throws: ModelDepotError.self) { _ = try await refused.download(lock: lock) }
+        let refusal = await #expect(throws: ModelDepotError.self) {
+            _ = try await refused.download(lock: lock).result()
+        }
         try await hostile.shutdown()
         #expect(refusal?.code == .checksumMismatch, "\(refusal?.message ?? "")")
         #expect(hostile.requests.allSatisfy { !$0.path.contains("/resolve/") }, "no content asked")

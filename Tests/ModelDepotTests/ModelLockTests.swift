@@ -63,4 +63,27 @@ import Testing
                 computing: .sha256)
         }
     }
+
+    /// A lock's progress never goes back, counts the repository in flight by its own fraction, and ends complete.
+    @Test func lockProgressAddsUpRepositoriesAndTheOneInFlight() throws {
+        let repo = try RepoID("acme/one")
+        var half = SnapshotProgress(phase: .downloading)
+        half.bytesCompleted = 50
+        half.totalBytes = 100
+        let second = LockProgress(repositoriesCompleted: 1, totalRepositories: 2, repository: repo, current: half)
+        #expect(second.fractionCompleted == 0.75)
+        #expect(LockProgress(repositoriesCompleted: 0, totalRepositories: 0).fractionCompleted == nil)
+
+        // A restarted pull reports "nothing known yet" for the same repository: the figures shown stay.
+        let restarted = LockProgress(
+            repositoriesCompleted: 0, totalRepositories: 2, repository: repo,
+            current: SnapshotProgress(phase: .resolving))
+        let shown = restarted.continuing(from: second)
+        #expect(shown.repositoriesCompleted == 1 && shown.current?.bytesCompleted == 50)
+        #expect(shown.fractionCompleted == 0.75)
+
+        let done = LockProgress.completed(after: second, output: [])
+        #expect(done == LockProgress(repositoriesCompleted: 2, totalRepositories: 2))
+        #expect(done.fractionCompleted == 1)
+    }
 }

@@ -93,10 +93,11 @@ extension ModelManager {
     /// commit, only the locked files. Before anything is fetched, the endpoint's listing at that commit must
     /// agree with the lock on every file's size and digest; after the pull each file is checked against the lock.
     ///
-    /// - Throws: `checksumMismatch` naming the first file that differs, `entryNotFound` for a locked file the
-    ///   endpoint lacks, and whatever the pull throws. What an earlier repository pulled stays.
-    public func download(lock: ModelLock) async throws -> [Snapshot] {
-        try await download(lock: lock) { reference in
+    /// The task is started; its `result()` throws `checksumMismatch` naming the first file that differs,
+    /// `entryNotFound` for a locked file the endpoint lacks, and whatever the pull throws. What an earlier
+    /// repository pulled stays.
+    public func download(lock: ModelLock) -> LockDownloadTask {
+        download(lock: lock) { reference in
             RegistryClient(
                 registry: reference.registryURL, credential: try RegistryCredential.stored(for: reference.registry))
         }
@@ -106,13 +107,29 @@ extension ModelManager {
     /// (`ModelLock.Repository.oci`) comes from there, through the client `registries` gives for its registry.
     public func download(
         lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
+    ) -> LockDownloadTask {
+        let task = LockDownloadTask(request: lock) { report in
+            try await self.pullLocked(lock, registries: registries, progress: report)
+        }
+        task.resume()
+        return task
+    }
+
+    /// The lock's pull, repository by repository, as ``download(lock:registries:)`` describes it.
+    private func pullLocked(
+        _ lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient,
+        progress: @escaping @Sendable (LockProgress) -> Void
     ) async throws -> [Snapshot] {
         var snapshots: [Snapshot] = []
         // Every file is held to the lock before it is published, so a mirror found on the network may list too.
         let pull = self.pull.answeringListingsFromDiscoveredMirrors
+        let total = lock.repositories.count
         for repository in lock.repositories {
+            let done = snapshots.count
+            progress(LockProgress(repositoriesCompleted: done, totalRepositories: total, repository: repository.repo))
             if repository.oci != nil {
                 snapshots.append(try await pullLockedModelPack(repository, registries: registries))
+                progress(LockProgress(repositoriesCompleted: snapshots.count, totalRepositories: total))
                 continue
             }
             let listing = try await pull.hub.listFiles(
@@ -137,7 +154,12 @@ extension ModelManager {
                 repo: repository.repo, type: repository.type, revision: repository.commit,
                 files: repository.files.map(\.path))
             // Staged, checked, then published: files that do not match the lock are never linked.
-            var stage = try await pull.stage(request)
+            var stage = try await pull.stage(request) { current in
+                progress(
+                    LockProgress(
+                        repositoriesCompleted: done, totalRepositories: total, repository: repository.repo,
+                        current: current))
+            }
             // A discovered mirror's listing vouches for nothing beyond the locked files: not recorded as the tree.
             if pull.hub.discoveredListings?.happened == true { stage.tree = nil }
             let staged = stage
@@ -149,6 +171,7 @@ extension ModelManager {
                 )
             }
             snapshots.append(try await pull.publish(staged))
+            progress(LockProgress(repositoriesCompleted: snapshots.count, totalRepositories: total))
         }
         return snapshots
     }

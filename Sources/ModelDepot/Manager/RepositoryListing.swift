@@ -6,27 +6,27 @@ import ModelDepotTrust
 
 /// A repository's files at one commit, as a pull sees them: what a "browse" screen or `modeldepot info` shows
 /// before anything is downloaded.
-public struct RepositoryListing: Sendable, Equatable {
+package struct RepositoryListing: Sendable, Equatable {
     /// One file of the commit.
-    public struct File: Sendable, Equatable {
+    package struct File: Sendable, Equatable {
         /// The path inside the repository.
-        public var path: String
+        package var path: String
         /// Its size in bytes (the real file's, for files stored with LFS).
-        public var size: Int64
+        package var size: Int64
         /// Its SHA-256 when the Hub states it (LFS files).
-        public var sha256: String?
+        package var sha256: String?
     }
 
-    public var repo: RepoID
-    public var type: RepoType
+    package var repo: RepoID
+    package var type: RepoType
     /// The branch, tag or commit that was asked for.
-    public var revision: String
+    package var revision: String
     /// The commit `revision` names.
-    public var commit: String
+    package var commit: String
     /// Every file of the commit, by path.
-    public var files: [File]
+    package var files: [File]
     /// Where the list came from: the endpoint's URL, or `cache` when it is the list recorded at pull time.
-    public var source: String
+    package var source: String
 }
 
 extension ModelManager {
@@ -35,7 +35,7 @@ extension ModelManager {
     /// when it was pulled.
     ///
     /// - Throws: `notCached` offline when nothing was recorded for the revision; the Hub's errors online.
-    public nonisolated func listing(
+    package nonisolated func listing(
         _ repo: RepoID, type: RepoType = .model, revision: String = "main"
     ) async throws -> RepositoryListing {
         let repository = cache.repository(repo, type: type)
@@ -66,7 +66,7 @@ extension ModelManager {
 
     /// The types under which `repo` is in the cache: a dataset and a model may share a name, and someone who
     /// asks for the model while only the dataset is cached wants to hear so.
-    public nonisolated func cachedTypes(of repo: RepoID) -> [RepoType] {
+    package nonisolated func cachedTypes(of repo: RepoID) -> [RepoType] {
         RepoType.allCases.filter {
             FileStatus(path: cache.repository(repo, type: $0).folder.path)?.kind == .folder
         }

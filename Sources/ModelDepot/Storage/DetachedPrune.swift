@@ -6,35 +6,35 @@ import ModelDepotTransfer
 import ModelDepotTrust
 
 /// What `hf cache prune` removes: revisions no ref points to, and partial downloads nobody is working on.
-public struct DetachedPrune: Sendable, Encodable {
+package struct DetachedPrune: Sendable, Encodable {
     /// A revision no branch or tag points to.
-    public struct Revision: Sendable, Encodable, Equatable {
-        public var repo: String
-        public var type: String
-        public var commit: String
+    package struct Revision: Sendable, Encodable, Equatable {
+        package var repo: String
+        package var type: String
+        package var commit: String
         /// Bytes its removal frees (blobs other revisions still use stay).
-        public var freedBytes: Int64
+        package var freedBytes: Int64
     }
 
     /// A partial blob no process holds the lock of, older than the threshold.
-    public struct PartialDownload: Sendable, Encodable, Equatable {
-        public var repo: String
-        public var path: String
-        public var sizeOnDisk: Int64
+    package struct PartialDownload: Sendable, Encodable, Equatable {
+        package var repo: String
+        package var path: String
+        package var sizeOnDisk: Int64
         /// When its bytes last changed.
-        public var modified: Date
+        package var modified: Date
     }
 
-    public var revisions: [Revision] = []
-    public var partialDownloads: [PartialDownload] = []
+    package var revisions: [Revision] = []
+    package var partialDownloads: [PartialDownload] = []
     /// Partial downloads left alone because a process holds their lock (a pull in progress) or they are newer
     /// than the threshold.
-    public var partialDownloadsKept: Int = 0
+    package var partialDownloadsKept: Int = 0
     /// Repositories skipped because they are pinned.
-    public var pinnedSkipped: [String] = []
-    public var freedBytes: Int64 = 0
+    package var pinnedSkipped: [String] = []
+    package var freedBytes: Int64 = 0
     /// Whether it only planned.
-    public var dryRun: Bool
+    package var dryRun: Bool
 }
 
 extension ModelManager {
@@ -42,7 +42,7 @@ extension ModelManager {
     /// revision uses them — and the partial downloads older than `olderThan` whose lock no process holds, as
     /// `hf cache prune` does. Pinned repositories are left alone: a catalog model pinned to a commit has no ref,
     /// and a pin says to keep it.
-    public func pruneDetached(olderThan: Duration = .seconds(86_400), dryRun: Bool = false, now: Date = Date())
+    package func pruneDetached(olderThan: Duration = .seconds(86_400), dryRun: Bool = false, now: Date = Date())
         async throws -> DetachedPrune
     {
         var result = DetachedPrune(dryRun: dryRun)

@@ -16,7 +16,7 @@ extension ModelManager {
     ///
     /// A download under a policy is in the registry like any other (``cancelDownload(_:type:)``,
     /// ``overallProgress``), but a plain request never joins it, nor it a plain one: what it publishes has passed
-    /// its checks. Without a check to make, it is ``download(_:)``.
+    /// its checks. Without a check to make, it is the plain `download(_:)` of the request.
     public func download(_ request: SnapshotRequest, policy: DownloadPolicy) -> ModelDownloadTask {
         guard policy.signature != nil || policy.refusePickle else { return download(request) }
         let task = ModelDownloadTask(request: request) { report in

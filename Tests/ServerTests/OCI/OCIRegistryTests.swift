@@ -219,7 +219,7 @@ import Testing
 
                 // pull --locked takes it from the registry into another cache; verify holds the cache to it.
                 let other = try Self.manager(scratch.path("locked"), askingTheHubOf: manager)
-                let snapshots = try await other.download(lock: decoded) { _ in client }
+                let snapshots = try await other.download(lock: decoded) { _ in client }.result()
                 #expect(snapshots.first?.commit == commit)
                 #expect(await other.verify(lock: decoded).isEmpty)
                 #expect(try await other.verifyModelPack(reference, client: client).isEmpty)
@@ -238,7 +238,7 @@ import Testing
                 forged.files[0].size += 1
                 let third = try Self.manager(scratch.path("third"), askingTheHubOf: manager)
                 let error = await #expect(throws: ModelDepotError.self) {
-                    try await third.download(lock: ModelLock(repositories: [forged])) { _ in client }
+                    try await third.download(lock: ModelLock(repositories: [forged])) { _ in client }.result()
                 }
                 #expect(error?.code == .checksumMismatch && error?.message.contains("not what the lock names") == true)
                 #expect(!FileManager.default.fileExists(atPath: scratch.path("third/models--acme--tiny").path))
