@@ -14,7 +14,7 @@ import Testing
         let request = SnapshotRequest(repo: try RepoID("acme/model"))
         var registry = DownloadRegistry()
         let signed = Self.task(request)
-        registry.add(signed, signed: true)
+        registry.add(signed, kind: .signed)
         // A plain request may not join the signed download, which may end refused.
         #expect(registry.plainTask(for: request) == nil)
         #expect(registry.task(for: request) === signed)
@@ -32,5 +32,11 @@ import Testing
         registry.remove(retried)
         #expect(registry.tasks.map(ObjectIdentifier.init) == [ObjectIdentifier(signed)])
         #expect(registry.task(for: request) === signed)
+        // A pickle-refusing download is a kind of its own: found by its kind, and kept apart from the signed one.
+        let refusing = Self.task(request)
+        registry.add(refusing, kind: .refusingPickles)
+        #expect(registry.task(for: request, kind: .refusingPickles) === refusing)
+        #expect(registry.task(for: request, kind: .signed) === signed && registry.plainTask(for: request) == nil)
+        #expect(registry.tasks.count == 2)
     }
 }

@@ -82,6 +82,14 @@ import Testing
         #expect(shown.repositoriesCompleted == 1 && shown.current?.bytesCompleted == 50)
         #expect(shown.fractionCompleted == 0.75)
 
+        // Another repository at a lower fraction (a resumed run re-listing the first): the figures stay.
+        let relisted = LockProgress(
+            repositoriesCompleted: 0, totalRepositories: 2, repository: try RepoID("acme/zero"),
+            current: SnapshotProgress(phase: .downloading, bytesCompleted: 100, totalBytes: 100))
+        #expect(relisted.continuing(from: second) == second)
+        let further = LockProgress(repositoriesCompleted: 2, totalRepositories: 2)
+        #expect(further.continuing(from: second) == further)
+
         let done = LockProgress.completed(after: second, output: [])
         #expect(done == LockProgress(repositoriesCompleted: 2, totalRepositories: 2))
         #expect(done.fractionCompleted == 1)

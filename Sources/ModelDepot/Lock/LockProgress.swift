@@ -33,9 +33,14 @@ extension LockProgress: TransferProgress {
     public func continuing(from earlier: LockProgress) -> LockProgress {
         var shown = self
         shown.totalRepositories = max(shown.totalRepositories, earlier.totalRepositories)
-        shown.repositoriesCompleted = max(shown.repositoriesCompleted, earlier.repositoriesCompleted)
         if shown.repository == earlier.repository, let now = shown.current, let before = earlier.current {
             shown.current = now.continuing(from: before)
+        }
+        // A run that restarts a repository (a resume re-lists it) shows the earlier figures until it passes them.
+        if shown.repositoriesCompleted < earlier.repositoriesCompleted
+            || (shown.fractionCompleted ?? 0) < (earlier.fractionCompleted ?? 0)
+        {
+            return earlier
         }
         return shown
     }

@@ -2,6 +2,7 @@ import Foundation
 import ModelDepotCore
 import ModelDepotOCI
 import ModelDepotTrust
+import Synchronization
 
 extension ModelLock {
     /// What to lock: a repository at a branch, tag or commit, and which of its files.
@@ -108,8 +109,10 @@ extension ModelManager {
     public func download(
         lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient
     ) -> LockDownloadTask {
+        // What earlier runs of this task published: a resume after a pause or a failure goes on from there.
+        let published = PublishedSnapshots()
         let task = LockDownloadTask(request: lock) { report in
-            try await self.pullLocked(lock, registries: registries, progress: report)
+            try await self.pullLocked(lock, registries: registries, published: published, progress: report)
         }
         task.resume()
         return task
@@ -118,17 +121,18 @@ extension ModelManager {
     /// The lock's pull, repository by repository, as ``download(lock:registries:)`` describes it.
     private func pullLocked(
         _ lock: ModelLock, registries: @escaping @Sendable (OCIReference) throws -> RegistryClient,
-        progress: @escaping @Sendable (LockProgress) -> Void
+        published: PublishedSnapshots, progress: @escaping @Sendable (LockProgress) -> Void
     ) async throws -> [Snapshot] {
-        var snapshots: [Snapshot] = []
+        var snapshots = published.snapshots.withLock { $0 }
         // Every file is held to the lock before it is published, so a mirror found on the network may list too.
         let pull = self.pull.answeringListingsFromDiscoveredMirrors
         let total = lock.repositories.count
-        for repository in lock.repositories {
+        for repository in lock.repositories.dropFirst(snapshots.count) {
             let done = snapshots.count
             progress(LockProgress(repositoriesCompleted: done, totalRepositories: total, repository: repository.repo))
             if repository.oci != nil {
                 snapshots.append(try await pullLockedModelPack(repository, registries: registries))
+                published.snapshots.withLock { $0 = snapshots }
                 progress(LockProgress(repositoriesCompleted: snapshots.count, totalRepositories: total))
                 continue
             }
@@ -171,6 +175,7 @@ extension ModelManager {
                 )
             }
             snapshots.append(try await pull.publish(staged))
+            published.snapshots.withLock { $0 = snapshots }
             progress(LockProgress(repositoriesCompleted: snapshots.count, totalRepositories: total))
         }
         return snapshots
@@ -252,4 +257,10 @@ extension ModelManager {
         }
         return ModelLock(repositories: fromHub)
     }
+}
+
+/// The snapshots a lock task's runs have published so far, kept across a pause or a failure so a resumed run goes
+/// on from the next repository.
+final class PublishedSnapshots: Sendable {
+    let snapshots = Mutex<[Snapshot]>([])
 }

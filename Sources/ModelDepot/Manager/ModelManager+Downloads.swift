@@ -3,12 +3,21 @@ import ModelDepotCore
 /// Each request's latest download task, in the order they started: the one registry of a manager's downloads.
 /// `ModelDownloads` (the screens), the web app and apps all read this one; nothing else keeps tasks.
 ///
-/// A download checked against a signature is kept apart from a plain one of the same request: a plain request
-/// never joins it (it may end refused), and starting one never hides the other from `cancelDownload` or a delete.
+/// A download under a policy is kept apart from a plain one of the same request: a plain request never joins it
+/// (it may end refused), and starting one never hides the other from `cancelDownload` or a delete.
 struct DownloadRegistry {
+    /// What a download is held to besides its request.
+    enum Kind: Hashable {
+        case plain
+        /// Refused if the files it selects hold a pickle.
+        case refusingPickles
+        /// Checked against a publisher's signature (and maybe refusing pickles).
+        case signed
+    }
+
     private struct Key: Hashable {
         var request: SnapshotRequest
-        var signed: Bool
+        var kind: Kind
     }
     private var byKey: [Key: ModelDownloadTask] = [:]
     private var order: [Key] = []
@@ -16,17 +25,21 @@ struct DownloadRegistry {
     /// Every task, oldest first.
     var tasks: [ModelDownloadTask] { order.compactMap { byKey[$0] } }
 
-    /// The latest plain download of `request`, else the latest signature-checked one.
+    /// The latest plain download of `request`, else the latest one under a policy.
     func task(for request: SnapshotRequest) -> ModelDownloadTask? {
-        byKey[Key(request: request, signed: false)] ?? byKey[Key(request: request, signed: true)]
+        byKey[Key(request: request, kind: .plain)] ?? byKey[Key(request: request, kind: .refusingPickles)]
+            ?? byKey[Key(request: request, kind: .signed)]
     }
 
+    /// The latest download of `request` of `kind`: the one a request of the same kind may join.
+    func task(for request: SnapshotRequest, kind: Kind) -> ModelDownloadTask? { byKey[Key(request: request, kind: kind)] }
+
     /// The latest download of `request` a plain request may join.
-    func plainTask(for request: SnapshotRequest) -> ModelDownloadTask? { byKey[Key(request: request, signed: false)] }
+    func plainTask(for request: SnapshotRequest) -> ModelDownloadTask? { task(for: request, kind: .plain) }
 
     /// Records `task` as its request's latest of its kind (a retried download replaces the failed one).
-    mutating func add(_ task: ModelDownloadTask, signed: Bool = false) {
-        let key = Key(request: task.request, signed: signed)
+    mutating func add(_ task: ModelDownloadTask, kind: Kind = .plain) {
+        let key = Key(request: task.request, kind: kind)
         if byKey.updateValue(task, forKey: key) != nil { order.removeAll { $0 == key } }
         order.append(key)
     }

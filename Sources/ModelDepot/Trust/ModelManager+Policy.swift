@@ -16,9 +16,17 @@ extension ModelManager {
     ///
     /// A download under a policy is in the registry like any other (``cancelDownload(_:type:)``,
     /// ``overallProgress``), but a plain request never joins it, nor it a plain one: what it publishes has passed
-    /// its checks. Without a check to make, it is the plain `download(_:)` of the request.
+    /// its checks. A second pickle-refusing download of the same request joins the first; a signed one never
+    /// joins (it may trust another publisher). Without a check to make, it is the plain `download(_:)` of the request.
     public func download(_ request: SnapshotRequest, policy: DownloadPolicy) -> ModelDownloadTask {
         guard policy.signature != nil || policy.refusePickle else { return download(request) }
+        // Two pickle-refusing downloads of one request are one download, as two plain ones are. Signed ones are
+        // never joined: another call may trust another publisher.
+        if policy.signature == nil, let running = registry.task(for: request, kind: .refusingPickles),
+            !running.state.isFinal
+        {
+            return running
+        }
         let task = ModelDownloadTask(request: request) { report in
             if let requirement = policy.signature {
                 guard request.localDirectory == nil else {
@@ -35,7 +43,7 @@ extension ModelManager {
             try await self.refusePickles(in: pinned)
             return try await self.pull.download(pinned, progress: report)
         }
-        registry.add(task, signed: true)
+        registry.add(task, kind: policy.signature == nil ? .refusingPickles : .signed)
         task.resume()
         return task
     }

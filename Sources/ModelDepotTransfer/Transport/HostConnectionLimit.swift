@@ -4,8 +4,8 @@ import Synchronization
 
 /// At most `limit` requests in flight to one origin (scheme, host and port) across every download and API call
 /// that shares this value — two pulls from one host together, not each on its own. Counted in requests, not in
-/// sockets: a request holds its permit from `send` until its body ends, fails or is dropped, which is when the
-/// transport gives its connection back or closes it.
+/// sockets: a request holds its permit from `send` until its body ends, fails, the reader that iterated it goes
+/// (the engine stops at a range's last byte), or the body is dropped unread.
 package final class HostConnectionLimit: Sendable {
     package let limit: Int
     private let budgets = Mutex<[String: ConnectionBudget]>([:])
