@@ -32,7 +32,9 @@ struct DownloadRegistry {
     }
 
     /// The latest download of `request` of `kind`: the one a request of the same kind may join.
-    func task(for request: SnapshotRequest, kind: Kind) -> ModelDownloadTask? { byKey[Key(request: request, kind: kind)] }
+    func task(for request: SnapshotRequest, kind: Kind) -> ModelDownloadTask? {
+        byKey[Key(request: request, kind: kind)]
+    }
 
     /// The latest download of `request` a plain request may join.
     func plainTask(for request: SnapshotRequest) -> ModelDownloadTask? { task(for: request, kind: .plain) }
