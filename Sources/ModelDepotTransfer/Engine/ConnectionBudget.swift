@@ -10,7 +10,7 @@ import Synchronization
 package final class ConnectionBudget: Sendable {
     package let limit: Int
     private let available: Mutex<Int>
-    private let counts = Mutex((waiting: 0, peakInUse: 0))
+    private let waiters = Mutex(0)
     let signal = ChangeSignal()
 
     package init(limit: Int) {
@@ -29,8 +29,8 @@ package final class ConnectionBudget: Sendable {
 
     /// Waits for a permit; throws `CancellationError` when the task is cancelled first.
     package func acquire() async throws {
-        counts.withLock { $0.waiting += 1 }
-        defer { counts.withLock { $0.waiting -= 1 } }
+        waiters.withLock { $0 += 1 }
+        defer { waiters.withLock { $0 -= 1 } }
         while true {
             try Task.checkCancellation()
             let seen = signal.generation
@@ -39,17 +39,8 @@ package final class ConnectionBudget: Sendable {
         }
     }
 
-    /// Records the permits now in use in ``peakInUse`` (callers that report it call this after acquiring).
-    func noteInUse() {
-        let inUse = limit - free
-        counts.withLock { $0.peakInUse = max($0.peakInUse, inUse) }
-    }
-
     /// Tasks waiting in ``acquire()`` right now.
-    package var waiting: Int { counts.withLock { $0.waiting } }
-
-    /// The most permits in use at once, as ``noteInUse()`` saw them.
-    package var peakInUse: Int { counts.withLock { $0.peakInUse } }
+    package var waiting: Int { waiters.withLock { $0 } }
 
     package func release() {
         available.withLock { $0 += 1 }

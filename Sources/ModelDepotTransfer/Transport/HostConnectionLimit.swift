@@ -41,15 +41,11 @@ package final class HostConnectionLimit: Sendable {
                 throw ModelDepotError.cancelled()
             }
         }
-        budget.noteInUse()
         return Permit(budget)
     }
 
     /// Permits of `url`'s origin free right now.
     package func free(for url: URL) -> Int { budget(for: Self.origin(of: url)).free }
-
-    /// The most permits of `url`'s origin ever held at once.
-    package func peakInUse(for url: URL) -> Int { budget(for: Self.origin(of: url)).peakInUse }
 
     /// Requests of `url`'s origin waiting for a permit right now.
     package func waiting(for url: URL) -> Int { budget(for: Self.origin(of: url)).waiting }
