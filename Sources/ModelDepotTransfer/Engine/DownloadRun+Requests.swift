@@ -95,7 +95,9 @@ extension DownloadRun {
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 // A request queued for a per-host permit has not reached the server: no stall while it waits.
-                try await AdmissionWait.$observer.withValue({ counter.setWaiting($0) }) { try await operation(counter) }
+                try await AdmissionWait.$observer.withValue(AdmissionWait.Observer { counter.setWaiting($0) }) {
+                    try await operation(counter)
+                }
             }
             group.addTask {
                 var last = counter.current

@@ -33,8 +33,8 @@ package final class HostConnectionLimit: Sendable {
         let budget = budget(for: Self.origin(of: url))
         if !budget.tryAcquire() {
             let observer = AdmissionWait.observer
-            observer?(true)
-            defer { observer?(false) }
+            observer?.changed(true)
+            defer { observer?.changed(false) }
             do {
                 try await budget.acquire()
             } catch {
@@ -88,7 +88,14 @@ package final class HostConnectionLimit: Sendable {
 /// Where a request waiting for a ``HostConnectionLimit`` permit says so: the engine's stall watchdog binds an
 /// observer for the requests it watches and counts no stall while one waits.
 package enum AdmissionWait {
-    @TaskLocal package static var observer: (@Sendable (_ waiting: Bool) -> Void)?
+    // A class, not a bare closure: in release builds, Swift 6.3's specialized `TaskLocal.withValue` for an
+    // optional `@Sendable` function type pushed the value with a null type and crashed every pull.
+    @TaskLocal package static var observer: Observer?
+
+    package final class Observer: Sendable {
+        package let changed: @Sendable (_ waiting: Bool) -> Void
+        package init(_ changed: @escaping @Sendable (_ waiting: Bool) -> Void) { self.changed = changed }
+    }
 }
 
 /// A transport whose requests wait for a ``HostConnectionLimit`` permit for their origin. Redirects are
