@@ -173,13 +173,13 @@ _modeldepot() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    pull|catalog|search|discover|ls|status|info|path|verify|rm|prune|pin|lock|export|import|push|serve|ui|chat|embed|transcribe|demo|env|help)
+    pull|catalog|search|discover|ls|status|info|path|verify|bom|rm|prune|pin|lock|export|import|push|serve|ui|chat|embed|transcribe|demo|env|help)
         # Offer subcommand argument completions
         "_modeldepot_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'pull catalog search discover ls status info path verify rm prune pin lock export import push serve ui chat embed transcribe demo env help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'pull catalog search discover ls status info path verify bom rm prune pin lock export import push serve ui chat embed transcribe demo env help' -- "${cur}"))
         ;;
     esac
 }
@@ -526,6 +526,57 @@ _modeldepot_verify() {
         return
         ;;
     '--registry-token-file')
+        return
+        ;;
+    esac
+}
+
+_modeldepot_bom() {
+    repeating_flags=()
+    non_repeating_flags=(--offline --discover --insecure --verbose --version -h --help)
+    repeating_options=(--mirror --ca-cert)
+    non_repeating_options=(--output -o --trusted-key --trusted-certificate --certificate-identity --signature-path --cache-dir --repo-type --endpoint --token --proxy --max-rate-limit-wait)
+    __modeldepot_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--output'|'-o')
+        return
+        ;;
+    '--trusted-key')
+        return
+        ;;
+    '--trusted-certificate')
+        return
+        ;;
+    '--certificate-identity')
+        return
+        ;;
+    '--signature-path')
+        return
+        ;;
+    '--cache-dir')
+        return
+        ;;
+    '--repo-type')
+        return
+        ;;
+    '--endpoint')
+        return
+        ;;
+    '--token')
+        return
+        ;;
+    '--mirror')
+        return
+        ;;
+    '--proxy')
+        return
+        ;;
+    '--ca-cert')
+        return
+        ;;
+    '--max-rate-limit-wait')
         return
         ;;
     esac

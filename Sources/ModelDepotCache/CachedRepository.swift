@@ -17,21 +17,21 @@ public struct CachedRepository: Sendable, Hashable {
     public let folder: URL
 
     /// `blobs/`: file contents, named by ETag.
-    public var blobsFolder: URL { folder.appendingPathComponent("blobs", isDirectory: true) }
+    package var blobsFolder: URL { folder.appendingPathComponent("blobs", isDirectory: true) }
     /// `snapshots/`: one folder per commit, with links into `blobs/`.
-    public var snapshotsFolder: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
+    package var snapshotsFolder: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
     /// `refs/`: branch and tag names, each a file holding its commit.
-    public var refsFolder: URL { folder.appendingPathComponent("refs", isDirectory: true) }
+    package var refsFolder: URL { folder.appendingPathComponent("refs", isDirectory: true) }
 
     /// The blob named `etag` (it may not exist).
     public func blob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag) }
 
     /// Where a download of blob `etag` collects its bytes. Python's `scan_cache_dir` lists `blobs/*.incomplete`
     /// as unfinished downloads, and the fixed name (unlike Python 2.4's random one) lets a later run resume it.
-    public func partialBlob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag + ".incomplete") }
+    package func partialBlob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag + ".incomplete") }
 
     /// The lock Python takes for the same blob: both tools serialise on it.
-    public func lockFile(_ etag: String) -> URL {
+    package func lockFile(_ etag: String) -> URL {
         cache.root.appendingPathComponent(".locks/\(folder.lastPathComponent)/\(etag).lock")
     }
 
@@ -86,7 +86,7 @@ public struct CachedRepository: Sendable, Hashable {
 
     /// Points `refs/<revision>` at `commit`: exactly 40 characters, no newline, written atomically and only
     /// when it changes (so read-only caches still work when nothing changed).
-    public func setRef(_ revision: String, to commit: String) throws {
+    package func setRef(_ revision: String, to commit: String) throws {
         guard revision != commit else { return }
         let file = try refFile(revision)
         if let data = FileManager.default.contents(atPath: file.path), String(decoding: data, as: UTF8.self) == commit {
@@ -103,7 +103,7 @@ public struct CachedRepository: Sendable, Hashable {
     var linkWorkFolder: URL { folder.appendingPathComponent(".modeldepot/links", isDirectory: true) }
 
     /// Makes `snapshots/<commit>/<path>` a relative symlink to `blobs/<etag>`, replacing what was there.
-    public func link(_ path: RepoFilePath, commit: String, toBlob etag: String) throws {
+    package func link(_ path: RepoFilePath, commit: String, toBlob etag: String) throws {
         let link = snapshotFile(commit, path)
         try HubCache.createFolder(link.deletingLastPathComponent())
         // One `..` per folder between the link and the repo folder: the path's own folders, the commit, snapshots.
@@ -173,7 +173,7 @@ public struct CachedRepository: Sendable, Hashable {
     }
 
     /// Whether a pull recorded that the Hub has no such file at `commit` (`.no_exist/`).
-    public func isKnownMissing(_ path: RepoFilePath, commit: String) -> Bool {
+    package func isKnownMissing(_ path: RepoFilePath, commit: String) -> Bool {
         FileManager.default.fileExists(atPath: noExistMarker(commit, path).path)
     }
 

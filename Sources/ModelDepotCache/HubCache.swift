@@ -33,7 +33,7 @@ public struct HubCache: Sendable, Hashable {
     }
 
     /// Writes `CACHEDIR.TAG` (once) so that backup tools skip the cache.
-    public func writeCacheDirectoryTag() throws {
+    package func writeCacheDirectoryTag() throws {
         let tag = root.appendingPathComponent("CACHEDIR.TAG")
         guard !FileManager.default.fileExists(atPath: tag.path) else { return }
         try Self.createFolder(root)

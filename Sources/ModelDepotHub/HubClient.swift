@@ -170,7 +170,7 @@ public struct HubClient: Sendable {
     }
 
     /// The commits that lead to `revision`, newest first (the first page the Hub sends: up to 50 commits).
-    public func listCommits(_ repo: RepoID, type: RepoType = .model, revision: String) async throws -> [RepoCommit] {
+    package func listCommits(_ repo: RepoID, type: RepoType = .model, revision: String) async throws -> [RepoCommit] {
         if !mirrors.isEmpty {
             return try await failingOver { try await $0.listCommits(repo, type: type, revision: revision) }
         }
@@ -254,13 +254,13 @@ public struct HubClient: Sendable {
     /// and sends the whole file is read only that far.
     ///
     /// - Throws: `entryNotFound` when the file does not exist; the other Hub errors as usual.
-    public func firstBytes(
+    package func firstBytes(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath, count: Int
     ) async throws -> [UInt8] {
         try await bytes(repo, type: type, revision: revision, path: path, offset: 0, count: count).bytes
     }
 
-    /// `count` bytes of a file from `offset` (a `Range` request, like ``firstBytes(_:type:revision:path:count:)``)
+    /// `count` bytes of a file from `offset` (a `Range` request, like `firstBytes(_:type:revision:path:count:)`)
     /// and the file's size from `Content-Range` when the server sends it. A server that ignores the range answers
     /// with the whole file: its first bytes serve an `offset` of 0; for another offset nothing is returned (and no
     /// size), since reading up to it could mean gigabytes.

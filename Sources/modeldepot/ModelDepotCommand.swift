@@ -23,7 +23,7 @@
 
                 See `modeldepot help <command>` for a command's options.
                 """,
-            version: "0.1.0",
+            version: ModelDepotRelease.version,
             groupedSubcommands: [
                 CommandGroup(
                     name: "Downloading",
@@ -32,6 +32,7 @@
                     name: "Cache",
                     subcommands: [
                         ListCommand.self, StatusCommand.self, InfoCommand.self, PathCommand.self, VerifyCommand.self,
+                        BOMCommand.self,
                         RemoveCommand.self, PruneCommand.self, PinCommand.self,
                     ]),
                 // Exact bytes elsewhere: a lock to reproduce, a bundle to carry offline, an OCI artifact to pull back.

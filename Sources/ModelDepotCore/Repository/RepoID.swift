@@ -50,12 +50,12 @@ public struct RepoID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
     public var description: String { namespace.map { "\($0)/\(name)" } ?? name }
 
     /// The repo's folder in a Hub cache: `models--org--name`, `datasets--name`.
-    public func cacheFolderName(type: RepoType) -> String {
+    package func cacheFolderName(type: RepoType) -> String {
         ([type.cacheFolderPrefix] + (namespace.map { [$0] } ?? []) + [name]).joined(separator: "--")
     }
 
     /// Parses a cache folder name back into its type and id; nil for anything else.
-    public static func fromCacheFolderName(_ folder: String) -> (RepoType, RepoID)? {
+    package static func fromCacheFolderName(_ folder: String) -> (RepoType, RepoID)? {
         guard let (type, text) = cacheFolderParts(folder), let id = try? RepoID(text) else { return nil }
         return (type, id)
     }

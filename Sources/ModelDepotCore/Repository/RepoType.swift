@@ -3,11 +3,11 @@ public enum RepoType: String, Sendable, Hashable, CaseIterable, Codable {
     case model, dataset, space, kernel
 
     /// The API path segment: `/api/models/…`, `/api/datasets/…`.
-    public var apiSegment: String { rawValue + "s" }
+    package var apiSegment: String { rawValue + "s" }
 
     /// What precedes the repo id in file URLs: nothing for models, `datasets/` and so on otherwise.
-    public var urlPrefix: String { self == .model ? "" : rawValue + "s/" }
+    package var urlPrefix: String { self == .model ? "" : rawValue + "s/" }
 
     /// The first part of a cache folder name: `models--org--name`.
-    public var cacheFolderPrefix: String { rawValue + "s" }
+    package var cacheFolderPrefix: String { rawValue + "s" }
 }

@@ -21,7 +21,7 @@ public struct PickleFile: Sendable, Equatable {
     }
 
     public var container: Container
-    /// Every global the pickles import (from ``sniff(_:)`` only the dangerous ones its bytes show).
+    /// Every global the pickles import (from `sniff(_:)` only the dangerous ones its bytes show).
     public var imports: [PickleImport]
 
     package init(container: Container, imports: [PickleImport]) {
@@ -63,15 +63,15 @@ public struct PickleFile: Sendable, Equatable {
         !neverPickleExtensions.contains((path as NSString).pathExtension.lowercased())
     }
 
-    /// How many leading bytes ``sniff(_:)`` looks at: enough for a ZIP's first entry, a `.npy` header and the start
+    /// How many leading bytes `sniff(_:)` looks at: enough for a ZIP's first entry, a `.npy` header and the start
     /// of a pickle's object graph.
-    public static let sniffLength = 64 << 10
+    package static let sniffLength = 64 << 10
 
-    /// Judges a file by its first bytes (all of it when shorter than ``sniffLength``): nil when they cannot start
+    /// Judges a file by its first bytes (all of it when shorter than `sniffLength`): nil when they cannot start
     /// a pickle. A pickle that is still a valid opcode stream where the bytes end counts; so does a ZIP, whose
     /// central directory at the end of the file is not in the prefix, unless it is all there (probe unpulled
     /// files with `ModelManager.pickles` instead, which reads that end too). Its imports are the dangerous ones seen.
-    public static func sniff(_ prefix: [UInt8]) -> PickleFile? {
+    package static func sniff(_ prefix: [UInt8]) -> PickleFile? {
         var source = ProbedBytes(size: prefix.count < sniffLength ? Int64(prefix.count) : Int64(Int.max / 2))
         source.add(prefix, at: 0)
         do {

@@ -22,7 +22,7 @@ public struct PickleImport: Sendable, Hashable, Comparable, CustomStringConverti
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.description < rhs.description }
 
     /// What stands for a module or name the scan cannot trace to a string constant.
-    public static let untraced = "?"
+    package static let untraced = "?"
 
     /// An import the scan cannot name: `STACK_GLOBAL` of values made at load time, or an `EXT` code looked up in
     /// copyreg's registry. Anything may be behind it, so it is dangerous.

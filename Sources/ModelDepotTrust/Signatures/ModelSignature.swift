@@ -88,7 +88,10 @@ import ModelDepotCore
                 )
             }
             let key = try await certificates.signingKey(of: certificateChain)
-            return try checked(by: key)
+            var signed = try checked(by: key)
+            signed.signingCertificateSHA256 = SHA256.hash(data: certificateChain[0]).map { String(format: "%02x", $0) }
+                .joined()
+            return signed
         }
     }
 
@@ -117,7 +120,10 @@ import ModelDepotCore
                 "The signature does not verify with the trusted \(key.curve) key: the statement was changed after signing, or another key signed it."
             )
         }
-        return try SignedFiles(statement: payload)
+        var signed = try SignedFiles(statement: payload)
+        signed.signerKeySHA256 = SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        signed.signerKeyCurve = key.curve
+        return signed
     }
 }
 
@@ -135,6 +141,12 @@ public struct SignedFiles: Sendable, Hashable {
     public var shardSize: Int64?
     /// Paths signing skipped (the signature file itself, `.git`, `.gitattributes`, …), as the statement lists them.
     public var ignoredPaths: [String]
+    /// Who signed, once verified: the SHA-256 of the signing key's DER SubjectPublicKeyInfo
+    /// (`openssl pkey -pubin -outform DER | sha256sum`), its curve, and for a certificate signature the SHA-256 of
+    /// the signing certificate's DER.
+    package var signerKeySHA256: String?
+    package var signerKeyCurve: String?
+    package var signingCertificateSHA256: String?
 
     /// Reads an in-toto statement of model-signing's v1.0 predicate.
     ///

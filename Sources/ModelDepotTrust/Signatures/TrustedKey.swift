@@ -72,7 +72,7 @@ public struct TrustedKey: Sendable {
 
     /// The identifier a signature's `publicKey.hint` holds: the SHA-256 of the key's PEM text, in the exact form
     /// Python's `cryptography` writes (64-column base64, a newline after each line).
-    public var hint: String {
+    package var hint: String {
         let base64 = derRepresentation.base64EncodedString()
         var lines = ["-----BEGIN PUBLIC KEY-----"]
         var rest = Substring(base64)

@@ -1,0 +1,133 @@
+import Foundation
+import ModelDepotCache
+import ModelDepotCore
+import ModelDepotPlatform
+import ModelDepotTransfer
+import ModelDepotTrust
+
+extension ModelManager {
+    /// A bill of materials for a cached snapshot, from its bytes as they are now: every file is hashed again (the
+    /// remembered verification of the download is not taken on trust, since a file can change after it), pickles
+    /// are read for their imports, and the signature is checked when `trust` is given.
+    ///
+    /// - Parameters:
+    ///   - repo: the repository.
+    ///   - type: its kind.
+    ///   - revision: the branch, tag or commit whose snapshot to describe.
+    ///   - signaturePath: where the signature is in the repository (`model.sig`).
+    ///   - trust: whose signature to accept; without it a signature present is reported as not checked.
+    /// - Throws: `notCached` when the snapshot is not in the cache, or is missing files its recorded list names
+    ///   (each named); file system errors.
+    public nonisolated func billOfMaterials(
+        for repo: RepoID, type: RepoType = .model, revision: String = "main",
+        signaturePath: String = ModelManager.defaultSignaturePath, trust: SignatureTrust? = nil
+    ) async throws -> BillOfMaterials {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision),
+            FileStatus(path: repository.snapshotFolder(commit).path, followingLinks: true)?.kind == .folder
+        else {
+            throw ModelDepotError(
+                .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
+        }
+        let tree = repository.recordedTree(commit)
+        let present = CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).filter {
+            FileStatus(path: repository.snapshotFile(commit, $0).path, followingLinks: true)?.kind == .file
+        }
+        let missing = Set(tree?.files.keys.map { $0 } ?? []).subtracting(present).map(\.value).sorted()
+        guard missing.isEmpty else {
+            throw ModelDepotError(
+                .notCached,
+                "\(repo) @ \(commit.prefix(12)) is not fully downloaded: \(missing.count) of its files are missing (\(missing.prefix(10).joined(separator: ", "))\(missing.count > 10 ? ", …" : "")); pull it again first.",
+                remedy: .downloadFirst)
+        }
+        // Gigabytes hashed and pickles walked: off the cooperative pool.
+        let files = try await BlockingWork.run {
+            try present.map { path in try Self.describe(path, commit: commit, in: repository, tree: tree) }
+        }
+        let signature = await signatureVerdict(
+            of: repo, type: type, commit: commit, files: files, signaturePath: signaturePath, trust: trust)
+        var card = ModelCardMetadata()
+        if let readme = files.first(where: { $0.path == "README.md" }), readme.verification == .verified,
+            let data = FileManager.default.contents(
+                atPath: repository.snapshotFile(commit, try RepoFilePath("README.md")).path)
+        {
+            card = ModelCardMetadata(readme: data)
+        }
+        return BillOfMaterials(
+            repo: repo, type: type, commit: commit, files: files, signature: signature, endpoint: pull.hub.endpoint,
+            revision: revision == commit ? nil : revision, card: card, listIsRecorded: tree != nil)
+    }
+
+    /// One file hashed: its SHA-256 (and git blob id when the Hub names it so), held to the digest published for it.
+    nonisolated static func describe(
+        _ path: RepoFilePath, commit: String, in repository: CachedRepository, tree: RecordedTree?
+    ) throws -> BillOfMaterials.File {
+        let link = repository.snapshotFile(commit, path).path
+        let blob = CacheScanner.blobPath(of: link)
+        let status = FileStatus(path: link, followingLinks: true)
+        let sha256 = try FileDigests.sha256(ofFileAt: link)
+        // What was published: the recorded list's digest, else the blob's name (which the download checked).
+        let listed = tree?.files[path]
+        let published = listed?.etag ?? (blob as NSString).lastPathComponent
+        var gitBlobID: String?
+        let verification: BillOfMaterials.File.Verification
+        if tree != nil, listed == nil {
+            verification = .unlisted
+        } else if HubEncoding.isSHA256(published) {
+            verification = sha256 == published ? .verified : .failed(expected: published, actual: sha256)
+        } else if HubEncoding.isGitID(published) {
+            let actual = try FileDigests.gitBlobID(ofFileAt: link)
+            gitBlobID = actual
+            verification = actual == published ? .verified : .failed(expected: published, actual: actual)
+        } else {
+            verification = .uncheckable
+        }
+        var file = BillOfMaterials.File(
+            path: path.value, size: status?.size ?? 0, sha256: sha256, verification: verification,
+            downloaded: FileStatus(path: blob, followingLinks: true).map {
+                Date(timeIntervalSince1970: TimeInterval($0.modifiedNanoseconds / 1_000_000_000))
+            }, pickle: nil, pickleProblem: nil, gitBlobID: gitBlobID)
+        if PickleFile.mayBePickle(path.value) {
+            do {
+                file.pickle = try PickleFile.inspect(URL(fileURLWithPath: link))
+            } catch {
+                file.pickleProblem = (error as? ModelDepotError)?.message ?? "\(error)"
+            }
+        }
+        return file
+    }
+
+    /// The signature's verdict: absent, present but not checked (no trust given), verified with its signer, or why
+    /// it failed.
+    nonisolated func signatureVerdict(
+        of repo: RepoID, type: RepoType, commit: String, files: [BillOfMaterials.File], signaturePath: String,
+        trust: SignatureTrust?
+    ) async -> BillOfMaterials.Signature {
+        guard files.contains(where: { $0.path == signaturePath }) else { return .absent }
+        guard let trust else { return .unchecked(path: signaturePath) }
+        do {
+            let check = try await verifySignature(
+                of: repo, type: type, revision: commit, signaturePath: signaturePath, trust: trust)
+            // The check may take digests from the download; the bill holds the signature to the bytes as hashed now.
+            if check.signed.shardSize == nil {
+                for file in files {
+                    if let signed = check.signed.files[file.path], signed != [file.sha256], file.size > 0 {
+                        return .invalid(
+                            path: signaturePath, reason: "\(file.path) differs from what was signed (hashed now).")
+                    }
+                }
+            }
+            return .verified(path: signaturePath, signer: Self.signer(of: check.signed))
+        } catch {
+            return .invalid(path: signaturePath, reason: (error as? ModelDepotError)?.message ?? "\(error)")
+        }
+    }
+
+    /// `ECDSA P-256 key sha256:…` (the SHA-256 of its DER SubjectPublicKeyInfo), with `, certificate sha256:…` (of
+    /// its DER) when a certificate signed.
+    nonisolated static func signer(of signed: SignedFiles) -> String {
+        var text = "ECDSA \(signed.signerKeyCurve ?? "") key sha256:\(signed.signerKeySHA256 ?? "")"
+        if let certificate = signed.signingCertificateSHA256 { text += ", certificate sha256:\(certificate)" }
+        return text
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import ModelDepot
+import ModelDepotTesting
+import Testing
+
+/// `modeldepot bom` (issue 66) against the references: every bill passes cyclonedx-python-lib's strict validator
+/// for CycloneDX 1.6, its purl parses with packageurl-python, its signer is the key model-signing 1.1.1 signed with
+/// (fingerprinted by Python's cryptography), and its digests are those Python computes of the published files.
+@Suite(.enabled(if: SigningVenv.isInstalled, "the trust venv is missing (scripts/test installs it)"))
+struct BillOfMaterialsCommandTests {
+    static func peer(_ arguments: [String]) async throws -> CLIRunner.Output {
+        try await SigningVenv.run(script: "bom_peer.py", arguments)
+    }
+
+    /// Validates the bill at `path` with the reference validator; the purl as packageurl-python reads it.
+    static func validated(_ path: URL) async throws -> [String: Any] {
+        let verdict = try await peer(["validate", path.path])
+        try #require(verdict.status == 0, "\(path.lastPathComponent): \(verdict.stderr)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(verdict.stdout.utf8)) as? [String: Any]
+        return (parsed?["purl"] as? [String: Any]) ?? [:]
+    }
+
+    static func properties(_ component: [String: Any]) -> [(String, String)] {
+        ((component["properties"] as? [[String: String]]) ?? []).map { ($0["name"] ?? "", $0["value"] ?? "") }
+    }
+
+    static func components(_ bill: Data) throws -> (model: [String: Any], files: [String: [String: Any]]) {
+        let document = try #require(try JSONSerialization.jsonObject(with: bill) as? [String: Any])
+        let model = try #require((document["components"] as? [[String: Any]])?.first)
+        var files: [String: [String: Any]] = [:]
+        for file in (model["components"] as? [[String: Any]]) ?? [] { files[file["name"] as! String] = file }
+        return (model, files)
+    }
+
+    @Test func signedModelsBillNamesItsSignerAndEveryTamperingIsNamed() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-bom")
+        defer { folder.remove() }
+        let prepared = try await SigningVenv.run(["prepare", folder.url.path])
+        try #require(prepared.status == 0, "\(prepared.stderr)")
+        let keys = try #require(
+            try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
+        let trusted = try #require(keys["trusted"])
+
+        // A model with a card and a pickle beside the signed ones.
+        let carded = folder.path("repos/acme/carded")
+        try FileManager.default.createDirectory(at: carded, withIntermediateDirectories: true)
+        try Data(
+            """
+            ---
+            license: apache-2.0
+            pipeline_tag: text-generation
+            base_model: acme/base-model
+            datasets:
+              - acme/corpus
+              - "acme/more"
+            language: [en, fr]
+            tags:
+            - demo
+            model-index:
+            - name: carded
+              results: []
+            ---
+            # Carded
+            """.utf8
+        ).write(to: carded.appendingPathComponent("README.md"))
+        // A protocol 2 pickle that imports os.system: the bill must say so.
+        try Data([0x80, 0x02] + Array("cos\nsystem\nq\u{0}.".utf8)).write(
+            to: carded.appendingPathComponent("pytorch_model.bin"))
+
+        let (mirrorURL, serving) = try await FolderMirror.start(root: folder.path("repos"))
+        defer { serving.cancel() }
+        let endpoint = mirrorURL.absoluteString
+        let cache = folder.path("cache")
+        for name in ["good", "carded"] {
+            let pulled = try await CLIRunner.run([
+                "pull", "acme/\(name)", "--endpoint", endpoint, "--cache-dir", cache.path,
+            ])
+            try #require(pulled.status == 0, "\(name): \(pulled.stderr)")
+        }
+        func bom(_ arguments: [String]) async throws -> CLIRunner.Output {
+            try await CLIRunner.run(["bom"] + arguments + ["--endpoint", endpoint, "--cache-dir", cache.path])
+        }
+
+        // Signed: the signer is the key model-signing used; every digest is Python's of the published file.
+        let signedBill = folder.path("good.cdx.json")
+        let signed = try await bom(["acme/good", "--trusted-key", trusted, "-o", signedBill.path])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let purl = try await Self.validated(signedBill)
+        let commit = try #require(
+            try String(contentsOf: cache.appendingPathComponent("models--acme--good/refs/main"), encoding: .utf8))
+        #expect(purl["type"] as? String == "huggingface")
+        #expect(purl["namespace"] as? String == "acme" && purl["name"] as? String == "good")
+        #expect(purl["version"] as? String == commit)
+        #expect((purl["qualifiers"] as? [String: String])?["repository_url"] == endpoint)
+        let fingerprint = try await Self.peer(["fingerprint", trusted])
+        let (model, files) = try Self.components(try Data(contentsOf: signedBill))
+        let modelProperties = Self.properties(model)
+        let signer = try #require(modelProperties.first { $0.0 == "modeldepot:signature.signer" }?.1)
+        let expectedFingerprint = fingerprint.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            expectedFingerprint.count == 64 && signer == "ECDSA P-256 key sha256:\(expectedFingerprint)",
+            "\(signer) against \(fingerprint.stdout)\(fingerprint.stderr)")
+        // The mirror serves no dot files, so `.gitattributes` is not in the repository.
+        #expect(Set(files.keys) == ["config.json", "sub/notes.txt", "weights.bin", "model.sig"])
+        for (path, file) in files {
+            let published = try Data(contentsOf: folder.path("repos/acme/good/\(path)"))
+            let hashes = file["hashes"] as? [[String: String]]
+            #expect(hashes == [["alg": "SHA-256", "content": SampleData.sha256(Array(published))]], "\(path)")
+            #expect(Self.properties(file).contains { $0.0 == "modeldepot:verification" && $0.1.hasPrefix("verified") })
+        }
+
+        // Without a trusted key the signature is there but not checked; the same cache gives the same bytes.
+        let first = try await bom(["acme/good"])
+        let second = try await bom(["acme/good"])
+        #expect(first.status == 0 && first.stdout == second.stdout && !first.stdout.isEmpty)
+        #expect(first.stdout.contains("present at model.sig, not checked"))
+
+        // Card and pickle: the licence as SPDX, the task, datasets, languages and base model; os.system named.
+        let cardedBill = folder.path("carded.cdx.json")
+        let cardedRun = try await bom(["acme/carded", "-o", cardedBill.path])
+        #expect(cardedRun.status == 0, "\(cardedRun.stderr)")
+        _ = try await Self.validated(cardedBill)
+        let (cardedModel, cardedFiles) = try Self.components(try Data(contentsOf: cardedBill))
+        #expect(
+            (cardedModel["licenses"] as? [[String: String]])?.first?["expression"] == "Apache-2.0",
+            "\(cardedModel["licenses"] ?? "none")")
+        let parameters = (cardedModel["modelCard"] as? [String: Any])?["modelParameters"] as? [String: Any]
+        #expect(parameters?["task"] as? String == "text-generation")
+        #expect((parameters?["datasets"] as? [[String: String]])?.map { $0["name"] } == ["acme/corpus", "acme/more"])
+        let cardProperties = Self.properties((cardedModel["modelCard"] as? [String: Any]) ?? [:])
+        #expect(cardProperties.filter { $0.0 == "language" }.map(\.1) == ["en", "fr"])
+        let ancestors = (cardedModel["pedigree"] as? [String: Any])?["ancestors"] as? [[String: String]]
+        #expect(ancestors?.first?["purl"]?.hasPrefix("pkg:huggingface/acme/base-model") == true)
+        let pickle = Self.properties(try #require(cardedFiles["pytorch_model.bin"]))
+        #expect(pickle.contains { $0 == ("modeldepot:pickle", "dangerous") }, "\(pickle)")
+        #expect(pickle.contains { $0 == ("modeldepot:pickle.import", "os.system (dangerous)") }, "\(pickle)")
+
+        // A byte of the cached weights flipped: named as failed (never listed as good), exit 1, and the signature,
+        // held to the bytes as hashed now, fails too.
+        let snapshot = cache.appendingPathComponent("models--acme--good/snapshots/\(commit)")
+        let weights = snapshot.appendingPathComponent("weights.bin").resolvingSymlinksInPath()
+        var bytes = try Data(contentsOf: weights)
+        bytes[4096] ^= 1
+        try bytes.write(to: weights)
+        let tamperedBill = folder.path("tampered.cdx.json")
+        let tampered = try await bom(["acme/good", "--trusted-key", trusted, "-o", tamperedBill.path])
+        #expect(tampered.status == 1, "\(tampered.stderr)")
+        #expect(tampered.stderr.contains("FAILED weights.bin: its bytes hash to"), "\(tampered.stderr)")
+        #expect(tampered.stderr.contains("FAILED signature model.sig"), "\(tampered.stderr)")
+        _ = try await Self.validated(tamperedBill)
+        let (tamperedModel, tamperedFiles) = try Self.components(try Data(contentsOf: tamperedBill))
+        let verification = Self.properties(try #require(tamperedFiles["weights.bin"])).first {
+            $0.0 == "modeldepot:verification"
+        }
+        #expect(verification?.1.hasPrefix("FAILED: the bytes hash to \(SampleData.sha256(Array(bytes)))") == true)
+        #expect(Self.properties(tamperedModel).contains { $0 == ("modeldepot:verified", "false") })
+
+        // A file gone from the snapshot: refused, naming it, and no bill written.
+        try FileManager.default.removeItem(at: snapshot.appendingPathComponent("sub/notes.txt"))
+        let partialBill = folder.path("partial.cdx.json")
+        let partial = try await bom(["acme/good", "-o", partialBill.path])
+        #expect(partial.status != 0 && partial.stderr.contains("sub/notes.txt"), "\(partial.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: partialBill.path))
+    }
+
+    /// Every Hub licence id the bill writes as an SPDX id is one the validator's SPDX list knows.
+    @Test func licenceIdsAreSPDXs() async throws {
+        let known = Set(try await Self.peer(["spdx-ids"]).stdout.split(separator: "\n").map(String.init))
+        #expect(known.count > 500)
+        let unknown = ModelCardMetadata.spdxIdentifiers.values.filter { !known.contains($0) }
+        #expect(unknown.isEmpty, "not SPDX ids: \(unknown.sorted())")
+    }
+}
