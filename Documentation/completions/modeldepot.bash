@@ -534,13 +534,19 @@ _modeldepot_verify() {
 _modeldepot_bom() {
     repeating_flags=()
     non_repeating_flags=(--offline --discover --insecure --verbose --version -h --help)
-    repeating_options=(--mirror --ca-cert)
+    repeating_options=(--include --exclude --mirror --ca-cert)
     non_repeating_options=(--output -o --trusted-key --trusted-certificate --certificate-identity --signature-path --cache-dir --repo-type --endpoint --token --proxy --max-rate-limit-wait)
     __modeldepot_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--output'|'-o')
+        return
+        ;;
+    '--include')
+        return
+        ;;
+    '--exclude')
         return
         ;;
     '--trusted-key')

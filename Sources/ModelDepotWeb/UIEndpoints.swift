@@ -57,6 +57,15 @@ struct UIEndpoints: Sendable {
         api.endpoint("/models/:name", read) { _, context in
             try UIResponses.json(try await ModelDetailScreen.load(try Self.name(context), downloads: downloads))
         }
+        // The model's bill of materials (issue 66), from its cached bytes hashed now; a download, not a page.
+        api.endpoint("/models/:name/bom", read) { _, context in
+            let name = try Self.name(context)
+            guard let entry = downloads.catalog.entry(named: name) else { throw HTTPError(.notFound) }
+            let request = entry.snapshotRequest
+            let bill = try await downloads.manager.billOfMaterials(
+                for: request.repo, type: request.type, revision: request.revision, selection: request.selection)
+            return UIResponses.billOfMaterials(bill, fileName: name)
+        }
         for action in Self.postableActions {
             api.endpoint(RouterPath("/models/:name/\(action.rawValue)"), [.post], bodyLimit: Self.bodyLimit) {
                 _, context, _ in

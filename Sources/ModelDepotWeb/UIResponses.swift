@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ModelDepot
 import NIOCore
 
 /// The shapes of the web app's answers (and the mirror dashboard's): JSON values, `{"error": …}`, pages, redirects.
@@ -22,6 +23,20 @@ enum UIResponses {
         return Response(
             status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A bill of materials as CycloneDX JSON, saved by a browser as `NAME.cdx.json` (the name is a catalog name:
+    /// letters, digits, `.`, `-`, `_`; anything else is dropped from the file name).
+    static func billOfMaterials(_ bill: BillOfMaterials, fileName name: String) -> Response {
+        let safe = String(
+            name.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) })
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/vnd.cyclonedx+json; version=1.6",
+                .contentDisposition: "attachment; filename=\"\(safe.isEmpty ? "model" : safe).cdx.json\"",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bill.cycloneDX())))
     }
 
     static func html(_ status: Int, _ body: String) -> Response {

@@ -23,6 +23,15 @@
         @Option(name: .shortAndLong, help: "Write the bill to this file instead of standard output.")
         var output: String?
 
+        @Option(
+            help:
+                "Describe only the files matching this glob (repeatable), as `pull --include` fetched them; files it leaves out are not required."
+        )
+        var include: [String] = []
+
+        @Option(help: "Leave out the files matching this glob (repeatable), as `pull --exclude` did.")
+        var exclude: [String] = []
+
         @OptionGroup var signatureOptions: SignatureOptions
 
         @OptionGroup var hub: HubOptions
@@ -38,6 +47,7 @@
             let models = hub.cacheManager()
             let bill = try await models.billOfMaterials(
                 for: reference.repo, type: reference.type, revision: reference.revision ?? "main",
+                selection: FileSelection(include: include, exclude: exclude),
                 signaturePath: signatureOptions.signaturePath, trust: try signatureOptions.trust())
             let document = bill.cycloneDX()
             if let output {
@@ -61,6 +71,7 @@
             switch verification {
             case .failed(let expected, let actual): "its bytes hash to \(actual), the Hub published \(expected)"
             case .unlisted: "not a file of this commit"
+            case .outsideCache: "its link leads outside the repository (not read)"
             case .verified, .uncheckable: ""
             }
         }

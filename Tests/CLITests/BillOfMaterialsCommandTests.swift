@@ -135,6 +135,26 @@ struct BillOfMaterialsCommandTests {
         #expect(pickle.contains { $0 == ("modeldepot:pickle", "dangerous") }, "\(pickle)")
         #expect(pickle.contains { $0 == ("modeldepot:pickle.import", "os.system (dangerous)") }, "\(pickle)")
 
+        // Pulled in part: the bill of the whole repository is refused, naming what is missing; the bill of the part
+        // pulled is given, marked incomplete.
+        let partCache = folder.path("part-cache")
+        let part = try await CLIRunner.run([
+            "pull", "acme/good", "--include", "config.json", "--endpoint", endpoint, "--cache-dir", partCache.path,
+        ])
+        try #require(part.status == 0, "\(part.stderr)")
+        let whole = try await CLIRunner.run(["bom", "acme/good", "--cache-dir", partCache.path])
+        #expect(whole.status != 0 && whole.stderr.contains("weights.bin"), "\(whole.stderr)")
+        let partBill = folder.path("part.cdx.json")
+        let partRun = try await CLIRunner.run([
+            "bom", "acme/good", "--include", "config.json", "--cache-dir", partCache.path, "-o", partBill.path,
+        ])
+        #expect(partRun.status == 0, "\(partRun.stderr)")
+        _ = try await Self.validated(partBill)
+        let partDocument = try JSONSerialization.jsonObject(with: try Data(contentsOf: partBill)) as? [String: Any]
+        let compositions = partDocument?["compositions"] as? [[String: Any]]
+        #expect(compositions?.first?["aggregate"] as? String == "incomplete")
+        #expect(Set(try Self.components(try Data(contentsOf: partBill)).files.keys) == ["config.json"])
+
         // A byte of the cached weights flipped: named as failed (never listed as good), exit 1, and the signature,
         // held to the bytes as hashed now, fails too.
         let snapshot = cache.appendingPathComponent("models--acme--good/snapshots/\(commit)")

@@ -9,7 +9,7 @@ import Testing
     /// disagree, so a new command is covered as soon as it exists.
     static let commands = [
         "pull", "catalog", "search", "discover",
-        "ls", "status", "info", "path", "verify", "rm", "prune", "pin",
+        "ls", "status", "info", "path", "verify", "bom", "rm", "prune", "pin",
         "lock", "export", "import", "push",
         "serve", "ui",
         "chat", "embed", "transcribe",

@@ -29,7 +29,7 @@ extension BillOfMaterials {
             "components": [modelComponent()],
             "compositions": [
                 [
-                    "aggregate": listIsRecorded ? "complete" : "unknown",
+                    "aggregate": !listIsRecorded ? "unknown" : selection == nil ? "complete" : "incomplete",
                     "assemblies": [Self.modelReference],
                 ] as [String: Any]
             ],
@@ -90,6 +90,12 @@ extension BillOfMaterials {
             property(
                 "modeldepot:files",
                 listIsRecorded ? "the commit's recorded file list" : "not recorded at download; completeness unknown"))
+        if let selection {
+            let patterns =
+                selection.include.map { "include \($0)" } + selection.exclude.map { "exclude \($0)" }
+                + (selection.paths?.sorted().map { "path \($0)" } ?? [])
+            properties.append(property("modeldepot:selection", patterns.joined(separator: ", ")))
+        }
         switch signature {
         case .absent:
             properties.append(property("modeldepot:signature", "absent"))
@@ -124,6 +130,9 @@ extension BillOfMaterials {
                 property("modeldepot:verification", "FAILED: the bytes hash to \(actual), published \(expected)"))
         case .unlisted:
             properties.append(property("modeldepot:verification", "FAILED: not a file of this commit"))
+        case .outsideCache:
+            properties.append(
+                property("modeldepot:verification", "FAILED: its link leads outside the repository; not read"))
         case .uncheckable:
             properties.append(property("modeldepot:verification", "unchecked: the server named it by no digest"))
         }
@@ -140,14 +149,15 @@ extension BillOfMaterials {
                 properties.append(property("modeldepot:pickle.import", "\(item) (\(item.verdict.rawValue))"))
             }
         }
-        return [
+        var component: [String: Any] = [
             "type": "file",
             "bom-ref": "file:" + file.path,
             "name": file.path,
-            "hashes": [["alg": "SHA-256", "content": file.sha256]],
             "externalReferences": [["type": "distribution", "url": resolveURL(revision: commit, path: file.path)]],
             "properties": properties,
         ]
+        if !file.sha256.isEmpty { component["hashes"] = [["alg": "SHA-256", "content": file.sha256]] }
+        return component
     }
 
     /// The card's licence: one SPDX expression when every id is SPDX's, else each licence by id or by name.

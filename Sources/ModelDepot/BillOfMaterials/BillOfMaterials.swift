@@ -6,7 +6,7 @@ import ModelDepotTrust
 /// the download recorded (source, commit, when), the signature check and the pickle verdicts. Write it out with
 /// ``cycloneDX()`` (CycloneDX 1.6 JSON, an ML-BOM).
 ///
-/// Made by ``ModelManager/billOfMaterials(for:type:revision:signaturePath:trust:)``, which refuses a snapshot that is
+/// Made by ``ModelManager/billOfMaterials(for:type:revision:selection:signaturePath:trust:)``, which refuses a snapshot that is
 /// not fully downloaded. A file whose bytes do not hash to what the Hub published is in the bill as failed, never
 /// as good; ``isVerified`` says whether anything failed.
 public struct BillOfMaterials: Sendable, Equatable {
@@ -22,6 +22,9 @@ public struct BillOfMaterials: Sendable, Equatable {
             case unlisted
             /// Its blob is named by something other than a digest (another server's ETag), so it cannot be checked.
             case uncheckable
+            /// Its link leads outside the repository's `blobs/` (put there by hand, or by a hostile tool): not read,
+            /// not hashed.
+            case outsideCache
         }
 
         /// Its path in the repository.
@@ -72,6 +75,8 @@ public struct BillOfMaterials: Sendable, Equatable {
     package var card: ModelCardMetadata
     /// True when the commit's file list was recorded at download, so the files are known to be all of them.
     package var listIsRecorded: Bool
+    /// The files the model was limited to, when it is not the whole repository.
+    package var selection: FileSelection?
 
     /// True when every file hashed to what was published and no signature failed.
     public var isVerified: Bool {

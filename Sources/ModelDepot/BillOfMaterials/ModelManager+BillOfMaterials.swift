@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ModelDepotCache
 import ModelDepotCore
@@ -14,48 +15,26 @@ extension ModelManager {
     ///   - repo: the repository.
     ///   - type: its kind.
     ///   - revision: the branch, tag or commit whose snapshot to describe.
+    ///   - selection: the files the model is made of, when it is not every file of the repository (what a
+    ///     catalog entry or `pull --include` selects); the others are left out of the bill.
     ///   - signaturePath: where the signature is in the repository (`model.sig`).
     ///   - trust: whose signature to accept; without it a signature present is reported as not checked.
-    /// - Throws: `notCached` when the snapshot is not in the cache, or is missing files its recorded list names
-    ///   (each named); file system errors.
+    /// - Throws: `notCached` when the snapshot is not in the cache; `incompleteSnapshot` when it lacks selected
+    ///   files its recorded list names (each named); file system errors.
     public nonisolated func billOfMaterials(
         for repo: RepoID, type: RepoType = .model, revision: String = "main",
-        signaturePath: String = ModelManager.defaultSignaturePath, trust: SignatureTrust? = nil
+        selection: FileSelection = .everything, signaturePath: String = ModelManager.defaultSignaturePath,
+        trust: SignatureTrust? = nil
     ) async throws -> BillOfMaterials {
-        let repository = cache.repository(repo, type: type)
-        guard let commit = repository.commit(forRevision: revision),
-            FileStatus(path: repository.snapshotFolder(commit).path, followingLinks: true)?.kind == .folder
-        else {
-            throw ModelDepotError(
-                .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
+        var bill = try await BillOfMaterials.make(
+            cache: cache, repo: repo, type: type, revision: revision, endpoint: pull.hub.endpoint,
+            selection: selection, signaturePath: signaturePath)
+        if case .unchecked = bill.signature, let trust {
+            bill.signature = await signatureVerdict(
+                of: repo, type: type, commit: bill.commit, files: bill.files, signaturePath: signaturePath,
+                trust: trust)
         }
-        let tree = repository.recordedTree(commit)
-        let present = CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).filter {
-            FileStatus(path: repository.snapshotFile(commit, $0).path, followingLinks: true)?.kind == .file
-        }
-        let missing = Set(tree?.files.keys.map { $0 } ?? []).subtracting(present).map(\.value).sorted()
-        guard missing.isEmpty else {
-            throw ModelDepotError(
-                .notCached,
-                "\(repo) @ \(commit.prefix(12)) is not fully downloaded: \(missing.count) of its files are missing (\(missing.prefix(10).joined(separator: ", "))\(missing.count > 10 ? ", …" : "")); pull it again first.",
-                remedy: .downloadFirst)
-        }
-        // Gigabytes hashed and pickles walked: off the cooperative pool.
-        let files = try await BlockingWork.run {
-            try present.map { path in try Self.describe(path, commit: commit, in: repository, tree: tree) }
-        }
-        let signature = await signatureVerdict(
-            of: repo, type: type, commit: commit, files: files, signaturePath: signaturePath, trust: trust)
-        var card = ModelCardMetadata()
-        if let readme = files.first(where: { $0.path == "README.md" }), readme.verification == .verified,
-            let data = FileManager.default.contents(
-                atPath: repository.snapshotFile(commit, try RepoFilePath("README.md")).path)
-        {
-            card = ModelCardMetadata(readme: data)
-        }
-        return BillOfMaterials(
-            repo: repo, type: type, commit: commit, files: files, signature: signature, endpoint: pull.hub.endpoint,
-            revision: revision == commit ? nil : revision, card: card, listIsRecorded: tree != nil)
+        return bill
     }
 
     /// One file hashed: its SHA-256 (and git blob id when the Hub names it so), held to the digest published for it.
@@ -65,7 +44,18 @@ extension ModelManager {
         let link = repository.snapshotFile(commit, path).path
         let blob = CacheScanner.blobPath(of: link)
         let status = FileStatus(path: link, followingLinks: true)
-        let sha256 = try FileDigests.sha256(ofFileAt: link)
+        // Only bytes inside the repository's own blobs are read: a link out of it (to /etc, to another repository)
+        // is named, never hashed, so a bill cannot be made to tell anything about a file elsewhere.
+        // A copy in the snapshot itself (a cache written where links are not allowed) is the repository's too.
+        let blobs = repository.blobsFolder.resolvingSymlinksInPath().path
+        let snapshot = repository.snapshotFolder(commit).resolvingSymlinksInPath().path
+        let target = URL(fileURLWithPath: link).resolvingSymlinksInPath()
+        guard target.deletingLastPathComponent().path == blobs || target.path.hasPrefix(snapshot + "/") else {
+            return BillOfMaterials.File(
+                path: path.value, size: 0, sha256: "", verification: .outsideCache, downloaded: nil, pickle: nil,
+                pickleProblem: nil, gitBlobID: nil)
+        }
+        let sha256 = try FileDigests.sha256(ofFileAt: target.path)
         // What was published: the recorded list's digest, else the blob's name (which the download checked).
         let listed = tree?.files[path]
         let published = listed?.etag ?? (blob as NSString).lastPathComponent
@@ -76,7 +66,7 @@ extension ModelManager {
         } else if HubEncoding.isSHA256(published) {
             verification = sha256 == published ? .verified : .failed(expected: published, actual: sha256)
         } else if HubEncoding.isGitID(published) {
-            let actual = try FileDigests.gitBlobID(ofFileAt: link)
+            let actual = try FileDigests.gitBlobID(ofFileAt: target.path)
             gitBlobID = actual
             verification = actual == published ? .verified : .failed(expected: published, actual: actual)
         } else {
@@ -89,7 +79,7 @@ extension ModelManager {
             }, pickle: nil, pickleProblem: nil, gitBlobID: gitBlobID)
         if PickleFile.mayBePickle(path.value) {
             do {
-                file.pickle = try PickleFile.inspect(URL(fileURLWithPath: link))
+                file.pickle = try PickleFile.inspect(target)
             } catch {
                 file.pickleProblem = (error as? ModelDepotError)?.message ?? "\(error)"
             }
@@ -129,5 +119,60 @@ extension ModelManager {
         var text = "ECDSA \(signed.signerKeyCurve ?? "") key sha256:\(signed.signerKeySHA256 ?? "")"
         if let certificate = signed.signingCertificateSHA256 { text += ", certificate sha256:\(certificate)" }
         return text
+    }
+}
+
+extension BillOfMaterials {
+    /// The bill of `repo` at `revision` in `cache`, every file hashed now; a signature present is `unchecked`
+    /// (``ModelManager/billOfMaterials(for:type:revision:selection:signaturePath:trust:)`` checks it when given whom to
+    /// trust). The mirror's `/api/{type}s/{repo}/bom/{revision}` uses it directly.
+    ///
+    /// - Throws: `notCached` when the snapshot is not in the cache; `incompleteSnapshot` when it lacks selected
+    ///   files its recorded list names (each named); file system errors.
+    package static func make(
+        cache: HubCache, repo: RepoID, type: RepoType, revision: String, endpoint: URL,
+        selection: FileSelection = .everything, signaturePath: String = ModelSignature.defaultPath
+    ) async throws -> BillOfMaterials {
+        let repository = cache.repository(repo, type: type)
+        guard let commit = repository.commit(forRevision: revision),
+            FileStatus(path: repository.snapshotFolder(commit).path, followingLinks: true)?.kind == .folder
+        else {
+            throw ModelDepotError(
+                .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
+        }
+        let tree = repository.recordedTree(commit)
+        let present = CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).filter {
+            selection.selects($0.value)
+                && FileStatus(path: repository.snapshotFile(commit, $0).path, followingLinks: true)?.kind == .file
+        }
+        let listed = Set(tree?.files.keys.filter { selection.selects($0.value) } ?? [])
+        let missing = listed.subtracting(present).map(\.value).sorted()
+        guard missing.isEmpty else {
+            throw ModelDepotError(
+                .incompleteSnapshot,
+                "\(repo) @ \(commit.prefix(12)) is not fully downloaded: \(missing.count) of its files are missing (\(missing.prefix(10).joined(separator: ", "))\(missing.count > 10 ? ", …" : "")); pull it again first.",
+                remedy: .downloadFirst)
+        }
+        // Gigabytes hashed and pickles walked: off the cooperative pool.
+        let files = try await BlockingWork.run {
+            try present.map { path in try ModelManager.describe(path, commit: commit, in: repository, tree: tree) }
+        }
+        let signature: Signature =
+            files.contains(where: { $0.path == signaturePath }) ? .unchecked(path: signaturePath) : .absent
+        // The card's claims, read only from the bytes just verified (the same SHA-256), and only from a card of
+        // a sensible size.
+        var card = ModelCardMetadata()
+        if let readme = files.first(where: { $0.path == "README.md" }), readme.verification == .verified,
+            readme.size <= 1 << 20,
+            let data = FileManager.default.contents(
+                atPath: repository.snapshotFile(commit, try RepoFilePath("README.md")).path),
+            SHA256.hash(data: data).map({ String(format: "%02x", $0) }).joined() == readme.sha256
+        {
+            card = ModelCardMetadata(readme: data)
+        }
+        return BillOfMaterials(
+            repo: repo, type: type, commit: commit, files: files, signature: signature, endpoint: endpoint,
+            revision: revision == commit ? nil : revision, card: card, listIsRecorded: tree != nil,
+            selection: selection == .everything ? nil : selection)
     }
 }

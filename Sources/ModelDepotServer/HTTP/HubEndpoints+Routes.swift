@@ -6,7 +6,7 @@ import ModelDepotHTTP
 /// Where a path reads both ways, the two-segment reading wins, as it always did here: `/api/models/acme/refs` is the
 /// repository `acme/refs`, and `/api/models/acme/tree/revision/main` is `acme/tree` at `main`. The router tries a
 /// path's literal segments before its captures and does not come back to try another reading, so a repository
-/// whose name is one of the keywords (`tree`, `revision`, `refs`, `paths-info`, `commits`, `resolve`) has routes of
+/// whose name is one of the keywords (`tree`, `revision`, `refs`, `paths-info`, `commits`, `bom`, `resolve`) has routes of
 /// its own, with the keyword as a literal. Captured segments are percent-decoded one by one, so `%2F` stays inside
 /// its segment (`refs%2Fpr%2F1`, a tree path `a%2Fb`).
 extension HubEndpoints {
@@ -16,7 +16,7 @@ extension HubEndpoints {
     static let ownNames = ["healthz", "metrics"]
 
     /// The words after a repository id in the API's paths.
-    static let keywords = ["revision", "tree", "refs", "paths-info", "commits"]
+    static let keywords = ["revision", "tree", "refs", "paths-info", "commits", "bom"]
 
     /// A way a path spells a repository id: the router path up to it, and the id from the captures.
     struct IDShape: Sendable {
@@ -82,6 +82,11 @@ extension HubEndpoints {
         }
         routes.endpoint(RouterPath("\(id)/commits/:revision"), read) { _, context in
             try await commits(type, repo(context), revision: Self.revision(context))
+        }
+        // The mirror's own: a cached revision's bill of materials (issue 66).
+        // GET only: a HEAD would hash the whole model for nothing.
+        routes.endpoint(RouterPath("\(id)/bom/:revision"), [.get]) { _, context in
+            try await billOfMaterials(type, repo(context), revision: Self.revision(context))
         }
         routes.endpoint(RouterPath("\(id)/tree/:revision"), read) { request, context in
             try await tree(type, repo(context), revision: Self.revision(context), path: nil, request: request)

@@ -34,6 +34,8 @@ struct HubEndpoints: Sendable {
     var scheme = "http"
     /// Xet's side (`serve --xet`): files offered through Xet once indexed; nil: plain HTTP only.
     var xet: XetStore? = nil
+    /// Lets one bill of materials be made at a time.
+    let billsOfMaterials = BillOfMaterialsGate()
 
     static func renderFaults(_ faults: ServedFaults) -> String { faults.metricLines }
 

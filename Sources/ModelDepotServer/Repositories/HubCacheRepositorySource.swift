@@ -20,6 +20,10 @@ struct HubCacheRepositorySource: RepositorySource {
 
     var cache: URL { URL(fileURLWithPath: root.realPath, isDirectory: true) }
 
+    /// A cache filled by anyone: where its files came from is not recorded, so the bill names the public Hub, as a
+    /// client with default settings would.
+    var servedCache: (cache: HubCache, origin: URL)? { (HubCache(root: cache), URL(string: "https://huggingface.co")!) }
+
     init(cache: URL, index: HashIndex, logger: Logger) {
         self.root = ServedFolder(cache, logger: logger)
         self.index = index

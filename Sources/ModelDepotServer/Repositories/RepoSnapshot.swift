@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ModelDepotCache
 import ModelDepotCore
 import ModelDepotPlatform
 import ModelDepotTransfer
@@ -116,6 +117,9 @@ protocol RepositorySource: Sendable {
     /// What the upstream finds for a search, when the source pulls through (nil otherwise, or when the upstream
     /// cannot be asked): the search then reaches beyond what the mirror holds.
     func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]?
+    /// The Hub cache the source serves from and the Hub its files came from, for answers made from the cached bytes
+    /// themselves (a bill of materials); nil for a folder of plain files.
+    var servedCache: (cache: HubCache, origin: URL)? { get }
 }
 
 extension RepositorySource {
@@ -129,4 +133,6 @@ extension RepositorySource {
     }
 
     func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]? { nil }
+
+    var servedCache: (cache: HubCache, origin: URL)? { nil }
 }

@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import ModelDepot
+import ModelDepotServer
+import ModelDepotTesting
+import Testing
+
+@testable import ModelDepotServer
+
+/// `GET /api/{type}s/{repo}/bom/{revision}` (issue 66): a cached revision's bill of materials from the mirror,
+/// made from the bytes on its disk; never a word about a file outside the repository.
+@Suite struct MirrorBillOfMaterialsTests {
+    static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    static func files(_ reply: MirrorFixture.Reply) throws -> [String: [String: Any]] {
+        let document = try #require(reply.json as? [String: Any])
+        let model = try #require((document["components"] as? [[String: Any]])?.first)
+        var files: [String: [String: Any]] = [:]
+        for file in (model["components"] as? [[String: Any]]) ?? [] { files[file["name"] as! String] = file }
+        return files
+    }
+
+    static func verification(_ file: [String: Any]?) -> String? {
+        ((file?["properties"] as? [[String: String]]) ?? []).first { $0["name"] == "modeldepot:verification" }?[
+            "value"]
+    }
+
+    @Test func aCachedRevisionsBillIsServedAndALinkOutOfTheRepositoryIsNeverRead() async throws {
+        let cache = try CacheMirrorTests.makeCache()
+        defer { cache.remove() }
+        let server = MirrorServer(roots: [], caches: [cache.url], stateFolder: cache.path(".state"), logger: Self.quiet)
+        try await MirrorFixture.serving(server, root: cache) { mirror in
+            let reply = try await mirror.get("/api/models/acme/cached/bom/v1.0")
+            #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+            #expect(reply.header("Content-Type") == "application/vnd.cyclonedx+json; version=1.6")
+            let files = try Self.files(reply)
+            #expect(
+                (files["model.gguf"]?["hashes"] as? [[String: String]])?.first?["content"]
+                    == SampleData.sha256(CacheMirrorTests.weights))
+            #expect(Self.verification(files["model.gguf"])?.hasPrefix("verified") == true)
+            #expect(Self.verification(files["sub/config.json"])?.hasPrefix("verified: git blob id") == true)
+            // The snapshot's link to /etc/hostname: named as failed, its bytes never read.
+            #expect(Self.verification(files["escape"]) == "FAILED: its link leads outside the repository; not read")
+            #expect(files["escape"]?["hashes"] == nil)
+            let outside = try Data(contentsOf: URL(fileURLWithPath: "/etc/hostname"))
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains(SampleData.sha256(Array(outside))))
+
+            // A HEAD would hash the model for nothing: not offered. An unknown revision or repository: 404.
+            #expect(try await mirror.get("/api/models/acme/cached/bom/v1.0", method: "HEAD").status == 405)
+            #expect(try await mirror.get("/api/models/acme/cached/bom/v9").status == 404)
+            #expect(try await mirror.get("/api/models/acme/none/bom/main").status == 404)
+
+            // A blob changed on the mirror's disk: the next bill says so.
+            let blob = cache.path("models--acme--cached/blobs/\(SampleData.sha256(CacheMirrorTests.weights))")
+            var bytes = try Data(contentsOf: blob)
+            bytes[0] ^= 1
+            try bytes.write(to: blob)
+            let changed = try Self.files(try await mirror.get("/api/models/acme/cached/bom/main"))
+            #expect(Self.verification(changed["model.gguf"])?.hasPrefix("FAILED: the bytes hash to") == true)
+        }
+    }
+
+    @Test func aFolderMirrorHasNoBillAndOneBillIsMadeAtATime() async throws {
+        let root = try TemporaryDirectory(prefix: "modeldepot-bom-folder")
+        defer { root.remove() }
+        try root.write(["acme/plain/config.json": Array("{}".utf8)])
+        try await MirrorFixture.serving(MirrorServer(root: root.url, logger: Self.quiet), root: root) { mirror in
+            let reply = try await mirror.get("/api/models/acme/plain/bom/main")
+            #expect(reply.status == 404 && String(decoding: reply.body, as: UTF8.self).contains("not a Hub cache"))
+        }
+        let gate = BillOfMaterialsGate()
+        #expect(gate.tryEnter())
+        #expect(!gate.tryEnter())
+        gate.leave()
+        #expect(gate.tryEnter())
+    }
+}
