@@ -29,6 +29,8 @@ struct UIEndpoints: Sendable {
     var servedOverTLS = false
     /// The runtimes the app loads models into; nil: this app loads none (the routes say so).
     var runtimes: ModelRuntimes? = nil
+    /// Lets one bill of materials be made at a time.
+    let billsOfMaterials = BillOfMaterialsGate()
 
     /// The most a change may carry: a small JSON object.
     static let bodyLimit = 64 << 10
@@ -57,10 +59,16 @@ struct UIEndpoints: Sendable {
         api.endpoint("/models/:name", read) { _, context in
             try UIResponses.json(try await ModelDetailScreen.load(try Self.name(context), downloads: downloads))
         }
-        // The model's bill of materials (issue 66), from its cached bytes hashed now; a download, not a page.
-        api.endpoint("/models/:name/bom", read) { _, context in
+        // The model's bill of materials (issue 66), from its cached bytes hashed now; a download, not a page. GET
+        // only (a HEAD would hash the model for nothing), one at a time.
+        api.endpoint("/models/:name/bom", [.get]) { _, context in
             let name = try Self.name(context)
             guard let entry = downloads.catalog.entry(named: name) else { throw HTTPError(.notFound) }
+            guard billsOfMaterials.tryEnter() else {
+                return UIResponses.error(
+                    429, "Another bill of materials is being made (each hashes a whole model); try again shortly.")
+            }
+            defer { billsOfMaterials.leave() }
             let request = entry.snapshotRequest
             let bill = try await downloads.manager.billOfMaterials(
                 for: request.repo, type: request.type, revision: request.revision, selection: request.selection)

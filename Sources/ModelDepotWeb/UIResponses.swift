@@ -26,10 +26,12 @@ enum UIResponses {
     }
 
     /// A bill of materials as CycloneDX JSON, saved by a browser as `NAME.cdx.json` (the name is a catalog name:
-    /// letters, digits, `.`, `-`, `_`; anything else is dropped from the file name).
+    /// ASCII letters, digits, `.`, `-`, `_`; anything else is dropped from the file name).
     static func billOfMaterials(_ bill: BillOfMaterials, fileName name: String) -> Response {
         let safe = String(
-            name.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) })
+            name.unicodeScalars.filter {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            })
         return Response(
             status: .ok,
             headers: [

@@ -2,6 +2,7 @@
     import ArgumentParser
     import Foundation
     import ModelDepot
+    import ModelDepotOCI
 
     struct BOMCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -13,12 +14,25 @@
                 signer named. A file that changed since the download is in the bill as FAILED and the command exits \
                 1; a snapshot missing files is refused, naming them. The same cache gives the same bytes.
 
+                With --lock, one document holds every repository of the lock, each held to it (every locked file, its \
+                size and digest); with oci://registry/name:tag, the cached commit the artifact names, held to its \
+                layers, pinned by digest.
+
                 Example: modeldepot bom Qwen/Qwen2.5-0.5B-Instruct -o qwen.cdx.json
                 """
         )
 
-        @Argument(help: "The cached repository: org/name[@revision] (the revision's snapshot; main by default).")
-        var repo: String
+        @Argument(
+            help:
+                "The cached repository: org/name (or hf://org/name@revision), or oci://registry/name:tag for the commit an artifact holds."
+        )
+        var repo: String?
+
+        @Option(help: "The branch, tag or commit whose snapshot to describe (default: main).")
+        var revision: String?
+
+        @Option(help: "Describe every repository this lock file names, each held to it.")
+        var lock: String?
 
         @Option(name: .shortAndLong, help: "Write the bill to this file instead of standard output.")
         var output: String?
@@ -36,35 +50,74 @@
 
         @OptionGroup var hub: HubOptions
 
+        @OptionGroup var registry: RegistryOptions
+
         func validate() throws {
+            if (repo == nil) == (lock == nil) {
+                throw ValidationError(
+                    "Give a repository (org/name, hf://org/name@revision or oci://…) or --lock FILE, one of them.")
+            }
+            if lock != nil || repo.map(OCIReference.names) == true,
+                !include.isEmpty || !exclude.isEmpty || revision != nil
+            {
+                throw ValidationError(
+                    "--include and --exclude choose files of a repository; a lock or an artifact names its own.")
+            }
             try signatureOptions.validate(
                 checking: signatureOptions.trustedKey != nil || signatureOptions.trustedCertificate != nil,
                 flag: "bom")
         }
 
         func run() async throws {
-            let reference = try hub.cacheOptions.reference(repo)
             let models = hub.cacheManager()
-            let bill = try await models.billOfMaterials(
-                for: reference.repo, type: reference.type, revision: reference.revision ?? "main",
-                selection: FileSelection(include: include, exclude: exclude),
-                signaturePath: signatureOptions.signaturePath, trust: try signatureOptions.trust())
-            let document = bill.cycloneDX()
+            let trust = try signatureOptions.trust()
+            let bills: [BillOfMaterials]
+            if let lock {
+                let locked = try ModelLock.load(URL(fileURLWithPath: lock))
+                bills = try await models.billsOfMaterials(
+                    for: locked, source: (lock as NSString).lastPathComponent,
+                    signaturePath: signatureOptions.signaturePath, trust: trust)
+            } else if let repo, OCIReference.names(repo) {
+                let reference = try registry.reference(repo)
+                let client = try registry.client(for: reference, network: try hub.network())
+                let artifact = try await models.lockModelPack(reference, client: client, trustingRegistry: true)
+                bills = try await models.billsOfMaterials(
+                    for: ModelLock(repositories: [artifact]), source: reference.description,
+                    signaturePath: signatureOptions.signaturePath, trust: trust)
+            } else {
+                let reference = try hub.cacheOptions.reference(repo ?? "")
+                bills = [
+                    try await models.billOfMaterials(
+                        for: reference.repo, type: reference.type, revision: reference.revision ?? revision ?? "main",
+                        selection: FileSelection(include: include, exclude: exclude),
+                        signaturePath: signatureOptions.signaturePath, trust: trust)
+                ]
+            }
+            let document = BillOfMaterials.cycloneDX(of: bills)
             if let output {
                 try HubCache.writeAtomically(document, to: URL(fileURLWithPath: output))
-                printStatus("bill of materials for \(bill.repo) @ \(bill.commit.prefix(12)): \(output)")
+                printStatus(
+                    "bill of materials for \(bills.map { "\($0.repo) @ \($0.commit.prefix(12))" }.joined(separator: ", ")): \(output)"
+                )
             } else {
                 FileHandle.standardOutput.write(document)
                 FileHandle.standardOutput.write(Data("\n".utf8))
             }
-            let failed = bill.files.filter { $0.verification != .verified && $0.verification != .uncheckable }
-            for file in failed {
-                printStatus("FAILED \(file.path): \(describe(file.verification))")
+            for bill in bills {
+                let failed = bill.files.filter { $0.verification != .verified }
+                for file in failed {
+                    printStatus(
+                        "\(file.verification == .uncheckable ? "UNCHECKED" : "FAILED") \(bills.count > 1 ? "\(bill.repo)/" : "")\(file.path): \(describe(file.verification))"
+                    )
+                }
+                if case .invalid(let path, let reason) = bill.signature {
+                    printStatus("FAILED signature \(path): \(reason)")
+                }
+                for problem in bill.lockMatch?.problems ?? [] {
+                    printStatus("FAILED \(bill.repo) against \(bill.lockMatch?.source ?? "the lock"): \(problem)")
+                }
             }
-            if case .invalid(let path, let reason) = bill.signature {
-                printStatus("FAILED signature \(path): \(reason)")
-            }
-            if !bill.isVerified { throw ExitCode(1) }
+            if bills.contains(where: { !$0.isVerified }) { throw ExitCode(1) }
         }
 
         func describe(_ verification: BillOfMaterials.File.Verification) -> String {
@@ -72,7 +125,8 @@
             case .failed(let expected, let actual): "its bytes hash to \(actual), the Hub published \(expected)"
             case .unlisted: "not a file of this commit"
             case .outsideCache: "its link leads outside the repository (not read)"
-            case .verified, .uncheckable: ""
+            case .uncheckable: "its blob is named by no digest (another server's ETag), so it cannot be checked"
+            case .verified: ""
             }
         }
     }

@@ -109,6 +109,26 @@ struct BillOfMaterialsCommandTests {
             #expect(Self.properties(file).contains { $0.0 == "modeldepot:verification" && $0.1.hasPrefix("verified") })
         }
 
+        // Signed in shards: a small file changed to the same size with its time put back (a remembered digest would
+        // still look current); the signature, held to the bytes as hashed now, fails.
+        let shardedPull = try await CLIRunner.run([
+            "pull", "acme/sharded", "--endpoint", endpoint, "--cache-dir", cache.path,
+        ])
+        try #require(shardedPull.status == 0, "\(shardedPull.stderr)")
+        let shardedConfig = URL(fileURLWithPath: try #require(shardedPull.lastLine) + "/config.json")
+            .resolvingSymlinksInPath()
+        let modified = try FileManager.default.attributesOfItem(atPath: shardedConfig.path)[.modificationDate]
+        var config = try Data(contentsOf: shardedConfig)
+        config[config.count - 3] ^= 0x20
+        try config.write(to: shardedConfig)
+        try FileManager.default.setAttributes([.modificationDate: modified as Any], ofItemAtPath: shardedConfig.path)
+        let shardedBill = try await bom(["acme/sharded", "--trusted-key", trusted])
+        #expect(shardedBill.status == 1, "\(shardedBill.stderr)")
+        #expect(
+            shardedBill.stderr.contains("FAILED signature model.sig:")
+                && shardedBill.stderr.contains("config.json differs from what was signed"),
+            "\(shardedBill.stderr)")
+
         // Without a trusted key the signature is there but not checked; the same cache gives the same bytes.
         let first = try await bom(["acme/good"])
         let second = try await bom(["acme/good"])
@@ -181,6 +201,84 @@ struct BillOfMaterialsCommandTests {
         let partial = try await bom(["acme/good", "-o", partialBill.path])
         #expect(partial.status != 0 && partial.stderr.contains("sub/notes.txt"), "\(partial.stderr)")
         #expect(!FileManager.default.fileExists(atPath: partialBill.path))
+    }
+
+    /// The same model pulled from the Hub and from an OCI artifact (the mirror's `/v2/`) has the same bill of files;
+    /// `bom oci://…` holds the cache to the artifact's layers and names it by digest; `bom --lock` holds it to a lock,
+    /// and a byte changed afterwards is named against it.
+    @Test func hubAndOCIPullsListTheSameHashesAndLocksAreHeldToTheBytes() async throws {
+        let root = try TemporaryDirectory(prefix: "modeldepot-bom-oci")
+        defer { root.remove() }
+        try root.write([
+            "models/acme/tiny/model.gguf": SampleData.bytes(count: 2 << 20, seed: 66),
+            "models/acme/tiny/config.json": Array(#"{"a": 1}"#.utf8),
+            "models/acme/tiny/README.md": Array("---\nlicense: mit\n---\n# Tiny\n".utf8),
+        ])
+        let (endpoint, serving) = try await FolderMirror.start(root: root.path("models"))
+        defer { serving.cancel() }
+        let hub = ["--endpoint", endpoint.absoluteString]
+        let fromHub = root.path("hub-cache").path
+        let fromOCI = root.path("oci-cache").path
+        let source = "oci://127.0.0.1:\(endpoint.port!)/acme/tiny:main"
+        let hubPull = try await CLIRunner.run(["pull", "acme/tiny", "--cache-dir", fromHub] + hub)
+        try #require(hubPull.status == 0, "\(hubPull.stderr)")
+        let ociPull = try await CLIRunner.run(["pull", source, "--cache-dir", fromOCI] + hub)
+        try #require(ociPull.status == 0, "\(ociPull.stderr)")
+
+        func bill(_ arguments: [String], name: String) async throws -> (CLIRunner.Output, [String: Any], URL) {
+            let file = root.path("\(name).cdx.json")
+            let output = try await CLIRunner.run(["bom"] + arguments + ["-o", file.path] + hub)
+            guard output.status == 0 || output.status == 1 else { return (output, [:], file) }
+            _ = try await Self.validated(file)
+            return (output, try Self.components(try Data(contentsOf: file)).model, file)
+        }
+        func digests(_ model: [String: Any]) -> [String: String] {
+            var digests: [String: String] = [:]
+            for file in (model["components"] as? [[String: Any]]) ?? [] {
+                digests[file["name"] as! String] = (file["hashes"] as? [[String: String]])?.first?["content"]
+            }
+            return digests
+        }
+        let (hubRun, hubModel, _) = try await bill(["acme/tiny", "--cache-dir", fromHub], name: "hub")
+        // An artifact's tag is not a Hub branch: the OCI pull records the commit, not `refs/main`.
+        let commit = try #require(hubModel["version"] as? String)
+        let (ociRun, ociModel, _) = try await bill(
+            ["acme/tiny", "--revision", commit, "--cache-dir", fromOCI], name: "oci")
+        #expect(hubRun.status == 0 && ociRun.status == 0, "\(hubRun.stderr)\(ociRun.stderr)")
+        #expect(digests(hubModel).count == 3 && digests(hubModel) == digests(ociModel))
+        #expect(hubModel["version"] as? String == ociModel["version"] as? String)
+
+        let (artifactRun, artifactModel, _) = try await bill([source, "--cache-dir", fromOCI], name: "artifact")
+        #expect(artifactRun.status == 0, "\(artifactRun.stderr)")
+        let lockProperty = Self.properties(artifactModel).first { $0.0 == "modeldepot:lock" }?.1 ?? ""
+        #expect(
+            lockProperty.hasPrefix("matches oci://127.0.0.1:\(endpoint.port!)/acme/tiny:main@sha256:"),
+            "\(lockProperty)")
+        #expect(digests(artifactModel) == digests(hubModel))
+
+        let lockFile = root.path("tiny.lock.json").path
+        let locked = try await CLIRunner.run(["lock", "acme/tiny", "-o", lockFile, "--cache-dir", fromHub] + hub)
+        try #require(locked.status == 0, "\(locked.stderr)")
+        let (lockRun, lockModel, _) = try await bill(["--lock", lockFile, "--cache-dir", fromHub], name: "lock")
+        #expect(lockRun.status == 0, "\(lockRun.stderr)")
+        #expect(Self.properties(lockModel).contains { $0 == ("modeldepot:lock", "matches tiny.lock.json") })
+
+        let snapshot = try #require(hubPull.stdout.split(separator: "\n").last.map(String.init))
+        let weights = URL(fileURLWithPath: snapshot + "/model.gguf").resolvingSymlinksInPath()
+        var bytes = try Data(contentsOf: weights)
+        bytes[7] ^= 1
+        try bytes.write(to: weights)
+        let (changedRun, changedModel, _) = try await bill(
+            ["--lock", lockFile, "--cache-dir", fromHub], name: "changed")
+        #expect(changedRun.status == 1, "\(changedRun.stderr)")
+        #expect(changedRun.stderr.contains("against tiny.lock.json: model.gguf hashes to"), "\(changedRun.stderr)")
+        #expect(
+            Self.properties(changedModel).contains {
+                $0.0 == "modeldepot:lock" && $0.1.hasPrefix("differs from tiny.lock.json")
+            })
+
+        let neither = try await CLIRunner.run(["bom", "--cache-dir", fromHub])
+        #expect(neither.status != 0 && neither.stderr.contains("--lock FILE, one of them"), "\(neither.stderr)")
     }
 
     /// Every Hub licence id the bill writes as an SPDX id is one the validator's SPDX list knows.

@@ -1,9 +1,9 @@
 import Foundation
 import ModelDepotCore
-import ModelDepotTrust
 import Testing
 
 @testable import ModelDepot
+@testable import ModelDepotTrust
 
 /// The pieces of a bill of materials that need no cache: a model card's front matter read as hostile text, the
 /// purl, the serial number, the licence choice.
@@ -40,6 +40,15 @@ import Testing
         #expect(card.pipelineTag == "text-generation")
         #expect(card.libraryName == "transformers")
         #expect(card.tags == ["a"])
+    }
+
+    @Test func commentsNullsAndAByteOrderMarkAreReadAsYAMLReadsThem() {
+        let card = Self.card(
+            "\u{FEFF}---\nlicense: null\nlicense_name: \"Acme #1\"  # the name\nlanguage: [en]  # one\npipeline_tag: ~\n---\n"
+        )
+        #expect(card.license.isEmpty && card.pipelineTag == nil)
+        #expect(card.licenseName == "Acme #1")
+        #expect(card.languages == ["en"])
     }
 
     @Test func hostileOrAbsentFrontMatterGivesNothingItCannotTrust() {
@@ -98,6 +107,29 @@ import Testing
         let mixed = try Self.bill(card: card).licenseChoice() ?? []
         #expect(mixed.compactMap { ($0["license"] as? [String: Any])?["name"] as? String } == ["llama3"])
         #expect(mixed.compactMap { ($0["license"] as? [String: Any])?["id"] as? String } == ["MIT"])
+    }
+
+    /// A pickle importing something neither known safe nor known dangerous is not called safe.
+    @Test func picklesAreDangerousUnknownOrSafe() throws {
+        var bill = try Self.bill(card: .init())
+        func verdict(_ imports: [PickleImport]) -> String? {
+            bill.files = [
+                BillOfMaterials.File(
+                    path: "pytorch_model.bin", size: 1, sha256: String(repeating: "0", count: 64),
+                    verification: .verified, downloaded: nil,
+                    pickle: PickleFile(container: .raw(protocol: 2), imports: imports), pickleProblem: nil,
+                    gitBlobID: nil)
+            ]
+            let file = (bill.modelComponent()["components"] as? [[String: Any]])?.first
+            return ((file?["properties"] as? [[String: String]]) ?? []).first { $0["name"] == "modeldepot:pickle" }?[
+                "value"]
+        }
+        let safe = PickleImport(module: "collections", name: "OrderedDict", verdict: .safe)
+        #expect(verdict([safe]) == "imports only known-safe globals")
+        #expect(
+            verdict([safe, PickleImport(module: "acme", name: "Model", verdict: .unknown)])
+                == "imports globals not known to be safe (treat as unsafe)")
+        #expect(verdict([PickleImport(module: "os", name: "system", verdict: .dangerous)]) == "dangerous")
     }
 
     @Test func serialNumberIsAVersion8UUIDOfTheContentAndTheBillIsDeterministic() throws {

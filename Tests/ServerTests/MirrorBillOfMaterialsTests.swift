@@ -60,13 +60,51 @@ import Testing
         }
     }
 
+    /// A snapshot folder or `blobs` that is a link: bounds taken after resolving it would move with it, so the bill
+    /// is refused and nothing behind the link is read.
+    @Test func aRepositoryWhoseFoldersAreLinksHasNoBill() async throws {
+        for linked in ["snapshots/\(CacheMirrorTests.commit)", "blobs"] {
+            let cache = try CacheMirrorTests.makeCache()
+            defer { cache.remove() }
+            let elsewhere = try TemporaryDirectory(prefix: "modeldepot-bom-elsewhere")
+            defer { elsewhere.remove() }
+            let secret = Array("not the repository's\n".utf8)
+            try elsewhere.write(["model.gguf": secret, "sub/config.json": secret, "secret.txt": secret])
+            let folder = cache.path("models--acme--cached/\(linked)")
+            try FileManager.default.moveItem(at: folder, to: cache.path("moved"))
+            try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: elsewhere.url)
+            let server = MirrorServer(
+                roots: [], caches: [cache.url], stateFolder: cache.path(".state"), logger: Self.quiet)
+            try await MirrorFixture.serving(server, root: cache) { mirror in
+                let reply = try await mirror.get("/api/models/acme/cached/bom/main")
+                let text = String(decoding: reply.body, as: UTF8.self)
+                #expect(reply.status != 200 && text.contains("is a link"), "\(linked): \(reply.status) \(text)")
+                #expect(!text.contains(SampleData.sha256(secret)))
+            }
+        }
+    }
+
+    /// With a folder and a cache served together, the repository in the cache has its bill; the folder's has none.
+    @Test func aMirrorOfFoldersAndACacheBillsTheCachedRepositories() async throws {
+        let cache = try CacheMirrorTests.makeCache()
+        defer { cache.remove() }
+        try cache.write(["folder/acme/plain/config.json": Array("{}".utf8)])
+        let server = MirrorServer(
+            roots: [cache.path("folder")], caches: [cache.url], stateFolder: cache.path(".state"), logger: Self.quiet)
+        try await MirrorFixture.serving(server, root: cache) { mirror in
+            let cached = try await mirror.get("/api/models/acme/cached/bom/main")
+            let plain = try await mirror.get("/api/models/acme/plain/bom/main")
+            #expect(cached.status == 200 && plain.status == 404)
+        }
+    }
+
     @Test func aFolderMirrorHasNoBillAndOneBillIsMadeAtATime() async throws {
         let root = try TemporaryDirectory(prefix: "modeldepot-bom-folder")
         defer { root.remove() }
         try root.write(["acme/plain/config.json": Array("{}".utf8)])
         try await MirrorFixture.serving(MirrorServer(root: root.url, logger: Self.quiet), root: root) { mirror in
             let reply = try await mirror.get("/api/models/acme/plain/bom/main")
-            #expect(reply.status == 404 && String(decoding: reply.body, as: UTF8.self).contains("not a Hub cache"))
+            #expect(reply.status == 404 && String(decoding: reply.body, as: UTF8.self).contains("not from a Hub cache"))
         }
         let gate = BillOfMaterialsGate()
         #expect(gate.tryEnter())

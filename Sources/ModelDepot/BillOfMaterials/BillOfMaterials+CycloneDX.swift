@@ -11,7 +11,10 @@ extension BillOfMaterials {
     ///
     /// Deterministic: the same cache gives the same bytes (keys sorted, no creation time; the serial number is
     /// derived from the content).
-    public func cycloneDX() -> Data {
+    public func cycloneDX() -> Data { Self.cycloneDX(of: [self]) }
+
+    /// One document for several models (a lock's repositories), each as ``cycloneDX()`` writes it.
+    package static func cycloneDX(of bills: [BillOfMaterials]) -> Data {
         var document: [String: Any] = [
             "bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1,
             "metadata": [
@@ -21,32 +24,34 @@ extension BillOfMaterials {
                     ]
                 ],
                 "properties": [
-                    property(
-                        "modeldepot:describes",
-                        "the files of this commit in the cache, each hashed when this bill was made")
+                    [
+                        "name": "modeldepot:describes",
+                        "value": "the files of each commit in the cache, each hashed when this bill was made",
+                    ]
                 ],
             ] as [String: Any],
-            "components": [modelComponent()],
-            "compositions": [
+            "components": bills.map { $0.modelComponent() },
+            "compositions": bills.map { bill -> [String: Any] in
                 [
-                    "aggregate": !listIsRecorded ? "unknown" : selection == nil ? "complete" : "incomplete",
-                    "assemblies": [Self.modelReference],
-                ] as [String: Any]
-            ],
+                    "aggregate": !bill.listIsRecorded ? "unknown" : bill.selection == nil ? "complete" : "incomplete",
+                    "assemblies": [bill.modelReference],
+                ]
+            },
         ]
-        let content = Self.encode(document)
+        let content = encode(document)
         let digest = Array(SHA256.hash(data: content).prefix(16))
-        document["serialNumber"] = "urn:uuid:" + Self.uuid(digest)
-        return Self.encode(document)
+        document["serialNumber"] = "urn:uuid:" + uuid(digest)
+        return encode(document)
     }
 
-    static let modelReference = "model"
+    /// The model's `bom-ref`: unique in a document of several models, one commit each.
+    var modelReference: String { "model:\(type.rawValue):\(repo)@\(commit)" }
 
     func modelComponent() -> [String: Any] {
         let hubHost = endpoint.host?.lowercased() ?? ""
         var component: [String: Any] = [
             "type": type == .model ? "machine-learning-model" : "data",
-            "bom-ref": Self.modelReference,
+            "bom-ref": modelReference,
             "name": repo.name,
             "version": commit,
             "externalReferences": [
@@ -110,6 +115,14 @@ extension BillOfMaterials {
         case .invalid(let path, let reason):
             properties.append(property("modeldepot:signature", "invalid: \(path): \(reason)"))
         }
+        if let lockMatch {
+            properties.append(
+                property(
+                    "modeldepot:lock",
+                    lockMatch.problems.isEmpty
+                        ? "matches \(lockMatch.source)"
+                        : "differs from \(lockMatch.source): \(lockMatch.problems.joined(separator: "; "))"))
+        }
         properties.append(property("modeldepot:verified", isVerified ? "true" : "false"))
         component["properties"] = properties
         return component
@@ -143,15 +156,19 @@ extension BillOfMaterials {
         if let problem = file.pickleProblem {
             properties.append(property("modeldepot:pickle", "cannot be judged (treat as unsafe): \(problem)"))
         } else if let pickle = file.pickle {
-            properties.append(
-                property("modeldepot:pickle", pickle.isDangerous ? "dangerous" : "imports only known-safe globals"))
+            let verdict =
+                pickle.isDangerous
+                ? "dangerous"
+                : pickle.imports.allSatisfy { $0.verdict == .safe }
+                    ? "imports only known-safe globals" : "imports globals not known to be safe (treat as unsafe)"
+            properties.append(property("modeldepot:pickle", verdict))
             for item in Set(pickle.imports).sorted() {
                 properties.append(property("modeldepot:pickle.import", "\(item) (\(item.verdict.rawValue))"))
             }
         }
         var component: [String: Any] = [
             "type": "file",
-            "bom-ref": "file:" + file.path,
+            "bom-ref": "file:\(repo)@\(commit):\(file.path)",
             "name": file.path,
             "externalReferences": [["type": "distribution", "url": resolveURL(revision: commit, path: file.path)]],
             "properties": properties,

@@ -43,6 +43,8 @@ public struct BillOfMaterials: Sendable, Equatable {
         package var pickleProblem: String?
         /// The git blob id of its bytes, for files the Hub does not keep in LFS.
         package var gitBlobID: String?
+        /// Where its bytes are (the blob, resolved), when inside the repository; nil for a link out of it.
+        package var location: URL?
     }
 
     /// What became of the model's signature.
@@ -77,10 +79,19 @@ public struct BillOfMaterials: Sendable, Equatable {
     package var listIsRecorded: Bool
     /// The files the model was limited to, when it is not the whole repository.
     package var selection: FileSelection?
+    /// The lock (or OCI artifact) the files were held to, and every way they differ from it.
+    package var lockMatch: LockMatch?
+
+    package struct LockMatch: Sendable, Equatable {
+        /// The lock file's name, or the artifact pinned by digest (`oci://registry/name@sha256:…`).
+        package var source: String
+        package var problems: [String]
+    }
 
     /// True when every file hashed to what was published and no signature failed.
     public var isVerified: Bool {
         if case .invalid = signature { return false }
+        if let lockMatch, !lockMatch.problems.isEmpty { return false }
         return files.allSatisfy { $0.verification == .verified }
     }
 }

@@ -37,6 +37,50 @@ extension ModelManager {
         return bill
     }
 
+    /// Bills of every repository of `lock`, each limited to its locked files and held to the lock: every locked file
+    /// present with its size and digest. `source` names the lock in the bill (its file name, or the artifact).
+    ///
+    /// - Throws: as ``billOfMaterials(for:type:revision:selection:signaturePath:trust:)`` for each repository.
+    package nonisolated func billsOfMaterials(
+        for lock: ModelLock, source: String, signaturePath: String = ModelManager.defaultSignaturePath,
+        trust: SignatureTrust? = nil
+    ) async throws -> [BillOfMaterials] {
+        var bills: [BillOfMaterials] = []
+        for repository in lock.repositories {
+            var bill = try await billOfMaterials(
+                for: repository.repo, type: repository.type, revision: repository.commit,
+                selection: FileSelection(paths: Set(repository.files.map(\.path))), signaturePath: signaturePath,
+                trust: trust)
+            if let endpoint = URL(string: repository.endpoint), endpoint.host != nil { bill.endpoint = endpoint }
+            bill.revision = repository.revision == repository.commit ? nil : repository.revision
+            bill.lockMatch = BillOfMaterials.LockMatch(
+                source: repository.oci ?? source, problems: Self.differences(of: bill, from: repository))
+            bills.append(bill)
+        }
+        return bills
+    }
+
+    /// How the files of `bill` differ from what `repository` locks: each locked file missing, of another size, or
+    /// with another digest.
+    nonisolated static func differences(of bill: BillOfMaterials, from repository: ModelLock.Repository) -> [String] {
+        let files = Dictionary(bill.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        var problems: [String] = []
+        for locked in repository.files {
+            guard let file = files[locked.path] else {
+                problems.append("\(locked.path) is locked but not in the cache")
+                continue
+            }
+            if file.size != locked.size {
+                problems.append("\(locked.path) is \(file.size) bytes, locked at \(locked.size)")
+            } else if let sha256 = locked.sha256, file.sha256 != sha256.lowercased() {
+                problems.append("\(locked.path) hashes to \(file.sha256), locked at \(sha256)")
+            } else if let gitBlob = locked.gitBlob, file.gitBlobID != gitBlob.lowercased() {
+                problems.append("\(locked.path) has git blob id \(file.gitBlobID ?? "unknown"), locked at \(gitBlob)")
+            }
+        }
+        return problems
+    }
+
     /// One file hashed: its SHA-256 (and git blob id when the Hub names it so), held to the digest published for it.
     nonisolated static func describe(
         _ path: RepoFilePath, commit: String, in repository: CachedRepository, tree: RecordedTree?
@@ -46,9 +90,12 @@ extension ModelManager {
         let status = FileStatus(path: link, followingLinks: true)
         // Only bytes inside the repository's own blobs are read: a link out of it (to /etc, to another repository)
         // is named, never hashed, so a bill cannot be made to tell anything about a file elsewhere.
-        // A copy in the snapshot itself (a cache written where links are not allowed) is the repository's too.
-        let blobs = repository.blobsFolder.resolvingSymlinksInPath().path
-        let snapshot = repository.snapshotFolder(commit).resolvingSymlinksInPath().path
+        // A copy in the snapshot itself (a cache written where links are not allowed) is the repository's too. The
+        // repository folder is resolved (the cache may sit behind a link); the folders in it are real ones (`make`
+        // refuses links there), so these bounds do not move with what is inside them.
+        let folder = repository.folder.resolvingSymlinksInPath()
+        let blobs = folder.appendingPathComponent("blobs").path
+        let snapshot = folder.appendingPathComponent("snapshots").appendingPathComponent(commit).path
         let target = URL(fileURLWithPath: link).resolvingSymlinksInPath()
         guard target.deletingLastPathComponent().path == blobs || target.path.hasPrefix(snapshot + "/") else {
             return BillOfMaterials.File(
@@ -76,7 +123,7 @@ extension ModelManager {
             path: path.value, size: status?.size ?? 0, sha256: sha256, verification: verification,
             downloaded: FileStatus(path: blob, followingLinks: true).map {
                 Date(timeIntervalSince1970: TimeInterval($0.modifiedNanoseconds / 1_000_000_000))
-            }, pickle: nil, pickleProblem: nil, gitBlobID: gitBlobID)
+            }, pickle: nil, pickleProblem: nil, gitBlobID: gitBlobID, location: target)
         if PickleFile.mayBePickle(path.value) {
             do {
                 file.pickle = try PickleFile.inspect(target)
@@ -87,25 +134,36 @@ extension ModelManager {
         return file
     }
 
-    /// The signature's verdict: absent, present but not checked (no trust given), verified with its signer, or why
-    /// it failed.
+    /// The signature's verdict: verified with its signer, or why it failed. Only the bill's own files are read —
+    /// the bytes just hashed, inside the repository — and each is held to the signature as hashed now.
     nonisolated func signatureVerdict(
         of repo: RepoID, type: RepoType, commit: String, files: [BillOfMaterials.File], signaturePath: String,
-        trust: SignatureTrust?
+        trust: SignatureTrust
     ) async -> BillOfMaterials.Signature {
-        guard files.contains(where: { $0.path == signaturePath }) else { return .absent }
-        guard let trust else { return .unchecked(path: signaturePath) }
+        guard let signatureFile = files.first(where: { $0.path == signaturePath }),
+            let location = signatureFile.location
+        else {
+            return .invalid(path: signaturePath, reason: "\(signaturePath) leads outside the repository; not read.")
+        }
+        var present: [String: URL] = [:]
+        for file in files { if let location = file.location { present[file.path] = location } }
         do {
             let check = try await verifySignature(
-                of: repo, type: type, revision: commit, signaturePath: signaturePath, trust: trust)
-            // The check may take digests from the download; the bill holds the signature to the bytes as hashed now.
-            if check.signed.shardSize == nil {
-                for file in files {
-                    if let signed = check.signed.files[file.path], signed != [file.sha256], file.size > 0 {
-                        return .invalid(
-                            path: signaturePath, reason: "\(file.path) differs from what was signed (hashed now).")
-                    }
+                of: repo, type: type, commit: commit, signaturePath: signaturePath, signatureFile: location,
+                trust: trust, present: present)
+            // The check may take digests from the download; the bill holds the signature to the bytes hashed now:
+            // every file signed whole (with shards, a file no larger than a shard) by its one digest.
+            for file in files {
+                guard let signed = check.signed.files[file.path], signed.count == 1,
+                    check.signed.shardSize.map({ file.size <= $0 }) ?? true
+                else { continue }
+                if signed != [file.sha256] {
+                    return .invalid(
+                        path: signaturePath, reason: "\(file.path) differs from what was signed (hashed now).")
                 }
+            }
+            for file in files where file.location == nil && check.signed.files[file.path] != nil {
+                return .invalid(path: signaturePath, reason: "\(file.path) leads outside the repository; not read.")
             }
             return .verified(path: signaturePath, signer: Self.signer(of: check.signed))
         } catch {
@@ -139,6 +197,16 @@ extension BillOfMaterials {
         else {
             throw ModelDepotError(
                 .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
+        }
+        // The folders a bill reads are the repository's own, not links to elsewhere: bounds checked after
+        // resolving a link would move with it (a snapshot linked to /etc would make /etc the snapshot).
+        for folder in [
+            repository.folder, repository.snapshotsFolder, repository.snapshotFolder(commit), repository.blobsFolder,
+        ] where FileStatus(path: folder.path, followingLinks: false).map({ $0.kind != .folder }) ?? false {
+            throw ModelDepotError(
+                .invalidModelFile,
+                "\(folder.path) is a link, not a folder as huggingface_hub and ModelDepot write the cache; a bill of materials reads only the repository's own folders."
+            )
         }
         let tree = repository.recordedTree(commit)
         let present = CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)).filter {

@@ -52,17 +52,29 @@ extension ModelManager {
             throw ModelDepotError(
                 .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
         }
-        let signatureURL = try signatureFile ?? repository.snapshotFile(commit, RepoFilePath(signaturePath))
+        var present: [String: URL] = [:]
+        for path in CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)) {
+            present[path.value] = repository.snapshotFile(commit, path).resolvingSymlinksInPath()
+        }
+        return try await verifySignature(
+            of: repo, type: type, commit: commit, signaturePath: signaturePath,
+            signatureFile: try signatureFile ?? repository.snapshotFile(commit, RepoFilePath(signaturePath)),
+            trust: trust, present: present)
+    }
+
+    /// The check of ``verifySignature(of:type:revision:signaturePath:signatureFile:trust:)`` over the files
+    /// `present` names (path → where its bytes are), which a bill of materials limits to those it hashed.
+    nonisolated func verifySignature(
+        of repo: RepoID, type: RepoType, commit: String, signaturePath: String, signatureFile signatureURL: URL,
+        trust: SignatureTrust, present: [String: URL]
+    ) async throws -> SignatureCheck {
+        let repository = cache.repository(repo, type: type)
         guard let bundle = FileManager.default.contents(atPath: signatureURL.path) else {
             throw ModelDepotError(
                 .signatureInvalid,
                 "\(repo) has no signature at \(signaturePath) (the publisher did not sign it, or it was not pulled).")
         }
         let signed = try await ModelSignature(bundle: bundle, name: "\(repo)/\(signaturePath)").verified(by: trust)
-        var present: [String: URL] = [:]
-        for path in CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)) {
-            present[path.value] = repository.snapshotFile(commit, path).resolvingSymlinksInPath()
-        }
         // Hashing what the download did not verify (whole files, or every shard) runs off the cooperative pool.
         let tree = repository.recordedTree(commit)
         return try await BlockingWork.run { [self, present] in

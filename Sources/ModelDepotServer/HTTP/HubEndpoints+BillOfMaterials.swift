@@ -3,32 +3,17 @@ import Hummingbird
 import ModelDepot
 import ModelDepotCore
 import NIOCore
-import Synchronization
-
-/// One bill of materials at a time: each hashes a whole model, so a client asking for many at once would take the
-/// disk and a core from every download. Others are told to come back (429, `Retry-After`).
-final class BillOfMaterialsGate: Sendable {
-    private let running = Mutex(false)
-
-    func tryEnter() -> Bool {
-        running.withLock { running in
-            defer { running = true }
-            return !running
-        }
-    }
-
-    func leave() { running.withLock { $0 = false } }
-}
 
 extension HubEndpoints {
     /// `GET /api/{type}s/{repo}/bom/{revision}`: the CycloneDX 1.6 bill of materials of a cached revision, every
     /// file hashed now (``BillOfMaterials``). A mirror serving a folder of plain files has none (404); a revision not
     /// fully cached is 404 naming what is missing; while another bill is being made, 429.
     func billOfMaterials(_ type: RepoType, _ id: RepoID, revision: String) async throws -> Response {
-        guard let (cache, origin) = source.servedCache else {
+        guard let (cache, origin) = try await source.servedCache(type: type, id: id) else {
             throw HubServerError(
                 status: 404, code: "NotACache",
-                message: "This mirror serves a folder of plain files, not a Hub cache: no bill of materials.",
+                message:
+                    "This mirror serves \(id) from a folder of plain files (or not at all), not from a Hub cache: no bill of materials.",
                 commit: nil)
         }
         guard billsOfMaterials.tryEnter() else {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import ModelDepot
 import ModelDepotCore
 import ModelDepotHub
 import ModelDepotTransfer

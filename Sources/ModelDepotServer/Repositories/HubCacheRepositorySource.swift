@@ -22,7 +22,11 @@ struct HubCacheRepositorySource: RepositorySource {
 
     /// A cache filled by anyone: where its files came from is not recorded, so the bill names the public Hub, as a
     /// client with default settings would.
-    var servedCache: (cache: HubCache, origin: URL)? { (HubCache(root: cache), URL(string: "https://huggingface.co")!) }
+    func servedCache(type: RepoType, id: RepoID) -> (cache: HubCache, origin: URL)? {
+        let cache = HubCache(root: cache)
+        guard FileStatus(path: cache.repository(id, type: type).folder.path)?.kind == .folder else { return nil }
+        return (cache, URL(string: "https://huggingface.co")!)
+    }
 
     init(cache: URL, index: HashIndex, logger: Logger) {
         self.root = ServedFolder(cache, logger: logger)
@@ -143,6 +147,16 @@ struct CombinedRepositorySource: RepositorySource {
     func recordedSnapshot(type: RepoType, id: RepoID) async throws -> RepoSnapshot? {
         for source in sources {
             if let snapshot = try await source.recordedSnapshot(type: type, id: id) { return snapshot }
+        }
+        return nil
+    }
+
+    /// The cache of the first source that has the repository, as ``snapshot(type:id:revision:)`` picks it; nil when
+    /// that source is a folder of plain files.
+    func servedCache(type: RepoType, id: RepoID) async throws -> (cache: HubCache, origin: URL)? {
+        for source in sources {
+            if let found = try await source.servedCache(type: type, id: id) { return found }
+            if try await source.recordedSnapshot(type: type, id: id) != nil { return nil }
         }
         return nil
     }

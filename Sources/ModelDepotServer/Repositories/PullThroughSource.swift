@@ -21,7 +21,7 @@ import Synchronization
 final class PullThroughSource: RepositorySource {
     let upstream: Upstream
     let cache: HubCache
-    var servedCache: (cache: HubCache, origin: URL)? { (cache, upstream.endpoint) }
+    func servedCache(type: RepoType, id: RepoID) -> (cache: HubCache, origin: URL)? { (cache, upstream.endpoint) }
     let puller: SnapshotDownloader
     let pulls: BlobPulls
     private let logger: Logger

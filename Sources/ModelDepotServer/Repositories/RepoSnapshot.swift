@@ -117,9 +117,9 @@ protocol RepositorySource: Sendable {
     /// What the upstream finds for a search, when the source pulls through (nil otherwise, or when the upstream
     /// cannot be asked): the search then reaches beyond what the mirror holds.
     func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]?
-    /// The Hub cache the source serves from and the Hub its files came from, for answers made from the cached bytes
-    /// themselves (a bill of materials); nil for a folder of plain files.
-    var servedCache: (cache: HubCache, origin: URL)? { get }
+    /// The Hub cache a repository is served from and the Hub its files came from, for answers made from the cached
+    /// bytes themselves (a bill of materials); nil when it is served from a folder of plain files, or not at all.
+    func servedCache(type: RepoType, id: RepoID) async throws -> (cache: HubCache, origin: URL)?
 }
 
 extension RepositorySource {
@@ -134,5 +134,5 @@ extension RepositorySource {
 
     func upstreamSearch(type: RepoType, text: String?, author: String?, limit: Int) async -> [[String: Any]]? { nil }
 
-    var servedCache: (cache: HubCache, origin: URL)? { nil }
+    func servedCache(type: RepoType, id: RepoID) async throws -> (cache: HubCache, origin: URL)? { nil }
 }

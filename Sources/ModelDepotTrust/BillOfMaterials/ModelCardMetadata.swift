@@ -21,7 +21,8 @@ package struct ModelCardMetadata: Sendable, Hashable {
     /// The front matter of `readme`, or an empty value when it has none.
     package init(readme: Data) {
         self.init()
-        let text = String(decoding: readme.prefix(64 << 10), as: UTF8.self)
+        var text = String(decoding: readme.prefix(64 << 10), as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).makeIterator()
         guard lines.next().map({ $0.trimmingCharacters(in: .whitespaces) }) == "---" else { return }
         var fields: [String: [String]] = [:]
@@ -44,7 +45,7 @@ package struct ModelCardMetadata: Sendable, Hashable {
                 continue
             }
             let key = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-            let rest = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let rest = Self.withoutComment(String(line[line.index(after: colon)...]))
             listKey = nil
             if rest.isEmpty {
                 listKey = key
@@ -69,9 +70,8 @@ package struct ModelCardMetadata: Sendable, Hashable {
     /// A plain or quoted YAML scalar without its quotes and trailing comment; nil for a map, a list, an anchor or
     /// anything that is not a short line of text.
     static func scalar(_ text: String) -> String? {
-        var value = text
-        if let hash = value.range(of: " #") { value = String(value[..<hash.lowerBound]) }
-        value = value.trimmingCharacters(in: .whitespaces)
+        var value = withoutComment(text)
+        if ["null", "~", "Null", "NULL"].contains(value) { return nil }
         if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
             value = String(value.dropFirst().dropLast())
         } else if let first = value.first, "{[&*|>!%@`".contains(first) {
@@ -83,6 +83,26 @@ package struct ModelCardMetadata: Sendable, Hashable {
             return nil
         }
         return value
+    }
+
+    /// `text` trimmed, without a trailing ` # comment` that is outside quotes (YAML's comments need the space).
+    static func withoutComment(_ text: String) -> String {
+        var quote: Character?
+        var previous: Character = " "
+        var end = text.endIndex
+        for index in text.indices {
+            let character = text[index]
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "\"" || character == "'" {
+                quote = character
+            } else if character == "#", previous == " " || previous == "\t" {
+                end = index
+                break
+            }
+            previous = character
+        }
+        return text[..<end].trimmingCharacters(in: .whitespaces)
     }
 
     /// The licence as an SPDX expression when the card's identifier is one (the Hub's lowercase ids mapped to
