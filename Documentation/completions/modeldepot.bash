@@ -533,7 +533,7 @@ _modeldepot_verify() {
 
 _modeldepot_bom() {
     repeating_flags=()
-    non_repeating_flags=(--offline --discover --insecure --verbose --plain-http --version -h --help)
+    non_repeating_flags=(--spdx --offline --discover --insecure --verbose --plain-http --version -h --help)
     repeating_options=(--include --exclude --mirror --ca-cert)
     non_repeating_options=(--revision --lock --output -o --trusted-key --trusted-certificate --certificate-identity --signature-path --cache-dir --repo-type --endpoint --token --proxy --max-rate-limit-wait --registry-token-file)
     __modeldepot_offer_flags_options 1

@@ -37,6 +37,9 @@
         @Option(name: .shortAndLong, help: "Write the bill to this file instead of standard output.")
         var output: String?
 
+        @Flag(help: "Write SPDX 3.0.1 JSON-LD (profiles Core, Software, AI, SimpleLicensing) instead of CycloneDX 1.6.")
+        var spdx = false
+
         @Option(
             help:
                 "Describe only the files matching this glob (repeatable), as `pull --include` fetched them; files it leaves out are not required."
@@ -93,7 +96,7 @@
                         signaturePath: signatureOptions.signaturePath, trust: trust)
                 ]
             }
-            let document = BillOfMaterials.cycloneDX(of: bills)
+            let document = spdx ? BillOfMaterials.spdx(of: bills) : BillOfMaterials.cycloneDX(of: bills)
             if let output {
                 try HubCache.writeAtomically(document, to: URL(fileURLWithPath: output))
                 printStatus(

@@ -175,6 +175,26 @@ struct BillOfMaterialsCommandTests {
         #expect(compositions?.first?["aggregate"] as? String == "incomplete")
         #expect(Set(try Self.components(try Data(contentsOf: partBill)).files.keys) == ["config.json"])
 
+        // The same bill as SPDX 3.0.1 JSON-LD, read back by the SPDX project's own model (spdx-python-model): the
+        // package with its purl, each file with the SHA-256 Python computes of the published file, the licence.
+        let spdxBill = folder.path("carded.spdx.json")
+        let spdxRun = try await bom(["acme/carded", "--spdx", "-o", spdxBill.path])
+        #expect(spdxRun.status == 0, "\(spdxRun.stderr)")
+        let spdxVerdict = try await Self.peer(["validate-spdx", spdxBill.path])
+        #expect(spdxVerdict.status == 0, "\(spdxVerdict.stderr)")
+        let spdx = try JSONSerialization.jsonObject(with: Data(spdxVerdict.stdout.utf8)) as? [String: Any]
+        let packages = spdx?["packages"] as? [[String: String]]
+        #expect(packages?.map { $0["name"] } == ["acme/carded"], "\(spdxVerdict.stdout)")
+        #expect(packages?.first?["purl"]?.hasPrefix("pkg:huggingface/acme/carded@") == true)
+        let spdxFiles = spdx?["files"] as? [String: [String]]
+        for name in ["README.md", "pytorch_model.bin"] {
+            let published = try Data(contentsOf: carded.appendingPathComponent(name))
+            #expect(spdxFiles?[name] == [SampleData.sha256(Array(published))], "\(name): \(spdxVerdict.stdout)")
+        }
+        let spdxText = try String(contentsOf: spdxBill, encoding: .utf8)
+        #expect(spdxText.contains(#""simplelicensing_licenseExpression" : "Apache-2.0""#))
+        #expect(spdxText.contains("os.system (dangerous)"))
+
         // A byte of the cached weights flipped: named as failed (never listed as good), exit 1, and the signature,
         // held to the bytes as hashed now, fails too.
         let snapshot = cache.appendingPathComponent("models--acme--good/snapshots/\(commit)")

@@ -2,6 +2,10 @@
 
     bom_peer.py validate FILE      # cyclonedx-python-lib's strict JSON validator for CycloneDX 1.6; exit 1 naming
                                    # the error. Prints the model component's purl as packageurl-python parses it.
+    bom_peer.py validate-spdx FILE # spdx-python-model (the SPDX project's bindings of the 3.0.1 model, generated from
+                                   # its SHACL): read strictly (unknown types and properties refused, values typed),
+                                   # then written back (required properties and counts checked). Prints the
+                                   # packages' names and purls and the files' SHA-256s.
     bom_peer.py fingerprint PEM    # SHA-256 of a PEM public key's DER SubjectPublicKeyInfo (Python's cryptography)
     bom_peer.py spdx-ids           # the SPDX licence ids the validator accepts, one per line
 """
@@ -31,6 +35,23 @@ def validate(path):
     print(json.dumps({"valid": True, "purl": parsed}))
 
 
+def validate_spdx(path):
+    import io
+
+    import spdx_python_model
+
+    model, objects = spdx_python_model.load_data(json.loads(pathlib.Path(path).read_text()))
+    model.JSONLDSerializer().write(objects, io.BytesIO())
+    packages, files = [], {}
+    for element in objects.objects:
+        kind = type(element).__name__
+        if kind == "ai_AIPackage" and element.software_packageVersion:
+            packages.append({"name": element.name, "purl": element.software_packageUrl})
+        if kind == "software_File":
+            files[element.name] = [h.hashValue for h in element.verifiedUsing]
+    print(json.dumps({"valid": True, "model": model.__name__, "packages": packages, "files": files}))
+
+
 def fingerprint(pem):
     key = serialization.load_pem_public_key(pathlib.Path(pem).read_bytes())
     der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -46,4 +67,4 @@ def spdx_ids():
 
 if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
-    {"validate": validate, "fingerprint": fingerprint, "spdx-ids": spdx_ids}[command](*arguments)
+    {"validate": validate, "validate-spdx": validate_spdx, "fingerprint": fingerprint, "spdx-ids": spdx_ids}[command](*arguments)
