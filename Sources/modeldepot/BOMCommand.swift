@@ -66,6 +66,11 @@
                 throw ValidationError(
                     "--include and --exclude choose files of a repository; a lock or an artifact names its own.")
             }
+            if revision != nil, let repo, HubReference.namesType(repo) || repo.hasPrefix("hf://") {
+                if (try? HubReference(parsing: repo).revision) ?? nil != nil {
+                    throw ValidationError("'\(repo)' names its revision already; drop --revision.")
+                }
+            }
             try signatureOptions.validate(
                 checking: signatureOptions.trustedKey != nil || signatureOptions.trustedCertificate != nil,
                 flag: "bom")

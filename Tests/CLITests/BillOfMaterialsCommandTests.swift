@@ -175,6 +175,14 @@ struct BillOfMaterialsCommandTests {
         #expect(compositions?.first?["aggregate"] as? String == "incomplete")
         #expect(Set(try Self.components(try Data(contentsOf: partBill)).files.keys) == ["config.json"])
 
+        // Held to a signature it does not have: not verified. A selection of nothing: no bill.
+        let unsigned = try await bom(["acme/carded", "--trusted-key", trusted])
+        #expect(
+            unsigned.status == 1 && unsigned.stderr.contains("there is no signature at model.sig"), "\(unsigned.stderr)"
+        )
+        let nothing = try await bom(["acme/carded", "--include", "*.nomatch"])
+        #expect(nothing.status != 0 && nothing.stderr.contains("a bill of nothing"), "\(nothing.stderr)")
+
         // The same bill as SPDX 3.0.1 JSON-LD, read back by the SPDX project's own model (spdx-python-model): the
         // package with its purl, each file with the SHA-256 Python computes of the published file, the licence.
         let spdxBill = folder.path("carded.spdx.json")

@@ -49,6 +49,13 @@ import Testing
         #expect(card.license.isEmpty && card.pipelineTag == nil)
         #expect(card.licenseName == "Acme #1")
         #expect(card.languages == ["en"])
+        // A quote inside a plain value opens nothing: the comment after it still goes.
+        #expect(Self.card("---\nlicense_name: Bob's licence # see X\n---\n").licenseName == "Bob's licence")
+    }
+
+    @Test func theEndpointABillShowsHasNoCredentialsQueryOrFragment() {
+        let shown = BillOfMaterials.publicEndpoint(URL(string: "https://user:secret@hub.example/mirror/?token=x#f")!)
+        #expect(shown.absoluteString == "https://hub.example/mirror")
     }
 
     @Test func hostileOrAbsentFrontMatterGivesNothingItCannotTrust() {

@@ -28,6 +28,21 @@ import Testing
     @Test func aCachedRevisionsBillIsServedAndALinkOutOfTheRepositoryIsNeverRead() async throws {
         let cache = try CacheMirrorTests.makeCache()
         defer { cache.remove() }
+        // A chain of 25 links to a file elsewhere: Foundation's resolver stops after 20 and hands the path back
+        // unresolved (inside the snapshot), while the kernel follows 40. It must be judged as the kernel resolves it.
+        let elsewhere = try TemporaryDirectory(prefix: "modeldepot-bom-elsewhere")
+        defer { elsewhere.remove() }
+        let secret = Array("a file outside the repository\n".utf8)
+        try elsewhere.write(["secret.txt": secret])
+        var previous = elsewhere.path("secret.txt").path
+        for index in 1...25 {
+            let link = elsewhere.path("link-\(index)").path
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: previous)
+            previous = link
+        }
+        try FileManager.default.createSymbolicLink(
+            atPath: cache.path("models--acme--cached/snapshots/\(CacheMirrorTests.commit)/long").path,
+            withDestinationPath: previous)
         let server = MirrorServer(roots: [], caches: [cache.url], stateFolder: cache.path(".state"), logger: Self.quiet)
         try await MirrorFixture.serving(server, root: cache) { mirror in
             let reply = try await mirror.get("/api/models/acme/cached/bom/v1.0")
@@ -42,6 +57,8 @@ import Testing
             // The snapshot's link to /etc/hostname: named as failed, its bytes never read.
             #expect(Self.verification(files["escape"]) == "FAILED: its link leads outside the repository; not read")
             #expect(files["escape"]?["hashes"] == nil)
+            #expect(Self.verification(files["long"]) == "FAILED: its link leads outside the repository; not read")
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains(SampleData.sha256(secret)))
             let outside = try Data(contentsOf: URL(fileURLWithPath: "/etc/hostname"))
             #expect(!String(decoding: reply.body, as: UTF8.self).contains(SampleData.sha256(Array(outside))))
 

@@ -47,7 +47,8 @@ extension BillOfMaterials {
             "type": "SpdxDocument", "spdxId": base + "document", "creationInfo": creation,
             "name": "Bill of materials: " + bills.map { "\($0.repo)@\($0.commit)" }.joined(separator: ", "),
             "rootElement": roots, "element": elements,
-            "profileConformance": ["core", "software", "ai"] + (licensing ? ["simpleLicensing"] : []),
+            "profileConformance": ["core", "software", "ai", "expandedLicensing"]
+                + (licensing ? ["simpleLicensing"] : []),
         ])
         let document: [String: Any] = ["@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": graph]
         return encode(document)
@@ -95,16 +96,16 @@ extension BillOfMaterials {
                 "completeness": !listIsRecorded ? "noAssertion" : selection == nil ? "complete" : "incomplete",
             ])
         }
-        if let expression = licenseChoice()?.first?["expression"] as? String {
+        // The AI profile asks every package for one declared and one concluded licence: the card's (SPDX ids as
+        // they are, the Hub's own as LicenseRef-…), else no assertion; ModelDepot concludes nothing.
+        if let expression = spdxLicenseExpression() {
             parts.append([
                 "type": "simplelicensing_LicenseExpression", "spdxId": id + "-license", "creationInfo": creation,
                 "simplelicensing_licenseExpression": expression,
             ])
-            parts.append([
-                "type": "Relationship", "spdxId": id + "-declared-license", "creationInfo": creation, "from": id,
-                "relationshipType": "hasDeclaredLicense", "to": [id + "-license"],
-            ])
         }
+        parts += Self.licenseRelationships(
+            of: id, declared: spdxLicenseExpression() == nil ? Self.noAssertion : id + "-license", creation: creation)
         for (index, base) in card.baseModels.enumerated() {
             let baseID = id + "-base-\(index + 1)"
             var element: [String: Any] = [
@@ -116,12 +117,44 @@ extension BillOfMaterials {
                     baseRepo, version: nil, hubHost: endpoint.host?.lowercased() ?? "")
             }
             parts.append(element)
+            parts += Self.licenseRelationships(of: baseID, declared: Self.noAssertion, creation: creation)
             parts.append([
                 "type": "Relationship", "spdxId": baseID + "-ancestor", "creationInfo": creation, "from": baseID,
                 "relationshipType": "ancestorOf", "to": [id],
             ])
         }
         return (model, parts)
+    }
+
+    static let noAssertion = "expandedlicensing_NoAssertionLicense"
+
+    /// `hasDeclaredLicense` to `declared` and `hasConcludedLicense` to no assertion, for the package `id`.
+    static func licenseRelationships(of id: String, declared: String, creation: String) -> [[String: Any]] {
+        [
+            [
+                "type": "Relationship", "spdxId": id + "-declared-license", "creationInfo": creation, "from": id,
+                "relationshipType": "hasDeclaredLicense", "to": [declared],
+            ],
+            [
+                "type": "Relationship", "spdxId": id + "-concluded-license", "creationInfo": creation, "from": id,
+                "relationshipType": "hasConcludedLicense", "to": [noAssertion],
+            ],
+        ]
+    }
+
+    /// The card's licences as one SPDX expression: SPDX ids as SPDX spells them, the Hub's own ids (`llama3`,
+    /// `other` with its `license_name`) as `LicenseRef-…`; nil when the card names none.
+    func spdxLicenseExpression() -> String? {
+        guard !card.license.isEmpty else { return nil }
+        return card.license.map { id in
+            if let spdx = ModelCardMetadata.spdxIdentifier(id) { return spdx }
+            let name = id == "other" ? (card.licenseName ?? id) : id
+            let reference = String(
+                name.unicodeScalars.filter {
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-")
+                })
+            return "LicenseRef-" + (reference.isEmpty ? "unnamed" : reference)
+        }.joined(separator: " AND ")
     }
 
     /// The model's verdicts as lines of text: the signature, the lock, whether everything verified.

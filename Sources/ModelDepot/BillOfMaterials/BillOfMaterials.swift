@@ -88,6 +88,17 @@ public struct BillOfMaterials: Sendable, Equatable {
         package var problems: [String]
     }
 
+    /// `endpoint` as a bill may show it: no user name, password, query or fragment.
+    package static func publicEndpoint(_ endpoint: URL) -> URL {
+        guard var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint }
+        parts.user = nil
+        parts.password = nil
+        parts.query = nil
+        parts.fragment = nil
+        while parts.path.hasSuffix("/") { parts.path.removeLast() }
+        return parts.url ?? endpoint
+    }
+
     /// True when every file hashed to what was published and no signature failed.
     public var isVerified: Bool {
         if case .invalid = signature { return false }

@@ -29,6 +29,11 @@ extension ModelManager {
         var bill = try await BillOfMaterials.make(
             cache: cache, repo: repo, type: type, revision: revision, endpoint: pull.hub.endpoint,
             selection: selection, signaturePath: signaturePath)
+        if case .absent = bill.signature, trust != nil {
+            // Asked to hold the model to a signature, a model without one does not pass.
+            bill.signature = .invalid(
+                path: signaturePath, reason: "there is no signature at \(signaturePath) among the files described.")
+        }
         if case .unchecked = bill.signature, let trust {
             bill.signature = await signatureVerdict(
                 of: repo, type: type, commit: bill.commit, files: bill.files, signaturePath: signaturePath,
@@ -51,10 +56,13 @@ extension ModelManager {
                 for: repository.repo, type: repository.type, revision: repository.commit,
                 selection: FileSelection(paths: Set(repository.files.map(\.path))), signaturePath: signaturePath,
                 trust: trust)
-            if let endpoint = URL(string: repository.endpoint), endpoint.host != nil { bill.endpoint = endpoint }
+            if let endpoint = URL(string: repository.endpoint), endpoint.host != nil {
+                bill.endpoint = BillOfMaterials.publicEndpoint(endpoint)
+            }
             bill.revision = repository.revision == repository.commit ? nil : repository.revision
-            bill.lockMatch = BillOfMaterials.LockMatch(
-                source: repository.oci ?? source, problems: Self.differences(of: bill, from: repository))
+            let compared = bill
+            let problems = try await BlockingWork.run { Self.differences(of: compared, from: repository) }
+            bill.lockMatch = BillOfMaterials.LockMatch(source: repository.oci ?? source, problems: problems)
             bills.append(bill)
         }
         return bills
@@ -74,8 +82,12 @@ extension ModelManager {
                 problems.append("\(locked.path) is \(file.size) bytes, locked at \(locked.size)")
             } else if let sha256 = locked.sha256, file.sha256 != sha256.lowercased() {
                 problems.append("\(locked.path) hashes to \(file.sha256), locked at \(sha256)")
-            } else if let gitBlob = locked.gitBlob, file.gitBlobID != gitBlob.lowercased() {
-                problems.append("\(locked.path) has git blob id \(file.gitBlobID ?? "unknown"), locked at \(gitBlob)")
+            } else if let gitBlob = locked.gitBlob {
+                // The bill computed a git id only where the Hub names the blob by one: otherwise take it now.
+                let actual = file.gitBlobID ?? file.location.flatMap { try? FileDigests.gitBlobID(ofFileAt: $0.path) }
+                if actual != gitBlob.lowercased() {
+                    problems.append("\(locked.path) has git blob id \(actual ?? "unknown"), locked at \(gitBlob)")
+                }
             }
         }
         return problems
@@ -93,10 +105,18 @@ extension ModelManager {
         // A copy in the snapshot itself (a cache written where links are not allowed) is the repository's too. The
         // repository folder is resolved (the cache may sit behind a link); the folders in it are real ones (`make`
         // refuses links there), so these bounds do not move with what is inside them.
-        let folder = repository.folder.resolvingSymlinksInPath()
+        let folder = URL(fileURLWithPath: Self.realPath(repository.folder.path) ?? repository.folder.path)
         let blobs = folder.appendingPathComponent("blobs").path
         let snapshot = folder.appendingPathComponent("snapshots").appendingPathComponent(commit).path
-        let target = URL(fileURLWithPath: link).resolvingSymlinksInPath()
+        // realpath(3), as the kernel resolves: Foundation's resolver gives up on a long link or a long chain and
+        // returns the path unresolved, which would pass the check below and then be followed when read.
+        guard let resolved = realpath(link, nil) else {
+            return BillOfMaterials.File(
+                path: path.value, size: 0, sha256: "", verification: .outsideCache, downloaded: nil, pickle: nil,
+                pickleProblem: nil, gitBlobID: nil)
+        }
+        let target = URL(fileURLWithPath: String(cString: resolved))
+        free(resolved)
         guard target.deletingLastPathComponent().path == blobs || target.path.hasPrefix(snapshot + "/") else {
             return BillOfMaterials.File(
                 path: path.value, size: 0, sha256: "", verification: .outsideCache, downloaded: nil, pickle: nil,
@@ -171,6 +191,13 @@ extension ModelManager {
         }
     }
 
+    /// `path` with every link resolved as the kernel resolves it; nil when it cannot be.
+    nonisolated static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// `ECDSA P-256 key sha256:…` (the SHA-256 of its DER SubjectPublicKeyInfo), with `, certificate sha256:…` (of
     /// its DER) when a certificate signed.
     nonisolated static func signer(of signed: SignedFiles) -> String {
@@ -213,6 +240,12 @@ extension BillOfMaterials {
             selection.selects($0.value)
                 && FileStatus(path: repository.snapshotFile(commit, $0).path, followingLinks: true)?.kind == .file
         }
+        guard !present.isEmpty else {
+            throw ModelDepotError(
+                .incompleteSnapshot,
+                "\(repo) @ \(commit.prefix(12)) has no file \(selection == .everything ? "in its snapshot" : "that the selection names"); a bill of nothing proves nothing.",
+                remedy: .changePatterns)
+        }
         let listed = Set(tree?.files.keys.filter { selection.selects($0.value) } ?? [])
         let missing = listed.subtracting(present).map(\.value).sorted()
         guard missing.isEmpty else {
@@ -239,7 +272,8 @@ extension BillOfMaterials {
             card = ModelCardMetadata(readme: data)
         }
         return BillOfMaterials(
-            repo: repo, type: type, commit: commit, files: files, signature: signature, endpoint: endpoint,
+            repo: repo, type: type, commit: commit, files: files, signature: signature,
+            endpoint: BillOfMaterials.publicEndpoint(endpoint),
             revision: revision == commit ? nil : revision, card: card, listIsRecorded: tree != nil,
             selection: selection == .everything ? nil : selection)
     }

@@ -9,13 +9,6 @@ extension HubEndpoints {
     /// file hashed now (``BillOfMaterials``). A mirror serving a folder of plain files has none (404); a revision not
     /// fully cached is 404 naming what is missing; while another bill is being made, 429.
     func billOfMaterials(_ type: RepoType, _ id: RepoID, revision: String) async throws -> Response {
-        guard let (cache, origin) = try await source.servedCache(type: type, id: id) else {
-            throw HubServerError(
-                status: 404, code: "NotACache",
-                message:
-                    "This mirror serves \(id) from a folder of plain files (or not at all), not from a Hub cache: no bill of materials.",
-                commit: nil)
-        }
         guard billsOfMaterials.tryEnter() else {
             throw HubServerError(
                 status: 429, code: "Busy",
@@ -23,6 +16,13 @@ extension HubEndpoints {
                 commit: nil, retryAfter: .seconds(5))
         }
         defer { billsOfMaterials.leave() }
+        guard let (cache, origin) = try await source.servedCache(type: type, id: id) else {
+            throw HubServerError(
+                status: 404, code: "NotACache",
+                message:
+                    "This mirror serves \(id) from a folder of plain files (or not at all), not from a Hub cache: no bill of materials.",
+                commit: nil)
+        }
         let bill: BillOfMaterials
         do {
             bill = try await BillOfMaterials.make(

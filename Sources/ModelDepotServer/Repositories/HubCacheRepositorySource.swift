@@ -24,7 +24,11 @@ struct HubCacheRepositorySource: RepositorySource {
     /// client with default settings would.
     func servedCache(type: RepoType, id: RepoID) -> (cache: HubCache, origin: URL)? {
         let cache = HubCache(root: cache)
-        guard FileStatus(path: cache.repository(id, type: type).folder.path)?.kind == .folder else { return nil }
+        // As `snapshot` claims a repository: a real folder (not a link) with snapshots in it.
+        let repository = cache.repository(id, type: type)
+        guard FileStatus(path: repository.folder.path, followingLinks: false)?.kind == .folder,
+            FileStatus(path: repository.folder.appendingPathComponent("snapshots").path)?.kind == .folder
+        else { return nil }
         return (cache, URL(string: "https://huggingface.co")!)
     }
 

@@ -94,7 +94,10 @@ package struct ModelCardMetadata: Sendable, Hashable {
             let character = text[index]
             if let open = quote {
                 if character == open { quote = nil }
-            } else if character == "\"" || character == "'" {
+            } else if character == "\"" || character == "'",
+                text[..<index].trimmingCharacters(in: .whitespaces).last.map({ $0 == "[" || $0 == "," }) ?? true
+            {
+                // Quotes open a string only where a value starts (the line's, or a flow list item's).
                 quote = character
             } else if character == "#", previous == " " || previous == "\t" {
                 end = index
