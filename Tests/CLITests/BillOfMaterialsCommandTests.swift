@@ -35,10 +35,7 @@ struct BillOfMaterialsCommandTests {
     @Test func signedModelsBillNamesItsSignerAndEveryTamperingIsNamed() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-bom")
         defer { folder.remove() }
-        let prepared = try await SigningVenv.run(["prepare", folder.url.path])
-        try #require(prepared.status == 0, "\(prepared.stderr)")
-        let keys = try #require(
-            try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
+        let keys = try await SigningVenv.prepare(in: folder)
         let trusted = try #require(keys["trusted"])
 
         // A model with a card and a pickle beside the signed ones.

@@ -10,10 +10,7 @@ struct SignatureCommandTests {
     @Test func signaturesModelSigningMadeAreCheckedAndEveryTamperingIsRefused() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-signing")
         defer { folder.remove() }
-        let prepared = try await SigningVenv.run(["prepare", folder.url.path])
-        try #require(prepared.status == 0, "\(prepared.stderr)")
-        let keys = try #require(
-            try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
+        let keys = try await SigningVenv.prepare(in: folder)
         let trusted = try #require(keys["trusted"])
 
         let (mirrorURL, serving) = try await FolderMirror.start(root: folder.path("repos"))
@@ -171,6 +168,13 @@ struct SignatureCommandTests {
 enum SigningVenv {
     static let python = PythonVenv.packageRoot.appendingPathComponent(".venv-signing/bin/python")
     static let isInstalled = FileManager.default.isExecutableFile(atPath: python.path)
+
+    /// Writes the signed repositories and keys into `folder` (`signing_peer.py prepare`): the keys' paths by name.
+    static func prepare(in folder: TemporaryDirectory) async throws -> [String: String] {
+        let prepared = try await run(["prepare", folder.url.path])
+        try #require(prepared.status == 0, "\(prepared.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(prepared.stdout.utf8)) as? [String: String])
+    }
 
     /// Runs the signing peer with `arguments`.
     static func run(_ arguments: [String]) async throws -> CLIRunner.Output {

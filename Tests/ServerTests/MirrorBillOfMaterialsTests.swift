@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelDepot
+import ModelDepotPlatform
 import ModelDepotServer
 import ModelDepotTesting
 import Testing
@@ -18,6 +19,26 @@ import Testing
         var files: [String: [String: Any]] = [:]
         for file in (model["components"] as? [[String: Any]]) ?? [] { files[file["name"] as! String] = file }
         return files
+    }
+
+    /// The reference validator (cyclonedx-python-lib, strict, schema 1.6) accepts `bill`, when the trust venv is
+    /// there (`scripts/test` installs it; the CLI tests require it).
+    static func expectValid(_ bill: [UInt8]) async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let python = root.appendingPathComponent(".venv-signing/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }
+        let folder = try TemporaryDirectory(prefix: "modeldepot-mirror-bom")
+        defer { folder.remove() }
+        let file = folder.path("bill.cdx.json")
+        try Data(bill).write(to: file)
+        let output = folder.path("verdict.txt")
+        let check = try ChildProcess(
+            executable: python.path,
+            arguments: [root.appendingPathComponent("Tests/PythonPeers/bom_peer.py").path, "validate", file.path],
+            output: output.path)
+        await check.waitForExit()
+        #expect(check.succeeded, "\((try? String(contentsOf: output, encoding: .utf8)) ?? "")")
     }
 
     static func verification(_ file: [String: Any]?) -> String? {
@@ -48,6 +69,7 @@ import Testing
             let reply = try await mirror.get("/api/models/acme/cached/bom/v1.0")
             #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
             #expect(reply.header("Content-Type") == "application/vnd.cyclonedx+json; version=1.6")
+            try await Self.expectValid(reply.body)
             let files = try Self.files(reply)
             #expect(
                 (files["model.gguf"]?["hashes"] as? [[String: String]])?.first?["content"]
