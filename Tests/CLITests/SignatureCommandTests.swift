@@ -43,6 +43,28 @@ struct SignatureCommandTests {
             "verify", "acme/good", "--signature", "--trusted-key", trusted, "--cache-dir", cache.path,
         ])
         #expect(verified.status == 0 && verified.stdout.contains("3 files match the signature"), "\(verified.stderr)")
+        // config.json's link replaced by a chain of 25 links to a copy outside the repository, byte for byte the
+        // same: only the repository's bytes count (Foundation's resolver stopped at 20 links and let the kernel read
+        // the copy), so the signed file is absent and the signature does not hold.
+        let configLink = snapshot + "/config.json"
+        let configBlob = URL(fileURLWithPath: configLink).resolvingSymlinksInPath()
+        let outside = folder.path("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try Data(contentsOf: configBlob).write(to: outside.appendingPathComponent("config.json"))
+        var previous = outside.appendingPathComponent("config.json").path
+        for index in 1...25 {
+            let link = outside.appendingPathComponent("link-\(index)").path
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: previous)
+            previous = link
+        }
+        try FileManager.default.removeItem(atPath: configLink)
+        try FileManager.default.createSymbolicLink(atPath: configLink, withDestinationPath: previous)
+        let elsewhere = try await CLIRunner.run([
+            "verify", "acme/good", "--signature", "--trusted-key", trusted, "--cache-dir", cache.path,
+        ])
+        #expect(elsewhere.status == 1 && elsewhere.stderr.contains("config.json"), "\(elsewhere.stderr)")
+        try FileManager.default.removeItem(atPath: configLink)
+        try FileManager.default.createSymbolicLink(atPath: configLink, withDestinationPath: configBlob.path)
         // A byte of the cached weights flipped: the remembered verification no longer holds, so it is hashed again.
         let weights = URL(fileURLWithPath: snapshot + "/weights.bin").resolvingSymlinksInPath()
         var bytes = try Data(contentsOf: weights)

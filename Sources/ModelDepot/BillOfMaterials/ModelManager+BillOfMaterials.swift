@@ -100,24 +100,9 @@ extension ModelManager {
         let link = repository.snapshotFile(commit, path).path
         let blob = CacheScanner.blobPath(of: link)
         let status = FileStatus(path: link, followingLinks: true)
-        // Only bytes inside the repository's own blobs are read: a link out of it (to /etc, to another repository)
-        // is named, never hashed, so a bill cannot be made to tell anything about a file elsewhere.
-        // A copy in the snapshot itself (a cache written where links are not allowed) is the repository's too. The
-        // repository folder is resolved (the cache may sit behind a link); the folders in it are real ones (`make`
-        // refuses links there), so these bounds do not move with what is inside them.
-        let folder = URL(fileURLWithPath: Self.realPath(repository.folder.path) ?? repository.folder.path)
-        let blobs = folder.appendingPathComponent("blobs").path
-        let snapshot = folder.appendingPathComponent("snapshots").appendingPathComponent(commit).path
-        // realpath(3), as the kernel resolves: Foundation's resolver gives up on a long link or a long chain and
-        // returns the path unresolved, which would pass the check below and then be followed when read.
-        guard let resolved = realpath(link, nil) else {
-            return BillOfMaterials.File(
-                path: path.value, size: 0, sha256: "", verification: .outsideCache, downloaded: nil, pickle: nil,
-                pickleProblem: nil, gitBlobID: nil)
-        }
-        let target = URL(fileURLWithPath: String(cString: resolved))
-        free(resolved)
-        guard target.deletingLastPathComponent().path == blobs || target.path.hasPrefix(snapshot + "/") else {
+        // Only bytes inside the repository are read: a link out of it (to /etc, to another repository) is named,
+        // never hashed, so a bill cannot be made to tell anything about a file elsewhere.
+        guard let target = repositoryBytes(of: path, commit: commit, in: repository) else {
             return BillOfMaterials.File(
                 path: path.value, size: 0, sha256: "", verification: .outsideCache, downloaded: nil, pickle: nil,
                 pickleProblem: nil, gitBlobID: nil)
@@ -189,6 +174,25 @@ extension ModelManager {
         } catch {
             return .invalid(path: signaturePath, reason: (error as? ModelDepotError)?.message ?? "\(error)")
         }
+    }
+
+    /// Where the bytes of `path` at `commit` are — a blob of the repository, or a copy in the snapshot itself (a
+    /// cache written where links are not allowed) — resolved with realpath(3), as the kernel follows links
+    /// (Foundation's resolver gives up after 20 links and returns the path unresolved, which would look inside and
+    /// then be followed when read). Nil when they are anywhere else. The repository folder is resolved (the cache
+    /// may sit behind a link); the folders in it are expected to be real ones, as a bill checks.
+    nonisolated static func repositoryBytes(of path: RepoFilePath, commit: String, in repository: CachedRepository)
+        -> URL?
+    {
+        let folder = URL(fileURLWithPath: realPath(repository.folder.path) ?? repository.folder.path)
+        let blobs = folder.appendingPathComponent("blobs").path
+        let snapshot = folder.appendingPathComponent("snapshots").appendingPathComponent(commit).path
+        guard let resolved = realPath(repository.snapshotFile(commit, path).path) else { return nil }
+        let target = URL(fileURLWithPath: resolved)
+        guard target.deletingLastPathComponent().path == blobs || target.path.hasPrefix(snapshot + "/") else {
+            return nil
+        }
+        return target
     }
 
     /// `path` with every link resolved as the kernel resolves it; nil when it cannot be.

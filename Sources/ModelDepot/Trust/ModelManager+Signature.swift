@@ -52,9 +52,13 @@ extension ModelManager {
             throw ModelDepotError(
                 .notCached, "\(repo) at \(revision) is not in the cache; pull it first.", remedy: .downloadFirst)
         }
+        // Each file where its bytes are, resolved as the kernel resolves links (Foundation's resolver stops after
+        // 20 and hands the path back); one whose bytes are outside the repository counts as absent.
         var present: [String: URL] = [:]
         for path in CacheScanner.repositoryFiles(below: repository.snapshotFolder(commit)) {
-            present[path.value] = repository.snapshotFile(commit, path).resolvingSymlinksInPath()
+            if let location = Self.repositoryBytes(of: path, commit: commit, in: repository) {
+                present[path.value] = location
+            }
         }
         return try await verifySignature(
             of: repo, type: type, commit: commit, signaturePath: signaturePath,
