@@ -254,7 +254,7 @@ extension BillOfMaterials {
         var bytes = bytes
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let hex = bytes.hexString
         let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
             String(
                 hex[

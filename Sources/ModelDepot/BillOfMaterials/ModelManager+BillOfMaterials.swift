@@ -271,7 +271,7 @@ extension BillOfMaterials {
             readme.size <= 1 << 20,
             let data = FileManager.default.contents(
                 atPath: repository.snapshotFile(commit, try RepoFilePath("README.md")).path),
-            SHA256.hash(data: data).map({ String(format: "%02x", $0) }).joined() == readme.sha256
+            SHA256.hash(data: data).hexString == readme.sha256
         {
             card = ModelCardMetadata(readme: data)
         }

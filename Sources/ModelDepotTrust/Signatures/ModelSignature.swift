@@ -89,8 +89,7 @@ import ModelDepotCore
             }
             let key = try await certificates.signingKey(of: certificateChain)
             var signed = try checked(by: key)
-            signed.signingCertificateSHA256 = SHA256.hash(data: certificateChain[0]).map { String(format: "%02x", $0) }
-                .joined()
+            signed.signingCertificateSHA256 = SHA256.hash(data: certificateChain[0]).hexString
             return signed
         }
     }
@@ -121,7 +120,7 @@ import ModelDepotCore
             )
         }
         var signed = try SignedFiles(statement: payload)
-        signed.signerKeySHA256 = SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        signed.signerKeySHA256 = SHA256.hash(data: key.derRepresentation).hexString
         signed.signerKeyCurve = key.curve
         return signed
     }
