@@ -86,6 +86,28 @@ public struct MirrorDashboardState: Sendable, Equatable {
     public var upstream: String?
     /// The cache budget (`--max-size`), when there is one.
     public var maxCacheSize: Int64?
+    /// The last hour of the counters, interval by interval (the dashboard's charts); empty when not kept.
+    public var traffic: [CounterHistory.Interval?] = []
+    /// The length of one interval of ``traffic``.
+    public var trafficInterval: Duration = .seconds(10)
+
+    /// Where each counter is in a ``traffic`` interval's values.
+    public enum TrafficCounter: Int, CaseIterable, Sendable {
+        /// Bytes sent to clients.
+        case servedBytes
+        /// Bytes pulled from the upstream.
+        case upstreamBytes
+        /// Files served from the mirror's cache without asking the upstream.
+        case cacheHits
+        /// Pulls from the upstream started.
+        case pullsStarted
+        /// Requests answered.
+        case requests
+        /// Requests refused as too many (429) or for another host (421).
+        case refused
+        /// Pulls from the upstream running at the interval's end (a gauge, not a counter).
+        case pullsRunning
+    }
 
     public init(
         repositories: [Repository] = [], pulls: [Pull] = [], clients: [Client] = [], servedBytes: Int64 = 0,

@@ -30,6 +30,11 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
         public var message: String?
         /// The buttons, in order.
         public var actions: [Button]
+        /// Its speed over the last two minutes, second by second (what a Swift Charts view draws); nil once it
+        /// moved nothing for that long.
+        public var throughputSamples: [ThroughputHistory.Sample]?
+        /// The same as a chart to draw, with the bandwidth limit as a line.
+        public var throughput: TimeSeriesChart?
     }
 
     /// A button: what it does and what it says.
@@ -46,20 +51,45 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
     public var bandwidthText: String
     public var bandwidthBytesPerSecond: Int64?
     public var emptyMessage: String?
+    /// All downloads added up, second by second, over the last two minutes.
+    public var throughputSamples: [ThroughputHistory.Sample]
+    /// The same as a chart, with the bandwidth limit as a line.
+    public var throughput: TimeSeriesChart
 
     public static func load(_ downloads: ModelDownloads, strings: DownloadsScreenStrings = .english) async
         -> DownloadsScreen
     {
-        let rows = await downloads.all.map { row(for: $0, strings: strings) }
+        let limit = downloads.bandwidth.bytesPerSecond
+        var rows: [Row] = []
+        for entry in await downloads.all {
+            var row = row(for: entry, strings: strings)
+            if let samples = await downloads.throughput(of: entry.name) {
+                row.throughputSamples = samples
+                row.throughput = chart(samples, label: entry.name, limit: limit, strings: strings)
+            }
+            rows.append(row)
+        }
         // The library adds the downloads up (ModelManager.overallProgress); the screen only words it.
         let overall = await downloads.manager.overallProgress
-        let limit = downloads.bandwidth.bytesPerSecond
+        let samples = await downloads.throughput()
         return DownloadsScreen(
             rows: rows, overallFraction: overall.fractionCompleted,
             overallText: overall.totalBytes > 0
                 ? "\(ByteFormat.string(overall.bytesCompleted)) / \(ByteFormat.string(overall.totalBytes))" : nil,
             bandwidthText: limit.map { ByteFormat.rate(Double($0)) } ?? strings.noLimit,
-            bandwidthBytesPerSecond: limit, emptyMessage: rows.isEmpty ? strings.nothingYet : nil)
+            bandwidthBytesPerSecond: limit, emptyMessage: rows.isEmpty ? strings.nothingYet : nil,
+            throughputSamples: samples,
+            throughput: chart(samples, label: strings.allDownloads, limit: limit, strings: strings))
+    }
+
+    /// A throughput chart of `samples`, the bandwidth limit drawn when one is set.
+    static func chart(
+        _ samples: [ThroughputHistory.Sample], label: String, limit: Int64?, strings: DownloadsScreenStrings
+    ) -> TimeSeriesChart {
+        TimeSeriesChart(
+            [.init(key: "rate", label: label, values: samples.map(\.bytesPerSecond))], unit: .bytesPerSecond,
+            window: .seconds(ThroughputHistory.window),
+            limit: limit.map { (Double($0), strings.limitLine(ByteFormat.rate(Double($0)))) }, strings: strings.chart)
     }
 
     static func row(for entry: ModelDownloads.Entry, strings: DownloadsScreenStrings) -> Row {
@@ -72,7 +102,7 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
                 $0.totalFiles > 0 ? strings.files($0.filesCompleted, of: $0.totalFiles) : nil
             },
             currentFile: progress?.currentFile, connectionsText: nil, waiting: progress?.waiting?.description,
-            message: nil, actions: [])
+            message: nil, actions: [], throughputSamples: nil, throughput: nil)
         switch entry.state {
         case .pending:
             row.actions = strings.buttons([.pause, .cancel])
@@ -134,6 +164,10 @@ public struct DownloadsScreenStrings: Sendable {
     public var cancelled = "Cancelled"
     public var noLimit = "no limit"
     public var nothingYet = "Nothing downloaded yet. Start a download from the Models page."
+    public var allDownloads = "All downloads"
+    /// The bandwidth limit's line: "limit 2.0 MiB/s".
+    public var limitLine: @Sendable (String) -> String = { "limit \($0)" }
+    public var chart = ChartStrings.english
 
     public static let english = DownloadsScreenStrings()
 

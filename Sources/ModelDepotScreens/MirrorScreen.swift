@@ -60,6 +60,60 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
     /// "Nothing is being pulled."
     public var pullsText: String
     public var clients: [ClientRow]
+    /// The last hour as charts: bytes served and pulled, requests and refusals, the cache hit ratio, pulls running.
+    public var charts: [Chart] = []
+
+    /// One of the dashboard's charts and its title.
+    public struct Chart: Sendable, Equatable, Encodable {
+        public var key: String
+        public var title: String
+        public var chart: TimeSeriesChart
+    }
+
+    /// The dashboard's charts of `traffic`, one interval each `interval`.
+    package static func charts(
+        _ traffic: [CounterHistory.Interval?], interval: Duration, strings: MirrorScreenStrings
+    ) -> [Chart] {
+        guard !traffic.isEmpty else { return [] }
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        let window = interval * traffic.count
+        typealias Counter = MirrorDashboardState.TrafficCounter
+        func rate(_ counter: Counter) -> [Double?] {
+            traffic.map { $0?.increases.map { Double($0[counter.rawValue]) / seconds } }
+        }
+        let hitRatio = traffic.map { interval -> Double? in
+            guard let increases = interval?.increases else { return nil }
+            let hits = increases[Counter.cacheHits.rawValue]
+            let asked = hits + increases[Counter.pullsStarted.rawValue]
+            return asked > 0 ? Double(hits) / Double(asked) : nil
+        }
+        let running = traffic.map { $0.map { Double($0.values[Counter.pullsRunning.rawValue]) } }
+        let chart = { (lines: [TimeSeriesChart.Values], unit: TimeSeriesChart.Unit) in
+            TimeSeriesChart(lines, unit: unit, window: window, strings: strings.chart)
+        }
+        return [
+            Chart(
+                key: "bytes", title: strings.bytesChart,
+                chart: chart(
+                    [
+                        .init(key: "served", label: strings.servedLine, values: rate(.servedBytes)),
+                        .init(key: "upstream", label: strings.upstreamLine, dash: "6 4", values: rate(.upstreamBytes)),
+                    ], .bytesPerSecond)),
+            Chart(
+                key: "requests", title: strings.requestsChart,
+                chart: chart(
+                    [
+                        .init(key: "requests", label: strings.requestsLine, values: rate(.requests)),
+                        .init(key: "refused", label: strings.refusedLine, dash: "2 3", values: rate(.refused)),
+                    ], .perSecond)),
+            Chart(
+                key: "hits", title: strings.hitRatioChart,
+                chart: chart([.init(key: "hits", label: strings.hitRatioLine, values: hitRatio)], .fraction)),
+            Chart(
+                key: "pulls", title: strings.pullsChart,
+                chart: chart([.init(key: "pulls", label: strings.pullsLine, values: running)], .count)),
+        ]
+    }
 
     public static func make(
         _ state: MirrorDashboardState, admin: Bool, adminPossible: Bool, now: Date = Date(),
@@ -87,7 +141,7 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
                 pinned: repository.pinned, actions: actions)
         }
         let budget = state.maxCacheSize.map { " " + strings.budget(ByteFormat.string($0)) } ?? ""
-        return MirrorScreen(
+        var screen = MirrorScreen(
             readOnly: !admin, readOnlyText: admin ? nil : adminPossible ? strings.signInToChange : strings.noAdmin,
             upstreamText: state.upstream.map(strings.pullsFrom) ?? strings.noUpstream,
             counters: [
@@ -113,6 +167,8 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
                     address: client.address, requestsText: strings.requestsCount(client.requests),
                     lastSeenText: StorageScreenStrings.english.ago(now.timeIntervalSince(client.lastSeen)))
             })
+        screen.charts = charts(state.traffic, interval: state.trafficInterval, strings: strings)
+        return screen
     }
 
     /// Does what a row's button says (the caller has checked the viewer is an administrator).
@@ -168,6 +224,18 @@ public struct MirrorScreenStrings: Sendable {
     public var evicted: @Sendable (String, Int64) -> String = { id, bytes in
         "Evicted \(id): \(ByteFormat.string(bytes)) freed."
     }
+
+    public var bytesChart = "Bytes per second"
+    public var servedLine = "Served to clients"
+    public var upstreamLine = "Pulled from upstream"
+    public var requestsChart = "Requests per second"
+    public var requestsLine = "Answered"
+    public var refusedLine = "Refused (429, 421)"
+    public var hitRatioChart = "Cache hit ratio"
+    public var hitRatioLine = "Files served without asking upstream"
+    public var pullsChart = "Upstream pulls running"
+    public var pullsLine = "Pulls running"
+    public var chart = ChartStrings.english
 
     public static let english = MirrorScreenStrings()
 }

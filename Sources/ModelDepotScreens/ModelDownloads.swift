@@ -37,13 +37,35 @@ public actor ModelDownloads {
     /// many times a second, never moves it.
     public private(set) var generation = 0
     private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
+    /// How fast each download moved, second by second (the throughput charts), by name; kept across retries.
+    private var histories: [String: ThroughputHistory] = [:]
+    /// The clock the histories' seconds are counted on.
+    private nonisolated let time: EngineClock
+    /// Signals once a second while a chart has something to show, so its time axis moves on through pauses and
+    /// stalls, when no progress arrives to signal.
+    private var ticker: Task<Void, Never>?
 
     /// Downloads of `catalog`'s models through `manager`, under the manager's own bandwidth cap (every manager
-    /// built from a `ModelManager.Configuration` has one the person can change while downloads run).
-    public init(manager: ModelManager, catalog: ModelCatalog) {
+    /// built from a `ModelManager.Configuration` has one the person can change while downloads run). `clock`
+    /// times the throughput charts' seconds.
+    public init(manager: ModelManager, catalog: ModelCatalog, clock: any Clock<Duration> = ContinuousClock()) {
         self.manager = manager
         self.catalog = catalog
         self.bandwidth = manager.bandwidth ?? BandwidthLimit(bytesPerSecond: nil)
+        self.time = EngineClock(clock)
+    }
+
+    /// How fast `name`'s download moved over the last two minutes, second by second; nil when it moved no byte
+    /// in that time (never started here, or ended long enough ago).
+    public func throughput(of name: String) -> [ThroughputHistory.Sample]? {
+        let now = time.elapsed()
+        guard let history = histories[name], !history.isEmpty(at: now) else { return nil }
+        return history.samples(at: now)
+    }
+
+    /// Every download here added up, second by second, over the last two minutes.
+    public func throughput() -> [ThroughputHistory.Sample] {
+        ThroughputHistory.sum(Array(histories.values), at: time.elapsed())
     }
 
     /// Every download started here, newest first.
@@ -231,7 +253,39 @@ public actor ModelDownloads {
         default: break
         }
         entries[name] = entry
+        recordThroughput(of: name, entry.progress, flowing: Self.isFlowing(state))
         signal()
+    }
+
+    /// Bytes move only while downloading and not waiting (for a retry, a host, the network).
+    private static func isFlowing(_ state: ModelDownloadTask.State) -> Bool {
+        if case .downloading(let progress) = state { return progress.waiting == nil }
+        return false
+    }
+
+    private func recordThroughput(of name: String, _ progress: SnapshotProgress?, flowing: Bool) {
+        guard let progress else { return }
+        histories[name, default: ThroughputHistory()].record(
+            completedBytes: progress.bytesCompleted, flowing: flowing, at: time.elapsed())
+        guard ticker == nil else { return }
+        ticker = Task { [weak self, time] in
+            while !Task.isCancelled {
+                try? await time.sleep(for: .seconds(1))
+                guard let self, await self.tick() else { return }
+            }
+        }
+    }
+
+    /// One second passed: says so while a chart shows anything; else the ticker ends (progress starts it again).
+    private func tick() -> Bool {
+        let now = time.elapsed()
+        let live = histories.values.contains { !$0.isEmpty(at: now) }
+        if live {
+            signal()
+        } else {
+            ticker = nil
+        }
+        return live
     }
 
     /// Whether two states differ only in their progress.

@@ -54,6 +54,8 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         public var summary: String
         /// Pinned repositories it leaves alone.
         public var pinnedKept: [String]
+        /// For a prune to a budget: the storage chart with that budget drawn.
+        public var chart: StorageChart?
     }
 
     public var rows: [Row]
@@ -67,6 +69,8 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
     /// Revisions no branch points to, and old partial downloads: what "Prune old revisions" would free.
     public var detached: PrunePreview
     public var emptyMessage: String?
+    /// What fills the cache, as bars (nil when it is empty).
+    public var chart: StorageChart?
 
     /// The screen for `manager`'s cache; `now` is when "last used" is measured from.
     public static func load(
@@ -98,12 +102,32 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         let detached = (try? await manager.pruneDetached(dryRun: true, now: now)).map {
             preview(of: $0, strings: strings)
         }
+        // The chart marks every partial download no process is working on, not only those old enough to prune.
+        let pieces = try? await manager.pruneDetached(olderThan: .zero, dryRun: true, now: now)
         return StorageScreen(
             rows: rows, totalBytes: total, totalText: strings.total(rows.count, total),
             freeSpaceText: free.map(strings.free), cacheFolder: manager.cache.root.path,
             detached: detached
-                ?? PrunePreview(removes: [], freedBytes: 0, summary: strings.nothingToRemove, pinnedKept: []),
-            emptyMessage: rows.isEmpty ? strings.empty : nil)
+                ?? PrunePreview(
+                    removes: [], freedBytes: 0, summary: strings.nothingToRemove, pinnedKept: [], chart: nil),
+            emptyMessage: rows.isEmpty ? strings.empty : nil,
+            chart: reports.isEmpty ? nil : chart(reports, pieces, budget: nil, strings: strings))
+    }
+
+    /// The storage chart of `reports`, with the detached revisions and partial downloads `prune` (a dry run) found
+    /// marked, and `budget` as a line.
+    static func chart(
+        _ reports: [CachedRepositoryReport], _ prune: DetachedPrune?, budget: Int64?, strings: StorageScreenStrings
+    ) -> StorageChart {
+        let repositories = reports.map { report in
+            StorageChart.Repository(
+                id: report.id, sizeOnDisk: report.sizeOnDisk,
+                detached: (prune?.revisions ?? []).filter { $0.repo == report.id && $0.type == report.type }
+                    .map { (String($0.commit.prefix(7)), $0.freedBytes) },
+                partialBytes: (prune?.partialDownloads ?? []).filter { $0.repo == report.id }
+                    .reduce(0) { $0 + $1.sizeOnDisk })
+        }
+        return StorageChart(repositories, budget: budget, strings: strings.chart)
     }
 
     /// What pruning to `maxSize` bytes would remove and free; nothing is removed.
@@ -117,9 +141,11 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         }
         var summary = strings.removes(plan.evicted.map(\.id), plan.freedBytes)
         if plan.stillOver { summary += " " + strings.stillOver(plan.sizeAfter) }
+        let reports = (try? await manager.cachedModels()) ?? []
+        let detached = try? await manager.pruneDetached(olderThan: .zero, dryRun: true)
         return PrunePreview(
             removes: plan.evicted.map(\.id), freedBytes: plan.freedBytes, summary: summary,
-            pinnedKept: pinned.map(\.id))
+            pinnedKept: pinned.map(\.id), chart: chart(reports, detached, budget: maxSize, strings: strings))
     }
 
     static func preview(of prune: DetachedPrune, strings: StorageScreenStrings) -> PrunePreview {
@@ -128,7 +154,7 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
             + prune.partialDownloads.map { "\($0.repo): \($0.path)" }
         return PrunePreview(
             removes: removed, freedBytes: prune.freedBytes, summary: strings.removes(removed, prune.freedBytes),
-            pinnedKept: prune.pinnedSkipped)
+            pinnedKept: prune.pinnedSkipped, chart: nil)
     }
 
     /// Does what a row's button says and tells the result in a sentence for the screen.
@@ -242,6 +268,8 @@ public struct StorageScreenStrings: Sendable {
     public var damaged: @Sendable (String, _ problems: Int) -> String = { id, count in
         "\(id): \(count == 1 ? "1 file is" : "\(count) files are") damaged or missing. Repair downloads them again."
     }
+
+    public var chart = StorageChartStrings.english
 
     public static let english = StorageScreenStrings()
 

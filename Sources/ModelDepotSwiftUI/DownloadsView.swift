@@ -31,6 +31,13 @@
                         if let fraction = screen?.overallFraction { ProgressView(value: fraction) }
                     }
                 }
+                #if canImport(Charts)
+                    if let screen, screen.throughput.hasValues {
+                        ThroughputChartView(
+                            samples: screen.throughputSamples, limit: screen.bandwidthBytesPerSecond,
+                            chart: screen.throughput)
+                    }
+                #endif
                 if let message = screen?.emptyMessage {
                     Text(message).foregroundStyle(.secondary)
                 }
@@ -49,6 +56,12 @@
                         .font(.caption).monospacedDigit()
                         if let waiting = row.waiting { Text(waiting).font(.caption).foregroundStyle(.orange) }
                         if let message = row.message { Text(message).font(.caption).foregroundStyle(.red) }
+                        #if canImport(Charts)
+                            if let samples = row.throughputSamples, let chart = row.throughput {
+                                ThroughputChartView(
+                                    samples: samples, limit: screen?.bandwidthBytesPerSecond, chart: chart)
+                            }
+                        #endif
                         HStack {
                             ForEach(row.actions, id: \.action) { button in
                                 ModelActionButton(

@@ -53,7 +53,7 @@ public struct MirrorDashboardApp: Sendable {
             return html(200, pages.mirror(screen, canSignIn: role != .admin && access.adminToken != nil))
         }
         group.endpoint("/assets/:name", [.get, .head]) { _, context in
-            guard let name = context.parameters.get("name"), ["app.css", "mirror.js"].contains(name),
+            guard let name = context.parameters.get("name"), ["app.css", "chart.js", "mirror.js"].contains(name),
                 let (data, type) = UIAssets.load(name)
             else { throw HTTPError(.notFound) }
             return Response(

@@ -17,6 +17,13 @@ struct UIPages: Sendable {
         return UIPages(library: try await MustacheLibrary(directory: folder.path))
     }
 
+    /// A value as JSON for a `data-` attribute (the template escapes it; the browser gives it back as written).
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
     func render(_ template: String, _ context: [String: Any]) -> String {
         library.render(context, withTemplate: template)
             ?? "<!doctype html><title>ModelDepot</title><p>The page \(template) is missing."
@@ -141,8 +148,13 @@ struct UIPages: Sendable {
         context["bandwidthMegabytes"] =
             screen.bandwidthBytesPerSecond.map { String(format: "%g", Double($0) / 1e6) } ?? ""
         context["emptyMessage"] = screen.emptyMessage
+        context["throughputJSON"] = Self.json(screen.throughput)
+        context["throughputWidth"] = screen.throughput.width
+        context["throughputHeight"] = screen.throughput.height
+        context["throughputSummary"] = screen.throughput.summary
         context["rows"] = screen.rows.map { row -> [String: Any] in
             [
+                "throughputJSON": row.throughput.map(Self.json) ?? "",
                 "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
                 "bytesText": row.bytesText, "speedText": row.speedText ?? "", "etaText": row.etaText ?? "",
                 "filesText": row.filesText ?? "", "waiting": row.waiting ?? "", "message": row.message ?? "",
@@ -177,6 +189,12 @@ struct UIPages: Sendable {
         context["hasRows"] = !screen.rows.isEmpty
         context["detachedSummary"] = screen.detached.summary
         context["hasDetached"] = !screen.detached.removes.isEmpty
+        if let chart = screen.chart {
+            context["hasChart"] = true
+            context["chartJSON"] = Self.json(chart)
+            context["chartHeight"] = chart.height
+            context["chartSummary"] = chart.summary
+        }
         context["rows"] = screen.rows.map { row -> [String: Any] in
             [
                 "id": row.id, "type": row.type, "sizeText": row.sizeText, "kindText": row.kindText,
@@ -267,6 +285,12 @@ struct UIPages: Sendable {
                 "clients": screen.clients.map {
                     ["address": $0.address, "requestsText": $0.requestsText, "lastSeenText": $0.lastSeenText]
                 },
+                "charts": screen.charts.map { chart -> [String: Any] in
+                    [
+                        "key": chart.key, "title": chart.title, "json": Self.json(chart.chart),
+                        "width": chart.chart.width, "height": chart.chart.height, "summary": chart.chart.summary,
+                    ]
+                },
             ])
     }
 
@@ -283,7 +307,7 @@ struct UIPages: Sendable {
 
 /// The stylesheet and the script, served from the package's resources.
 enum UIAssets {
-    static let known: Set<String> = ["app.css", "app.js", "mirror.js", "playground.js", "runtimes.js"]
+    static let known: Set<String> = ["app.css", "app.js", "chart.js", "mirror.js", "playground.js", "runtimes.js"]
 
     /// Read once, when first asked for: every page loads them, and a file read per request is disk work in a
     /// request's task, on the cooperative pool.

@@ -131,9 +131,13 @@ import Testing
                 ["-c", Self.slowReader, "\(port)", "/acme/big/resolve/main/model.bin", authority, hurry.path],
                 in: folder.url, log: folder.path("client.log")
             ) { client in
-                let started = await waitUntil(timeout: .seconds(30)) { client.output.contains("started") }
+                // Waits for the whole line: the log file can be read between its pieces.
+                let started = await waitUntil(timeout: .seconds(30)) {
+                    client.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+                        .contains { $0.hasPrefix("started ") }
+                }
                 try #require(started, "the download is under way: \(client.output) \(server.output)")
-                #expect(client.output.contains("started HTTP/1.1 200"), "\(client.output)")
+                #expect(client.output.contains("started HTTP/1.1 200 "), "\(client.output)")
                 let took = await Self.stopTimed(server)
                 #expect(
                     took.map { $0 <= .seconds(Self.drainSeconds) + Self.cutOffSlack } == true,

@@ -59,6 +59,14 @@ def _():
     assert counter("upstreamBytes") == "4.0 MiB", counter("upstreamBytes")
     assert driver.find_elements(By.CSS_SELECTOR, 'tr[data-repo="acme/big"]')
     assert "127.0.0.1" in driver.find_element(By.ID, "clients").text
+    # The last hour as four charts, each drawn (axis, time labels) with its sentence for screen readers.
+    charts = driver.find_elements(By.CSS_SELECTOR, "#charts figure.chart")
+    assert [c.get_attribute("data-chart-key") for c in charts] == ["bytes", "requests", "hits", "pulls"], charts
+    for chart in charts:
+        assert chart.find_elements(By.CSS_SELECTOR, "svg line.axis") and len(chart.find_elements(By.CSS_SELECTOR, "svg text.time-label")) == 3
+        assert chart.find_element(By.TAG_NAME, "figcaption").text.startswith("Last hour: ")
+    legend = driver.find_element(By.CSS_SELECTOR, 'figure[data-chart-key="bytes"] .legend').text
+    assert "Served to clients" in legend and "Pulled from upstream" in legend, legend
     shot("mirror-pulled")
 
 

@@ -7,7 +7,7 @@ JSON object: {"flows": {name: "ok" or what failed}, "axe": {state: [serious or c
 "values": {...}}. Exit status 0 when every flow passed and axe found nothing serious.
 Run by Tests/CLITests/WebUIBrowserTests.swift, which prepares the mirror, the catalog and the cache.
 """
-import glob, os, sys, urllib.error, urllib.request
+import glob, os, statistics, sys, time, urllib.error, urllib.request
 
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -120,6 +120,49 @@ def limit(megabytes):
     wait.until(lambda d: d.find_element(By.ID, "bandwidth-text").text != before)
 
 
+def chart_read(figure):
+    """What a chart draws, read in one script call: the page redraws it four times a second, so elements looked up
+    one by one go stale between calls."""
+    return driver.execute_script("""
+        const svg = arguments[0].querySelector("svg"), limit = svg.querySelector("line.limit");
+        return {top: Number(svg.dataset.plotTop), bottom: Number(svg.dataset.plotBottom),
+                maximum: Number(svg.dataset.maximum),
+                lines: [...svg.querySelectorAll("polyline.line")].map((line) => line.getAttribute("points")),
+                limit: limit && {value: Number(limit.dataset.value), y: Number(limit.getAttribute("y1"))},
+                caption: arguments[0].querySelector("figcaption")?.textContent || ""};""", figure)
+
+
+def chart_rates(figure):
+    """The rates a throughput chart draws, read back from its SVG: each stretch's points, y turned into bytes/s."""
+    drawn = chart_read(figure)
+    top, bottom, maximum = drawn["top"], drawn["bottom"], drawn["maximum"]
+    stretches = []
+    for line in drawn["lines"]:
+        points = [tuple(map(float, point.split(","))) for point in line.split()]
+        stretches.append([(x, (bottom - y) / (bottom - top) * maximum) for x, y in points])
+    return stretches, drawn
+
+
+def check_throughput_chart(samples, limit_bytes):
+    """The Downloads chart follows the rate measured from the progress bar (within 20 %), and its limit line is at
+    the limit set."""
+    figure = driver.find_element(By.ID, "throughput")
+    (first_time, first_bytes), (last_time, last_bytes) = samples[0], samples[-1]
+    measured = (last_bytes - first_bytes) / (last_time - first_time)
+    stretches, read = chart_rates(figure)
+    top, bottom, maximum = read["top"], read["bottom"], read["maximum"]
+    assert stretches, "the chart draws the download"
+    # The last three whole seconds (the first second of a download is partly before it began).
+    drawn = statistics.median(rate for _, rate in stretches[-1][-3:])
+    assert abs(drawn - measured) <= 0.2 * measured, f"the chart says {drawn:.0f} B/s, the bar moved {measured:.0f} B/s"
+    assert read["limit"] and read["limit"]["value"] == limit_bytes, read["limit"]
+    expected_y = bottom - limit_bytes / maximum * (bottom - top)
+    assert abs(read["limit"]["y"] - expected_y) <= 0.2, (read["limit"], expected_y)
+    caption = read["caption"]
+    assert caption.startswith("Last 2 minutes: All downloads now ") and "Limit 488.3 KiB/s" in caption, caption
+    results["values"]["chart"] = {"drawn": round(drawn), "measured": round(measured), "limitY": expected_y}
+
+
 def download_flow():
     driver.get(base + "/models?q=ui-")
     assert badge("ui-big") == "Not downloaded"
@@ -128,18 +171,27 @@ def download_flow():
     driver.get(base + "/downloads")
     item = lambda: driver.find_element(By.CSS_SELECTOR, 'li[data-download="ui-big"]')
     values = []
+    timed = []  # (seconds, bytes) from the bar, to hold the chart to
+    total = (6 << 20) + 8
 
     def rising(_):
         value = float(item().find_element(By.TAG_NAME, "progress").get_attribute("value") or 0)
         if not values or value != values[-1]:
             values.append(value)
+            timed.append((time.monotonic(), value * total))
         return value >= 0.3
 
     wait.until(rising)
+    # Three whole seconds of steady flow drawn, then the chart is held to the bar's own rate over them.
+    wait.until(lambda _: rising(_) and sum(len(s) for s in chart_rates(driver.find_element(By.ID, "throughput"))[0]) >= 4)
+    since = time.monotonic() - 3
+    check_throughput_chart([sample for sample in timed if sample[0] >= since], 500_000)
     shot("downloads")
     click(lambda: item().find_element(By.CSS_SELECTOR, 'button[data-action="pause"]'))
     wait.until(lambda _: item().get_attribute("data-state") == "paused")
     paused_at = float(item().find_element(By.TAG_NAME, "progress").get_attribute("value"))
+    # Paused: the line stops short of "now" while the time axis moves on (the gap).
+    wait.until(lambda _: chart_rates(driver.find_element(By.ID, "throughput"))[0][-1][-1][0] < 590)
     shot("downloads-paused")
     click(lambda: item().find_element(By.CSS_SELECTOR, 'button[data-action="resume"]'))
 
@@ -152,6 +204,11 @@ def download_flow():
     assert values == sorted(values), f"the bar went back: {values}"
     assert values[-1] == 1.0 and paused_at <= values[-1], values
     results["values"]["progress"] = values
+    # Flow, the pause's gap, flow again: at least two stretches; the download's own chart shows the same.
+    wait.until(lambda _: len(chart_rates(driver.find_element(By.ID, "throughput"))[0]) >= 2)
+    assert len(chart_rates(item().find_element(By.CSS_SELECTOR, "figure.chart-row"))[0]) >= 2
+    shot("downloads-chart-done")
+    driver.find_element(By.ID, "throughput").screenshot(os.path.join(shots, "chart-downloads.png"))
     driver.get(base + "/models?q=ui-")
     assert badge("ui-big") == "Ready", badge("ui-big")
 
@@ -257,6 +314,12 @@ def _():
     repos = [r.get_attribute("data-repo") for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-repo]")]
     assert {"acme/big", "acme/small", "acme/broken"} <= set(repos), repos
     assert "free on this disk" in driver.find_element(By.CSS_SELECTOR, ".totals").text
+    # The chart: the whole cache, then each repository by size, on one scale.
+    chart = driver.find_element(By.ID, "storage-chart")
+    bars = [g.get_attribute("data-label") for g in chart.find_elements(By.CSS_SELECTOR, "g.bar")]
+    assert bars[0] == "Whole cache" and {"acme/big", "acme/small", "acme/broken"} <= set(bars[1:]), bars
+    assert bars.index("acme/big") < bars.index("acme/broken") < bars.index("acme/small"), bars
+    assert chart.find_element(By.TAG_NAME, "figcaption").text.startswith("The cache takes "), chart.text
     shot("storage")
     # Pin and unpin.
     click(lambda: storage_button("acme/big", "pin"))
@@ -304,6 +367,10 @@ def _():
     wait.until(lambda d: d.find_element(By.ID, "prune-summary").text.startswith("Removes "))
     summary = driver.find_element(By.ID, "prune-summary").text
     assert "acme/broken" in summary and "acme/big" not in summary, summary
+    budget = driver.find_element(By.CSS_SELECTOR, "#storage-chart line.budget")
+    assert budget.get_attribute("data-bytes") == "0", budget.get_attribute("data-bytes")
+    assert "over the budget of 0 B" in driver.find_element(By.CSS_SELECTOR, "#storage-chart figcaption").text
+    driver.find_element(By.ID, "storage-chart").screenshot(os.path.join(shots, "chart-storage.png"))
     shot("storage-prune-preview")
     click(lambda: driver.find_element(By.ID, "prune-apply"))
     wait.until(lambda _: notice().startswith("Removed "))

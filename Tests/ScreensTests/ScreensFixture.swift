@@ -45,7 +45,10 @@ struct ScreensFixture {
     var apiRequestsSent: Int { sent.paths.filter { $0.hasPrefix("/api/") }.count }
 
     /// Runs `body` with the mirror up; `limit` caps the downloads' bytes per second from the start.
-    static func with(limit: Int64? = nil, _ body: (ScreensFixture) async throws -> Void) async throws {
+    static func with(
+        limit: Int64? = nil, clock: any Clock<Duration> = ContinuousClock(),
+        _ body: (ScreensFixture) async throws -> Void
+    ) async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-screens")
         defer { folder.remove() }
         try folder.write(layout, in: "repos")
@@ -63,7 +66,8 @@ struct ScreensFixture {
         // The platform's transport, logged; the configuration puts its per-host limit around it (once).
         let sent = RequestLog(base: DefaultTransport.shared(for: configuration.networkPolicy))
         configuration.transport = sent
-        let downloads = ModelDownloads(manager: try ModelManager(configuration: configuration), catalog: catalog)
+        let downloads = ModelDownloads(
+            manager: try ModelManager(configuration: configuration), catalog: catalog, clock: clock)
         // Downloads end before the mirror does: a server closing while a client connects trips over the new
         // connection (swift-nio: "Deinited NIOAsyncWriter without calling finish()").
         do {

@@ -3,6 +3,7 @@ import ModelDepot
 import ModelDepotCache
 import ModelDepotCore
 import ModelDepotMirrorContract
+import Synchronization
 
 /// The mirror's live state for its dashboard (`serve --ui`): the repositories in its caches, the pulls under
 /// way, its counters and clients. Changes apply to the mirror's own pull-through cache only; caches it merely
@@ -18,8 +19,16 @@ public final class MirrorDashboard: MirrorDashboardSource {
     /// Polls that arrive while a walk of the same cache runs share it: every open tab polls each second, and a
     /// walk per poll would take a thread each (`BlockingWork` starts one per call, up to Dispatch's 255).
     private let walks = RequestCoalescer<[CachedRepositoryReport]?>()
+    /// The last hour of the counters, in ten-second intervals: at most 362 intervals of 7 counters (an array of 56
+    /// bytes and its 32-byte header each, plus 16 bytes in the list), under 40 KB whatever the uptime (``TrafficSampler`` records one each interval, and each look at the dashboard one more).
+    private let traffic = Mutex(CounterHistory())
+    private let time: EngineClock
 
-    init(metrics: MirrorMetrics, clients: MirrorClients, pullThrough: PullThroughSource?, servedCaches: [HubCache]) {
+    init(
+        metrics: MirrorMetrics, clients: MirrorClients, pullThrough: PullThroughSource?, servedCaches: [HubCache],
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        time = EngineClock(clock)
         self.metrics = metrics
         self.clients = clients
         self.pullThrough = pullThrough
@@ -28,6 +37,33 @@ public final class MirrorDashboard: MirrorDashboardSource {
             uniqueKeysWithValues: ((pullThrough.map { [$0.cache] } ?? []) + servedCaches).map {
                 ($0.root.path, CacheScanMemo())
             })
+    }
+
+    /// Records the counters as they stand now in the traffic history.
+    func recordTraffic() {
+        let counters = metrics.snapshot
+        let values = MirrorDashboardState.TrafficCounter.allCases.map { counter -> Int64 in
+            let value: Int =
+                switch counter {
+                case .servedBytes: counters.servedBytes
+                case .upstreamBytes: counters.upstreamBytes
+                case .cacheHits: counters.cacheHits
+                case .pullsStarted: counters.pullsStarted
+                case .requests: counters.requestsByStatus.values.reduce(0, +)
+                case .refused: (counters.requestsByStatus[429] ?? 0) + (counters.requestsByStatus[421] ?? 0)
+                case .pullsRunning: pullThrough?.pulls.inFlight.count ?? 0
+                }
+            return Int64(value)
+        }
+        let now = time.elapsed()
+        traffic.withLock { $0.record(values, at: now) }
+    }
+
+    /// The traffic history's intervals, up to now.
+    var trafficIntervals: (intervals: [CounterHistory.Interval?], length: Duration) {
+        recordTraffic()
+        let now = time.elapsed()
+        return traffic.withLock { ($0.intervals(at: now), $0.interval) }
     }
 
     public func dashboardState() async -> MirrorDashboardState {
@@ -63,7 +99,7 @@ public final class MirrorDashboard: MirrorDashboardSource {
             MirrorDashboardState.Pull(
                 repository: $0.repository, path: $0.path, receivedBytes: $0.received, totalBytes: $0.total)
         }
-        return MirrorDashboardState(
+        var state = MirrorDashboardState(
             repositories: repositories, pulls: pulls,
             clients: clients.all.map {
                 .init(address: $0.key, requests: $0.value.requests, lastSeen: $0.value.lastSeen)
@@ -72,6 +108,8 @@ public final class MirrorDashboard: MirrorDashboardSource {
             cacheHits: counters.cacheHits, pullsStarted: counters.pullsStarted, pullsFailed: counters.pullsFailed,
             evictions: counters.evictions, requests: counters.requestsByStatus.values.reduce(0, +),
             upstream: pullThrough?.upstream.endpoint.absoluteString, maxCacheSize: pullThrough?.upstream.maxCacheSize)
+        (state.traffic, state.trafficInterval) = trafficIntervals
+        return state
     }
 
     public func evict(_ repo: RepoID, type: RepoType) async throws -> Int64 {

@@ -194,7 +194,11 @@ public struct MirrorServer: Sendable {
             },
             logger: logger
         )
-        var reloads: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var reloads: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(
+                service: TrafficSampler(dashboard: dashboard, interval: .seconds(10)),
+                successTerminationBehavior: .ignore)
+        ]
         if let tls { reloads.append(.init(service: CertificateReloader(tls: tls, logger: logger))) }
         if let xet {
             reloads.append(

@@ -92,6 +92,7 @@ function renderDownloads(screen) {
   if (overallText) overallText.textContent = screen.overallText || "";
   const bandwidth = document.getElementById("bandwidth-text");
   if (bandwidth) bandwidth.textContent = "Now: " + screen.bandwidthText;
+  drawTimeChart(document.getElementById("throughput"), screen.throughput);
   const seen = new Set();
   for (const row of screen.rows) {
     seen.add(row.name);
@@ -124,6 +125,7 @@ function renderDownloads(screen) {
     item.querySelector(".current").textContent = row.currentFile || "";
     item.querySelector(".waiting").textContent = row.waiting || "";
     item.querySelector(".failure").textContent = row.message || "";
+    drawRowChart(item, row.throughput);
     const actions = item.querySelector(".actions");
     // Buttons are rebuilt only when they change: one under the pointer must not be replaced four times a second.
     const wanted = row.actions.map((action) => action.action).join(",");
@@ -141,6 +143,20 @@ function renderDownloads(screen) {
   for (const item of list.querySelectorAll("li[data-download]")) {
     if (!seen.has(item.dataset.download)) item.remove();
   }
+}
+
+// A download's own speed chart, last in its card (so nothing above it moves when it appears); hidden for one
+// that moved nothing in the window. The card's numbers already say the speed to screen readers.
+function drawRowChart(item, chart) {
+  let figure = item.querySelector("figure.chart-row");
+  if (!figure) {
+    figure = document.createElement("figure");
+    figure.className = "chart chart-time chart-row";
+    figure.setAttribute("aria-hidden", "true");
+    item.appendChild(figure);
+  }
+  figure.hidden = !chart;
+  if (chart) drawTimeChart(figure, chart);
 }
 
 async function refreshOnboarding(name) {
@@ -262,6 +278,7 @@ function storagePage() {
     try {
       const preview = await call("POST", "/api/ui/storage/prune-preview", { maxBytes: budget });
       document.getElementById("prune-summary").textContent = preview.summary;
+      drawStorageChart(document.getElementById("storage-chart"), preview.chart);
       document.getElementById("prune-apply").hidden = preview.removes.length === 0;
       document.getElementById("prune-preview").hidden = false;
       showMessage("");

@@ -35,6 +35,9 @@ function render(screen) {
     const value = document.querySelector('[data-counter="' + counter.key + '"] .value');
     if (value) value.textContent = counter.value;
   }
+  for (const chart of screen.charts || []) {
+    drawTimeChart(document.querySelector('figure[data-chart-key="' + chart.key + '"]'), chart.chart);
+  }
   document.getElementById("pulls-text").textContent = screen.pullsText;
   document.getElementById("pulls").replaceChildren(...screen.pulls.map((pull) => {
     const item = element("li");
