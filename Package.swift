@@ -307,7 +307,7 @@ let package = Package(
             name: "ScreensTests",
             dependencies: [
                 "ModelDepotScreens", "ModelDepotWeb", "ModelDepot", "ModelDepotServer", "ModelDepotTesting",
-                "ModelDepotPlatform", "ModelDepotSwiftUI", "ModelDepotInference",
+                "ModelDepotPlatform", "ModelDepotSwiftUI", "ModelDepotInference", "ModelDepotMirrorContract",
                 .product(name: "Logging", package: "swift-log"),
                 // EventStreamsTests writes a stream into a stalled ResponseBodyWriter of its own.
                 .product(name: "Hummingbird", package: "hummingbird"),
