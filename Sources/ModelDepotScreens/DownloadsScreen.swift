@@ -35,6 +35,12 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
         public var throughputSamples: [ThroughputHistory.Sample]?
         /// The same as a chart to draw, with the bandwidth limit as a line.
         public var throughput: TimeSeriesChart?
+
+        /// The samples stay out of the JSON the web page reads (it draws `throughput`); a Swift view reads them.
+        enum CodingKeys: String, CodingKey {
+            case name, state, stateText, bytes, total, fraction, bytesText, speedText, etaText, filesText, currentFile,
+                connectionsText, waiting, message, actions, throughput
+        }
     }
 
     /// A button: what it does and what it says.
@@ -55,6 +61,11 @@ public struct DownloadsScreen: Sendable, Equatable, Encodable {
     public var throughputSamples: [ThroughputHistory.Sample]
     /// The same as a chart, with the bandwidth limit as a line.
     public var throughput: TimeSeriesChart
+
+    /// The samples stay out of the JSON the web page reads (it draws `throughput`); a Swift view reads them.
+    enum CodingKeys: String, CodingKey {
+        case rows, overallFraction, overallText, bandwidthText, bandwidthBytesPerSecond, emptyMessage, throughput
+    }
 
     public static func load(_ downloads: ModelDownloads, strings: DownloadsScreenStrings = .english) async
         -> DownloadsScreen

@@ -74,8 +74,8 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
     package static func charts(
         _ traffic: [CounterHistory.Interval?], interval: Duration, strings: MirrorScreenStrings
     ) -> [Chart] {
-        guard !traffic.isEmpty else { return [] }
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        guard !traffic.isEmpty, seconds > 0 else { return [] }
         let window = interval * traffic.count
         typealias Counter = MirrorDashboardState.TrafficCounter
         func rate(_ counter: Counter) -> [Double?] {

@@ -55,8 +55,8 @@ public actor ModelDownloads {
         self.time = EngineClock(clock)
     }
 
-    /// How fast `name`'s download moved over the last two minutes, second by second; nil when it moved no byte
-    /// in that time (never started here, or ended long enough ago).
+    /// How fast `name`'s download moved over the last two minutes, second by second; nil when nothing flowed in
+    /// that time (never started here, or stopped or ended long enough ago). A stall while it runs is zeros.
     public func throughput(of name: String) -> [ThroughputHistory.Sample]? {
         let now = time.elapsed()
         guard let history = histories[name], !history.isEmpty(at: now) else { return nil }
@@ -191,6 +191,8 @@ public actor ModelDownloads {
     /// Cancels every download still running or paused and returns once each has stopped (an app that quits,
     /// a server that shuts down). What arrived stays for later.
     public func stopAll() async {
+        ticker?.cancel()
+        ticker = nil
         let running = await manager.downloads.filter { !$0.state.isFinal }
         for task in running { await task.cancel() }
         for task in running {
@@ -257,9 +259,10 @@ public actor ModelDownloads {
         signal()
     }
 
-    /// Bytes move only while downloading and not waiting (for a retry, a host, the network).
+    /// Bytes move only in the downloading phase (not while asking the Hub or compiling) and not while waiting (for
+    /// a retry, a host, the network).
     private static func isFlowing(_ state: ModelDownloadTask.State) -> Bool {
-        if case .downloading(let progress) = state { return progress.waiting == nil }
+        if case .downloading(let progress) = state { return progress.phase == .downloading && progress.waiting == nil }
         return false
     }
 
@@ -276,10 +279,13 @@ public actor ModelDownloads {
         }
     }
 
-    /// One second passed: says so while a chart shows anything; else the ticker ends (progress starts it again).
+    /// One second passed: says so while a download is under way or paused and a chart shows anything, so the
+    /// line moves on through a stall or a pause; else the ticker ends (progress starts it again). A finished
+    /// download's chart stays as the last event left it, and a pause longer than the window stops the ticks.
     private func tick() -> Bool {
         let now = time.elapsed()
-        let live = histories.values.contains { !$0.isEmpty(at: now) }
+        let live =
+            entries.values.contains { !$0.state.isFinal } && histories.values.contains { !$0.isEmpty(at: now) }
         if live {
             signal()
         } else {

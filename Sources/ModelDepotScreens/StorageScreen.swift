@@ -124,7 +124,7 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
                 id: report.id, sizeOnDisk: report.sizeOnDisk,
                 detached: (prune?.revisions ?? []).filter { $0.repo == report.id && $0.type == report.type }
                     .map { (String($0.commit.prefix(7)), $0.freedBytes) },
-                partialBytes: (prune?.partialDownloads ?? []).filter { $0.repo == report.id }
+                partialBytes: (prune?.partialDownloads ?? []).filter { $0.repo == report.id && $0.type == report.type }
                     .reduce(0) { $0 + $1.sizeOnDisk })
         }
         return StorageChart(repositories, budget: budget, strings: strings.chart)

@@ -8,8 +8,8 @@
     /// run of seconds that moved bytes (pauses and retries are gaps), the bandwidth limit as a dashed rule, and the
     /// chart's sentence as its accessibility label. Never compiled here.
     ///
-    /// Uses `Chart`, `LineMark(x:y:series:)`, `RuleMark(y:)`, `.chartXScale(domain:)` (Swift Charts, iOS 16 and
-    /// macOS 13 and later).
+    /// Uses `Chart`, `LineMark(x:y:series:)`, `PointMark(x:y:)`, `RuleMark(y:)`, `.chartXScale(domain:)` (Swift
+    /// Charts, iOS 16 and macOS 13 and later).
     public struct ThroughputChartView: View {
         let samples: [ThroughputHistory.Sample]
         let limit: Int64?
@@ -31,9 +31,15 @@
                             y: .value("Bytes per second", sample.bytesPerSecond ?? 0),
                             series: .value("Stretch", index))
                     }
+                    // A line of one point draws nothing: a second alone between gaps is a dot.
+                    if stretch.count == 1, let sample = stretch.first {
+                        PointMark(
+                            x: .value("Seconds ago", -sample.secondsAgo),
+                            y: .value("Bytes per second", sample.bytesPerSecond ?? 0))
+                    }
                 }
                 if let limit {
-                    RuleMark(y: .value("Limit", limit))
+                    RuleMark(y: .value("Bytes per second", Double(limit)))
                         .lineStyle(StrokeStyle(lineWidth: 1, dash: [6, 4]))
                         .foregroundStyle(.red)
                 }

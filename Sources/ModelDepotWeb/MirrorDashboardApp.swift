@@ -119,7 +119,8 @@ public struct MirrorDashboardApp: Sendable {
     }
 
     /// `GET /ui/api/events`: server-sent events, an `update` (what `/ui/api/state` answers) at once and then
-    /// whenever what the dashboard shows changed, looked at every ``interval``; nothing while nothing changes
+    /// whenever what the dashboard shows changed, looked at every ``interval`` (its charts move on every ten
+    /// seconds, so an open page gets at least that); nothing else while nothing changes
     /// but the heartbeat that finds closed tabs.
     private func events(admin: Bool) -> Response {
         // At least a tenth of a second between looks: an interval of zero would spin.

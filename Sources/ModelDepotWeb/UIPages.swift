@@ -153,14 +153,17 @@ struct UIPages: Sendable {
         context["throughputHeight"] = screen.throughput.height
         context["throughputSummary"] = screen.throughput.summary
         context["rows"] = screen.rows.map { row -> [String: Any] in
-            [
-                "throughputJSON": row.throughput.map(Self.json) ?? "",
+            // Only when there is a chart: Mustache takes an empty string as true (and a name the row lacks is looked up
+            // in the page, so the row's has a name of its own).
+            var values: [String: Any] = row.throughput.map { ["rowChartJSON": Self.json($0)] } ?? [:]
+            values.merge([
                 "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
                 "bytesText": row.bytesText, "speedText": row.speedText ?? "", "etaText": row.etaText ?? "",
                 "filesText": row.filesText ?? "", "waiting": row.waiting ?? "", "message": row.message ?? "",
                 "currentFile": row.currentFile ?? "", "connectionsText": row.connectionsText ?? "",
                 "actions": row.actions.map { ["action": $0.action.rawValue, "label": $0.label] },
-            ]
+            ]) { old, _ in old }
+            return values
         }
         return render("downloads", context)
     }

@@ -30,6 +30,19 @@ import Testing
         #expect(samples.last?.secondsAgo == 0 && samples.last?.bytesPerSecond == 1000)
     }
 
+    /// What a new task reports after a cancel, a restart or on a model already here: asking the Hub (0 bytes, not
+    /// flowing), then the bytes already on disk at once. That jump is not a transfer.
+    @Test func theBytesAlreadyOnDiskAreNeverASpike() {
+        var history = ThroughputHistory()
+        history.record(completedBytes: 3_000_000, flowing: true, at: Self.at(0.2))
+        history.record(completedBytes: 3_000_500, flowing: false, at: Self.at(0.8))  // cancelled
+        history.record(completedBytes: 0, flowing: false, at: Self.at(2.1))  // retried: a new task asks the Hub
+        history.record(completedBytes: 3_000_500, flowing: true, at: Self.at(2.3))  // planned: what is on disk
+        history.record(completedBytes: 3_001_500, flowing: true, at: Self.at(3.4))
+        history.record(completedBytes: 5_000_000, flowing: false, at: Self.at(4.5))  // the last bytes, then done
+        #expect(Self.tail(history.samples(at: Self.at(5.1)), 5) == [500, nil, 0, 1000, 1_998_500])
+    }
+
     @Test func aPauseIsAGapAndAStallIsZero() {
         var history = ThroughputHistory()
         history.record(completedBytes: 0, flowing: true, at: Self.at(0.1))
@@ -136,7 +149,7 @@ import Testing
         #expect(chart.scaleBytes == 1000)
         #expect(chart.bars.map(\.label) == ["Whole cache", "acme/big", "acme/small"])
         #expect(chart.bars.map(\.y) == [0, 34, 68])
-        #expect(chart.height == 102)
+        #expect(chart.barsHeight == 102 && chart.height == 118)
         let whole = chart.bars[0].pieces
         #expect(whole.map(\.kind) == [.current, .detached])
         #expect(whole.map(\.x) == [0, 360] && whole.map(\.width) == [360, 120])
@@ -150,11 +163,13 @@ import Testing
             chart.summary
                 == "The cache takes 800 B; the largest: acme/big 600 B, acme/small 200 B. "
                 + "Old revisions without a branch: 200 B. It fits the budget of 1000 B, with 200 B to spare.")
-        // Over the budget: the scale is the cache, and the line sits inside it.
+        // Over the budget: the scale is the cache, and the line sits inside it. Partial downloads come on top of the
+        // finished files (the cache's report counts them apart).
         let over = StorageChart([.init(id: "a/b", sizeOnDisk: 4000, detached: [], partialBytes: 1000)], budget: 1000)
-        #expect(over.scaleBytes == 4000 && over.budget?.x == 150 && over.budget?.anchor == "start")
+        #expect(over.scaleBytes == 5000 && over.budget?.x == 120 && over.budget?.anchor == "start")
         #expect(over.bars[1].pieces.map(\.kind) == [.current, .partial])
-        #expect(over.summary.hasSuffix("It is 2.9 KiB over the budget of 1000 B."))
+        #expect(over.bars[1].pieces.map(\.bytes) == [4000, 1000])
+        #expect(over.summary.hasSuffix("It is 3.9 KiB over the budget of 1000 B."))
     }
 
     @Test func manyRepositoriesShareABarAfterTheLargestTen() {

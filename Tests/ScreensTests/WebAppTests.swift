@@ -207,6 +207,19 @@ import Testing
                 // An absent value renders as nothing (the first screenshots showed a stray "nil").
                 #expect(!reply.text.contains(">nil<") && !reply.text.contains("\nnil\n"), "\(page)")
             }
+            // Each download's own chart is either there with its values or hidden; never an empty box with an empty
+            // attribute (Mustache takes "" as true), and never the page's chart borrowed by a row.
+            let downloadsPage = try await app.send("GET", "/downloads", cookie: cookie).text
+            let rowCharts = downloadsPage.components(separatedBy: "<figure class=\"chart chart-time chart-row\"")
+                .dropFirst()
+                .map { $0.prefix { $0 != ">" } }
+            #expect(!rowCharts.isEmpty)
+            for tag in rowCharts {
+                #expect(
+                    (tag.contains(" hidden") && !tag.contains("data-chart-values"))
+                        || (tag.contains("data-chart-values=\"{") && !tag.contains(" hidden")), "\(tag)")
+            }
+            #expect(downloadsPage.contains(#"id="throughput" data-chart-values="{"#))
             let missing = try await app.send("GET", "/models/nope", cookie: cookie)
             #expect(missing.status == 404 && missing.text.contains("no model called"))
         }

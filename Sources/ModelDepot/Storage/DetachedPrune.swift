@@ -19,6 +19,8 @@ package struct DetachedPrune: Sendable, Encodable {
     /// A partial blob no process holds the lock of, older than the threshold.
     package struct PartialDownload: Sendable, Encodable, Equatable {
         package var repo: String
+        /// `model` or `dataset`.
+        package var type: String
         package var path: String
         package var sizeOnDisk: Int64
         /// When its bytes last changed.
@@ -109,6 +111,7 @@ extension ModelManager {
             try? FileManager.default.removeItem(atPath: partial.path)
             try? FileManager.default.removeItem(atPath: record)
         }
-        return .init(repo: partial.repo, path: partial.path, sizeOnDisk: partial.sizeOnDisk, modified: date)
+        return .init(
+            repo: partial.repo, type: type.rawValue, path: partial.path, sizeOnDisk: partial.sizeOnDisk, modified: date)
     }
 }

@@ -50,7 +50,11 @@ public struct StorageChart: Sendable, Equatable, Encodable {
     }
 
     public var width: Double
+    /// The view box's height: the bars, then a line kept for the budget's label whether or not there is a budget
+    /// (a budget drawn later does not move what is below the chart).
     public var height: Double
+    /// Where the bars end.
+    public var barsHeight: Double
     public var barHeight: Double
     /// Bytes at the right edge: the larger of the whole cache and the budget.
     public var scaleBytes: Int64
@@ -67,12 +71,14 @@ public struct StorageChart: Sendable, Equatable, Encodable {
     static let rowHeight = 34.0
     static let barTop = 16.0
     static let bar = 12.0
+    static let budgetLabelHeight = 16.0
 
     /// A repository's bytes by kind.
     public struct Repository: Sendable, Equatable {
         public var id: String
+        /// Its finished files (the cache's report counts partial downloads apart).
         public var sizeOnDisk: Int64
-        /// Revisions no branch points to: a short name and the bytes removing it frees.
+        /// Revisions no branch points to: a short name and the bytes removing it frees (part of `sizeOnDisk`).
         public var detached: [(name: String, bytes: Int64)]
         public var partialBytes: Int64
 
@@ -89,9 +95,10 @@ public struct StorageChart: Sendable, Equatable, Encodable {
                 && one.detached.map(\.bytes) == other.detached.map(\.bytes)
         }
 
-        /// Its size, at least what its pieces add up to.
-        var total: Int64 { max(sizeOnDisk, detached.reduce(0) { $0 + $1.bytes } + partialBytes) }
-        var currentBytes: Int64 { total - detached.reduce(0) { $0 + $1.bytes } - partialBytes }
+        /// What it takes on disk: its finished files and its partial downloads.
+        var total: Int64 { max(sizeOnDisk, detachedBytes) + partialBytes }
+        var detachedBytes: Int64 { detached.reduce(0) { $0 + $1.bytes } }
+        var currentBytes: Int64 { max(0, sizeOnDisk - detachedBytes) }
     }
 
     public init(_ repositories: [Repository], budget: Int64? = nil, strings: StorageChartStrings = .english) {
@@ -124,7 +131,7 @@ public struct StorageChart: Sendable, Equatable, Encodable {
                 sum
                     + (kind == .current
                         ? repository.currentBytes
-                        : kind == .detached ? repository.detached.reduce(0) { $0 + $1.bytes } : repository.partialBytes)
+                        : kind == .detached ? repository.detachedBytes : repository.partialBytes)
             }
             return (kind, bytes, strings.kindTotal(kind, bytes))
         }
@@ -142,7 +149,8 @@ public struct StorageChart: Sendable, Equatable, Encodable {
             return Bar(
                 label: row.0, sizeText: ByteFormat.string(row.1), y: y, barY: y + Self.barTop, pieces: pieces(row.2))
         }
-        height = Double(rows.count) * Self.rowHeight
+        barsHeight = Double(rows.count) * Self.rowHeight
+        height = barsHeight + Self.budgetLabelHeight
         self.budget = budget.map { bytes in
             let x = (Double(bytes) / Double(scale) * Self.viewWidth * 10).rounded() / 10
             return Budget(

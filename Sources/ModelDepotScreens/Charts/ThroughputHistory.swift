@@ -4,7 +4,8 @@ import Foundation
 /// values a throughput chart draws, the same for the web app's SVG and a SwiftUI view's Swift Charts.
 ///
 /// It is fed the download's running byte count as progress arrives (``record(completedBytes:flowing:at:)``); a
-/// bucket's rate is what the count rose by within it. A bucket in which nothing flowed — paused, waiting for a
+/// bucket's rate is what the count rose by within it while bytes were flowing. A rise reported by the first report
+/// after a stop (a new task counting the bytes already on disk, a resume) is not a transfer and is not counted. A bucket in which nothing flowed — paused, waiting for a
 /// retry or a host, not started, finished — has no rate (a gap in the line), and one in which the download was
 /// running but no byte came has rate 0 (a stall, drawn as such). Memory is bounded: ``window`` + 1 buckets,
 /// whatever the uptime.
@@ -28,7 +29,7 @@ public struct ThroughputHistory: Sendable, Equatable {
     private struct Bucket: Equatable {
         /// Whole seconds since the owner's clock started.
         var second: Int64
-        /// The byte count at the last progress seen up to the end of this second.
+        /// The bytes counted as moved, at the last progress seen up to the end of this second.
         var endBytes: Int64
         /// Whether the download was running at some point of this second.
         var flowed: Bool
@@ -37,6 +38,9 @@ public struct ThroughputHistory: Sendable, Equatable {
     /// Consecutive seconds, oldest first; the first is only the baseline of the second.
     private var buckets: [Bucket] = []
     private var flowing = false
+    /// The byte count of the last report, and the bytes counted as moved so far.
+    private var lastBytes: Int64 = 0
+    private var counted: Int64 = 0
 
     public init() {}
 
@@ -44,6 +48,10 @@ public struct ThroughputHistory: Sendable, Equatable {
     /// while paused, waiting, or once it ended), at `time` on the owner's clock (a monotonic one).
     public mutating func record(completedBytes: Int64, flowing nowFlowing: Bool, at time: Duration) {
         let second = time.components.seconds
+        // Only what arrived while flowing counts; a count that went down (a file started again) moved nothing.
+        if flowing, !buckets.isEmpty { counted += max(0, completedBytes - lastBytes) }
+        lastBytes = completedBytes
+        let completedBytes = counted
         guard let last = buckets.last else {
             // The first report is the baseline: bytes already on disk when a download resumes are not a burst.
             buckets = [
@@ -118,7 +126,6 @@ public struct ThroughputHistory: Sendable, Equatable {
         let index = Int(second - first.second)
         let bucket = buckets[index]
         guard bucket.flowed else { return nil }
-        // A file that had to start again counts down; that second moved nothing new.
-        return Double(max(0, bucket.endBytes - buckets[index - 1].endBytes))
+        return Double(bucket.endBytes - buckets[index - 1].endBytes)
     }
 }

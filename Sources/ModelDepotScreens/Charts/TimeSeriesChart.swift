@@ -95,6 +95,12 @@ public struct TimeSeriesChart: Sendable, Equatable, Encodable {
         _ lines: [Values], unit: Unit, window: Duration, limit: (value: Double, label: String)? = nil,
         strings: ChartStrings = .english
     ) {
+        // A value that is not a number (a rate over no time) is drawn as a gap, never as infinity.
+        let lines = lines.map { line in
+            var line = line
+            line.values = line.values.map { $0.flatMap { $0.isFinite ? $0 : nil } }
+            return line
+        }
         width = Self.viewWidth
         height = Self.viewHeight
         plotTop = Self.top
@@ -211,6 +217,7 @@ public struct ChartStrings: Sendable {
     /// "Last 2 minutes", "Last hour".
     public var during: @Sendable (_ seconds: Double) -> String = { seconds in
         switch seconds {
+        case ..<90: "Last \(Int(seconds)) seconds"
         case ..<3600: "Last \(Int((seconds / 60).rounded())) minutes"
         case ..<7200: "Last hour"
         default: "Last \(Int((seconds / 3600).rounded())) hours"

@@ -41,22 +41,25 @@ public final class MirrorDashboard: MirrorDashboardSource {
 
     /// Records the counters as they stand now in the traffic history.
     func recordTraffic() {
-        let counters = metrics.snapshot
-        let values = MirrorDashboardState.TrafficCounter.allCases.map { counter -> Int64 in
-            let value: Int =
-                switch counter {
-                case .servedBytes: counters.servedBytes
-                case .upstreamBytes: counters.upstreamBytes
-                case .cacheHits: counters.cacheHits
-                case .pullsStarted: counters.pullsStarted
-                case .requests: counters.requestsByStatus.values.reduce(0, +)
-                case .refused: (counters.requestsByStatus[429] ?? 0) + (counters.requestsByStatus[421] ?? 0)
-                case .pullsRunning: pullThrough?.pulls.inFlight.count ?? 0
-                }
-            return Int64(value)
+        // Counters and time are read under the history's lock: a sample and a poll at once must not write older
+        // counters into a later interval (an increase would be counted twice).
+        traffic.withLock { history in
+            let counters = metrics.snapshot
+            let values = MirrorDashboardState.TrafficCounter.allCases.map { counter -> Int64 in
+                let value: Int =
+                    switch counter {
+                    case .servedBytes: counters.servedBytes
+                    case .upstreamBytes: counters.upstreamBytes
+                    case .cacheHits: counters.cacheHits
+                    case .pullsStarted: counters.pullsStarted
+                    case .requests: counters.requestsByStatus.values.reduce(0, +)
+                    case .refused: (counters.requestsByStatus[429] ?? 0) + (counters.requestsByStatus[421] ?? 0)
+                    case .pullsRunning: pullThrough?.pulls.inFlight.count ?? 0
+                    }
+                return Int64(value)
+            }
+            history.record(values, at: time.elapsed())
         }
-        let now = time.elapsed()
-        traffic.withLock { $0.record(values, at: now) }
     }
 
     /// The traffic history's intervals, up to now.

@@ -92,8 +92,7 @@ function drawLegend(figure, series) {
 // The cache as bars on one scale: pieces by kind (patterns, not colour alone), the budget as a vertical line.
 function drawStorageChart(figure, chart) {
   if (!figure || !chart) return;
-  const bottom = chart.budget ? 16 : 0;
-  const svg = chartCanvas(figure, chart.width, chart.height + bottom);
+  const svg = chartCanvas(figure, chart.width, chart.height);
   svg.dataset.scaleBytes = chart.scaleBytes;
   const hatch = svgElement("pattern", { id: "storage-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse",
     patternTransform: "rotate(45)" });
@@ -123,10 +122,10 @@ function drawStorageChart(figure, chart) {
   }
   if (chart.budget) {
     const x = chart.budget.x;
-    parts.push(svgElement("line", { class: "budget", x1: x, x2: x, y1: 0, y2: chart.height + 4,
+    parts.push(svgElement("line", { class: "budget", x1: x, x2: x, y1: 0, y2: chart.barsHeight + 4,
       "stroke-dasharray": "6 4", "data-bytes": chart.budget.bytes }));
     parts.push(svgElement("text", { class: "budget-label", x: chart.budget.anchor === "end" ? x - 4 : x + 4,
-      y: chart.height + bottom - 3, "text-anchor": chart.budget.anchor }, chart.budget.label));
+      y: chart.height - 3, "text-anchor": chart.budget.anchor }, chart.budget.label));
   }
   svg.replaceChildren(...parts);
   setCaption(figure, chart.summary);
@@ -146,10 +145,16 @@ function drawStorageChart(figure, chart) {
   }));
 }
 
-// Charts whose values came with the page (a data-chart attribute holding the JSON).
+// Charts whose values came with the page (a data-chart-values attribute holding the JSON); one that cannot be
+// read is left empty, and the others are still drawn.
 document.addEventListener("DOMContentLoaded", () => {
   for (const figure of document.querySelectorAll("figure[data-chart-values]")) {
-    const chart = JSON.parse(figure.dataset.chartValues);
+    let chart;
+    try {
+      chart = JSON.parse(figure.dataset.chartValues);
+    } catch (ignored) {
+      continue;
+    }
     if (figure.dataset.chartKind === "storage") drawStorageChart(figure, chart);
     else drawTimeChart(figure, chart);
   }
