@@ -114,16 +114,14 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
             chart: reports.isEmpty ? nil : chart(reports, pieces, budget: nil, strings: strings))
     }
 
-    /// The storage chart of `reports`, with the detached revisions and partial downloads `prune` (a dry run) found
-    /// marked, and `budget` as a line.
+    /// The storage chart of `reports` by revision, with the partial downloads `prune` (a dry run) found, and
+    /// `budget` as a line.
     static func chart(
         _ reports: [CachedRepositoryReport], _ prune: DetachedPrune?, budget: Int64?, strings: StorageScreenStrings
     ) -> StorageChart {
         let repositories = reports.map { report in
             StorageChart.Repository(
-                id: report.id, sizeOnDisk: report.sizeOnDisk,
-                detached: (prune?.revisions ?? []).filter { $0.repo == report.id && $0.type == report.type }
-                    .map { (String($0.commit.prefix(7)), $0.freedBytes) },
+                report,
                 partialBytes: (prune?.partialDownloads ?? []).filter { $0.repo == report.id && $0.type == report.type }
                     .reduce(0) { $0 + $1.sizeOnDisk })
         }

@@ -140,11 +140,19 @@ import Testing
                 == "Last hour: From the cache: nothing; From upstream stopped now, peak 5.0/s, average 5.0/s.")
     }
 
-    @Test func theStorageChartSplitsBarsByWhatHoldsTheBytesOnOneScaleWithTheBudget() {
+    @Test func theStorageChartSplitsBarsByRevisionOnOneScaleWithTheBudget() {
         let chart = StorageChart(
             [
-                .init(id: "acme/small", sizeOnDisk: 200, detached: [], partialBytes: 0),
-                .init(id: "acme/big", sizeOnDisk: 600, detached: [("abc1234", 200)], partialBytes: 0),
+                .init(
+                    id: "acme/small", sizeOnDisk: 200,
+                    revisions: [.init(name: "1111111", refs: ["main"], exclusiveBytes: 200)],
+                    partialBytes: 0),
+                .init(
+                    id: "acme/big", sizeOnDisk: 600,
+                    revisions: [
+                        .init(name: "2222222", refs: ["main", "v1"], exclusiveBytes: 300),
+                        .init(name: "abc1234", refs: [], exclusiveBytes: 200),
+                    ], partialBytes: 0),
             ], budget: 1000)
         #expect(chart.scaleBytes == 1000)
         #expect(chart.bars.map(\.label) == ["Whole cache", "acme/big", "acme/small"])
@@ -153,9 +161,14 @@ import Testing
         let whole = chart.bars[0].pieces
         #expect(whole.map(\.kind) == [.current, .detached])
         #expect(whole.map(\.x) == [0, 360] && whole.map(\.width) == [360, 120])
+        // acme/big: what main uses alone, what its two revisions share, then the old revision (hatched).
         let big = chart.bars[1].pieces
-        #expect(big.map(\.bytes) == [400, 200] && big.map(\.x) == [0, 240])
-        #expect(big[1].label == "acme/big@abc1234, without a branch: 200 B")
+        #expect(big.map(\.kind) == [.current, .current, .detached])
+        #expect(big.map(\.bytes) == [300, 100, 200] && big.map(\.x) == [0, 180, 240])
+        #expect(big[0].label == "acme/big@2222222 (main, v1): 300 B")
+        #expect(big[1].label == "acme/big, shared by its 2 revisions: 100 B")
+        #expect(big[2].label == "acme/big@abc1234, without a branch: 200 B")
+        #expect(chart.bars[2].pieces.map(\.label) == ["acme/small@1111111 (main): 200 B"])
         #expect(chart.budget?.x == 600 && chart.budget?.bytes == 1000 && chart.budget?.anchor == "end")
         #expect(chart.budget?.label == "budget 1000 B")
         #expect(chart.legend.map(\.kind) == [.current, .detached])
@@ -165,16 +178,54 @@ import Testing
                 + "Old revisions without a branch: 200 B. It fits the budget of 1000 B, with 200 B to spare.")
         // Over the budget: the scale is the cache, and the line sits inside it. Partial downloads come on top of the
         // finished files (the cache's report counts them apart).
-        let over = StorageChart([.init(id: "a/b", sizeOnDisk: 4000, detached: [], partialBytes: 1000)], budget: 1000)
+        let over = StorageChart(
+            [
+                .init(
+                    id: "a/b", sizeOnDisk: 4000,
+                    revisions: [.init(name: "3333333", refs: ["main"], exclusiveBytes: 4000)], partialBytes: 1000)
+            ],
+            budget: 1000)
         #expect(over.scaleBytes == 5000 && over.budget?.x == 120 && over.budget?.anchor == "start")
         #expect(over.bars[1].pieces.map(\.kind) == [.current, .partial])
         #expect(over.bars[1].pieces.map(\.bytes) == [4000, 1000])
         #expect(over.summary.hasSuffix("It is 3.9 KiB over the budget of 1000 B."))
     }
 
+    /// A real cache with two revisions sharing a blob: each revision's own bytes come from the snapshots' links.
+    @Test func aRepositorysRevisionsAreMeasuredFromTheCache() async throws {
+        let folder = try TemporaryDirectory(prefix: "modeldepot-storage-chart")
+        defer { folder.remove() }
+        let repo = folder.path("models--acme--two")
+        let blobs = ["shared": 1000, "only-new": 300, "only-old": 200]
+        try FileManager.default.createDirectory(
+            at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+        for (name, size) in blobs { try Data(count: size).write(to: repo.appendingPathComponent("blobs/\(name)")) }
+        let new = String(repeating: "a", count: 40)
+        let old = String(repeating: "b", count: 40)
+        for (commit, files) in [
+            (new, ["w.bin": "shared", "x.bin": "only-new"]), (old, ["w.bin": "shared", "y.bin": "only-old"]),
+        ] {
+            let snapshot = repo.appendingPathComponent("snapshots/\(commit)")
+            try FileManager.default.createDirectory(at: snapshot, withIntermediateDirectories: true)
+            for (file, blob) in files {
+                try FileManager.default.createSymbolicLink(
+                    atPath: snapshot.appendingPathComponent(file).path, withDestinationPath: "../../blobs/\(blob)")
+            }
+        }
+        try FileManager.default.createDirectory(
+            at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+        try Data(new.utf8).write(to: repo.appendingPathComponent("refs/main"))
+        let manager = try ScreensFixture.offline(in: folder).manager
+        let screen = await StorageScreen.load(manager)
+        let bar = try #require(screen.chart?.bars.first { $0.label == "acme/two" })
+        #expect(bar.pieces.map(\.kind) == [.current, .current, .detached])
+        #expect(bar.pieces.map(\.bytes) == [300, 1000, 200])
+        #expect(bar.pieces[0].label.hasPrefix("acme/two@aaaaaaa (main)"))
+    }
+
     @Test func manyRepositoriesShareABarAfterTheLargestTen() {
         let repositories = (0..<14).map {
-            StorageChart.Repository(id: "acme/m\($0)", sizeOnDisk: Int64(100 + $0), detached: [], partialBytes: 0)
+            StorageChart.Repository(id: "acme/m\($0)", sizeOnDisk: Int64(100 + $0), revisions: [], partialBytes: 0)
         }
         let chart = StorageChart(repositories)
         #expect(chart.bars.count == 1 + StorageChart.shownRepositories + 1)

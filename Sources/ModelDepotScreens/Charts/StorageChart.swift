@@ -2,8 +2,9 @@ import Foundation
 import ModelDepot
 
 /// What fills the cache, as bars on one scale a page draws in SVG: the whole cache first, then each repository,
-/// largest first. A bar is split by what its bytes are: kept by a branch or tag, kept only by a revision no
-/// branch points to (each such revision its own piece), or a partial download nobody works on — told apart by pattern and
+/// largest first. A bar is split by revision: what each revision a branch or tag points to uses alone, what
+/// several share, what each revision no branch points to uses alone (hatched), and partial downloads nobody works on
+/// (dotted) — told apart by pattern and
 /// a legend, not by colour alone. The storage budget, when one is given, is a vertical line across all bars.
 public struct StorageChart: Sendable, Equatable, Encodable {
     /// What a piece of a bar holds.
@@ -73,31 +74,62 @@ public struct StorageChart: Sendable, Equatable, Encodable {
     static let bar = 12.0
     static let budgetLabelHeight = 16.0
 
-    /// A repository's bytes by kind.
+    /// A repository's bytes: by revision, and its partial downloads.
     public struct Repository: Sendable, Equatable {
+        /// A cached revision and the bytes only it uses (what removing it alone frees).
+        public struct Revision: Sendable, Equatable {
+            /// Its short commit id.
+            public var name: String
+            /// The branches and tags pointing at it; none for an old revision.
+            public var refs: [String]
+            public var exclusiveBytes: Int64
+
+            public init(name: String, refs: [String], exclusiveBytes: Int64) {
+                self.name = name
+                self.refs = refs
+                self.exclusiveBytes = exclusiveBytes
+            }
+        }
+
         public var id: String
         /// Its finished files (the cache's report counts partial downloads apart).
         public var sizeOnDisk: Int64
-        /// Revisions no branch points to: a short name and the bytes removing it frees (part of `sizeOnDisk`).
-        public var detached: [(name: String, bytes: Int64)]
+        public var revisions: [Revision]
         public var partialBytes: Int64
 
-        public init(id: String, sizeOnDisk: Int64, detached: [(name: String, bytes: Int64)], partialBytes: Int64) {
+        public init(id: String, sizeOnDisk: Int64, revisions: [Revision], partialBytes: Int64) {
             self.id = id
             self.sizeOnDisk = sizeOnDisk
-            self.detached = detached
+            self.revisions = revisions
             self.partialBytes = partialBytes
         }
 
-        public static func == (one: Repository, other: Repository) -> Bool {
-            one.id == other.id && one.sizeOnDisk == other.sizeOnDisk && one.partialBytes == other.partialBytes
-                && one.detached.map(\.name) == other.detached.map(\.name)
-                && one.detached.map(\.bytes) == other.detached.map(\.bytes)
+        /// `report`'s revisions with the bytes each uses alone (a blob two revisions share is in neither), and
+        /// `partialBytes` of partial downloads.
+        public init(_ report: CachedRepositoryReport, partialBytes: Int64) {
+            var users: [String: Int] = [:]
+            for revision in report.revisions {
+                for blob in Set(revision.entries.map(\.blob)) { users[blob, default: 0] += 1 }
+            }
+            let revisions = report.revisions.sorted {
+                ($0.refs.isEmpty ? 1 : 0, $0.commit) < ($1.refs.isEmpty ? 1 : 0, $1.commit)
+            }
+            .map { revision in
+                var sizes: [String: Int64] = [:]
+                for entry in revision.entries where users[entry.blob] == 1 { sizes[entry.blob] = entry.size }
+                return Revision(
+                    name: String(revision.commit.prefix(7)), refs: revision.refs.sorted(),
+                    exclusiveBytes: sizes.values.reduce(0, +))
+            }
+            self.init(id: report.id, sizeOnDisk: report.sizeOnDisk, revisions: revisions, partialBytes: partialBytes)
         }
 
         /// What it takes on disk: its finished files and its partial downloads.
-        var total: Int64 { max(sizeOnDisk, detachedBytes) + partialBytes }
-        var detachedBytes: Int64 { detached.reduce(0) { $0 + $1.bytes } }
+        var total: Int64 { max(sizeOnDisk, exclusiveBytes) + partialBytes }
+        var exclusiveBytes: Int64 { revisions.reduce(0) { $0 + $1.exclusiveBytes } }
+        var detachedBytes: Int64 { revisions.filter(\.refs.isEmpty).reduce(0) { $0 + $1.exclusiveBytes } }
+        /// Blobs several revisions use (or, with one revision, blobs no snapshot links to).
+        var sharedBytes: Int64 { max(0, sizeOnDisk - exclusiveBytes) }
         var currentBytes: Int64 { max(0, sizeOnDisk - detachedBytes) }
     }
 
@@ -119,11 +151,26 @@ public struct StorageChart: Sendable, Equatable, Encodable {
             }
         }
         func parts(of repository: Repository) -> [(Kind, Int64, String)] {
-            [(.current, repository.currentBytes, strings.current(repository.id, repository.currentBytes))]
-                + repository.detached.map {
-                    (.detached, $0.bytes, strings.detached("\(repository.id)@\($0.name)", $0.bytes))
-                }
-                + [(.partial, repository.partialBytes, strings.partial(repository.id, repository.partialBytes))]
+            let id = repository.id
+            let current = repository.revisions.filter { !$0.refs.isEmpty }.map { revision in
+                (
+                    Kind.current, revision.exclusiveBytes,
+                    strings.revision("\(id)@\(revision.name)", revision.refs, revision.exclusiveBytes)
+                )
+            }
+            let shared = (
+                Kind.current, repository.sharedBytes,
+                strings.shared(id, repository.revisions.count, repository.sharedBytes)
+            )
+            let detached = repository.revisions.filter(\.refs.isEmpty).map { revision in
+                (
+                    Kind.detached, revision.exclusiveBytes,
+                    strings.detached("\(id)@\(revision.name)", revision.exclusiveBytes)
+                )
+            }
+            return current + [shared] + detached + [
+                (.partial, repository.partialBytes, strings.partial(id, repository.partialBytes))
+            ]
         }
         var rows: [(String, Int64, [(Kind, Int64, String)])] = []
         let byKind = Kind.allCases.map { kind -> (Kind, Int64, String) in
@@ -182,7 +229,16 @@ public struct StorageChartStrings: Sendable {
         case .partial: "Partial downloads no process is working on: \(ByteFormat.string(bytes))"
         }
     }
-    public var current: @Sendable (String, Int64) -> String = { "\($0): \(ByteFormat.string($1))" }
+    /// A revision a branch or tag points to: "acme/bert@1a2b3c4 (main): 1.2 GiB".
+    public var revision: @Sendable (String, _ refs: [String], Int64) -> String = { name, refs, bytes in
+        "\(name) (\(refs.joined(separator: ", "))): \(ByteFormat.string(bytes))"
+    }
+    /// What no one revision holds alone: shared by several, or (with one revision) blobs no snapshot links to.
+    public var shared: @Sendable (String, _ revisions: Int, Int64) -> String = { id, revisions, bytes in
+        revisions > 1
+            ? "\(id), shared by its \(revisions) revisions: \(ByteFormat.string(bytes))"
+            : "\(id), in no snapshot: \(ByteFormat.string(bytes))"
+    }
     public var detached: @Sendable (String, Int64) -> String = {
         "\($0), without a branch: \(ByteFormat.string($1))"
     }
