@@ -259,22 +259,25 @@ public actor ModelDownloads {
         signal()
     }
 
-    /// Bytes move only in the downloading phase (not while asking the Hub or compiling) and not while waiting (for
-    /// a retry, a host, the network).
+    /// Bytes move only in the downloading phase (not while asking the Hub or compiling), and not while every file
+    /// waits (for a retry, a host, the network): one file in backoff while others transfer is still flowing.
     private static func isFlowing(_ state: ModelDownloadTask.State) -> Bool {
-        if case .downloading(let progress) = state { return progress.phase == .downloading && progress.waiting == nil }
+        if case .downloading(let progress) = state {
+            return progress.phase == .downloading && (progress.waiting == nil || progress.activeConnections > 0)
+        }
         return false
     }
 
     private func recordThroughput(of name: String, _ progress: SnapshotProgress?, flowing: Bool) {
         guard let progress else { return }
         histories[name, default: ThroughputHistory()].record(
-            completedBytes: progress.bytesCompleted, flowing: flowing, at: time.elapsed())
+            receivedBytes: progress.bytesReceived, flowing: flowing, at: time.elapsed())
         guard ticker == nil else { return }
         ticker = Task { [weak self, time] in
             while !Task.isCancelled {
                 try? await time.sleep(for: .seconds(1))
-                guard let self, await self.tick() else { return }
+                // A ticker cancelled while it slept must not end the one that replaced it.
+                guard !Task.isCancelled, let self, await self.tick() else { return }
             }
         }
     }
@@ -286,11 +289,9 @@ public actor ModelDownloads {
         let now = time.elapsed()
         let live =
             entries.values.contains { !$0.state.isFinal } && histories.values.contains { !$0.isEmpty(at: now) }
-        if live {
-            signal()
-        } else {
-            ticker = nil
-        }
+        if !live { ticker = nil }
+        // Also on the last tick: the chart that moved on to nothing is shown as such.
+        signal()
         return live
     }
 

@@ -111,17 +111,18 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
                 ?? PrunePreview(
                     removes: [], freedBytes: 0, summary: strings.nothingToRemove, pinnedKept: [], chart: nil),
             emptyMessage: rows.isEmpty ? strings.empty : nil,
-            chart: reports.isEmpty ? nil : chart(reports, pieces, budget: nil, strings: strings))
+            chart: reports.isEmpty ? nil : chart(reports, pieces, pins: pins, budget: nil, strings: strings))
     }
 
     /// The storage chart of `reports` by revision, with the partial downloads `prune` (a dry run) found, and
     /// `budget` as a line.
     static func chart(
-        _ reports: [CachedRepositoryReport], _ prune: DetachedPrune?, budget: Int64?, strings: StorageScreenStrings
+        _ reports: [CachedRepositoryReport], _ prune: DetachedPrune?, pins: PinStore, budget: Int64?,
+        strings: StorageScreenStrings
     ) -> StorageChart {
         let repositories = reports.map { report in
             StorageChart.Repository(
-                report,
+                report, pinned: report.repoID.map { pins.isPinned($0, type: report.repoType ?? .model) } ?? false,
                 partialBytes: (prune?.partialDownloads ?? []).filter { $0.repo == report.id && $0.type == report.type }
                     .reduce(0) { $0 + $1.sizeOnDisk })
         }
@@ -143,7 +144,8 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         let detached = try? await manager.pruneDetached(olderThan: .zero, dryRun: true)
         return PrunePreview(
             removes: plan.evicted.map(\.id), freedBytes: plan.freedBytes, summary: summary,
-            pinnedKept: pinned.map(\.id), chart: chart(reports, detached, budget: maxSize, strings: strings))
+            pinnedKept: pinned.map(\.id), chart: chart(reports, detached, pins: pins, budget: maxSize, strings: strings)
+        )
     }
 
     static func preview(of prune: DetachedPrune, strings: StorageScreenStrings) -> PrunePreview {

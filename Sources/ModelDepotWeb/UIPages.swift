@@ -18,10 +18,11 @@ struct UIPages: Sendable {
     }
 
     /// A value as JSON for a `data-` attribute (the template escapes it; the browser gives it back as written).
-    static func json(_ value: some Encodable) -> String {
+    /// Nil when it cannot be encoded (a template section then leaves the chart out).
+    static func json(_ value: some Encodable) -> String? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     func render(_ template: String, _ context: [String: Any]) -> String {
@@ -148,14 +149,14 @@ struct UIPages: Sendable {
         context["bandwidthMegabytes"] =
             screen.bandwidthBytesPerSecond.map { String(format: "%g", Double($0) / 1e6) } ?? ""
         context["emptyMessage"] = screen.emptyMessage
-        context["throughputJSON"] = Self.json(screen.throughput)
+        context["throughputJSON"] = Self.json(screen.throughput) ?? ""
         context["throughputWidth"] = screen.throughput.width
         context["throughputHeight"] = screen.throughput.height
         context["throughputSummary"] = screen.throughput.summary
         context["rows"] = screen.rows.map { row -> [String: Any] in
             // Only when there is a chart: Mustache takes an empty string as true (and a name the row lacks is looked up
             // in the page, so the row's has a name of its own).
-            var values: [String: Any] = row.throughput.map { ["rowChartJSON": Self.json($0)] } ?? [:]
+            var values: [String: Any] = row.throughput.flatMap(Self.json).map { ["rowChartJSON": $0] } ?? [:]
             values.merge([
                 "name": row.name, "state": row.state, "stateText": row.stateText, "fraction": row.fraction ?? 0,
                 "bytesText": row.bytesText, "speedText": row.speedText ?? "", "etaText": row.etaText ?? "",
@@ -194,7 +195,7 @@ struct UIPages: Sendable {
         context["hasDetached"] = !screen.detached.removes.isEmpty
         if let chart = screen.chart {
             context["hasChart"] = true
-            context["chartJSON"] = Self.json(chart)
+            context["chartJSON"] = Self.json(chart) ?? ""
             context["chartHeight"] = chart.height
             context["chartSummary"] = chart.summary
         }
@@ -290,7 +291,7 @@ struct UIPages: Sendable {
                 },
                 "charts": screen.charts.map { chart -> [String: Any] in
                     [
-                        "key": chart.key, "title": chart.title, "json": Self.json(chart.chart),
+                        "key": chart.key, "title": chart.title, "json": Self.json(chart.chart) ?? "",
                         "width": chart.chart.width, "height": chart.chart.height, "summary": chart.chart.summary,
                     ]
                 },

@@ -16,10 +16,10 @@ import Testing
 
     @Test func aSteadyDownloadIsItsRateEverySecondAndTheFirstReportIsOnlyABaseline() {
         var history = ThroughputHistory()
-        // 1000 bytes a second in reports four times a second, from a resume that already had 5 MB on disk.
+        // 1000 bytes a second in reports four times a second, counted from 5 MB (the first report is the baseline).
         for report in 0...40 {
             history.record(
-                completedBytes: 5_000_000 + Int64(report) * 250, flowing: true, at: Self.at(Double(report) / 4))
+                receivedBytes: 5_000_000 + Int64(report) * 250, flowing: true, at: Self.at(Double(report) / 4))
         }
         let samples = history.samples(at: Self.at(10.2))
         #expect(samples.count == ThroughputHistory.window)
@@ -30,31 +30,31 @@ import Testing
         #expect(samples.last?.secondsAgo == 0 && samples.last?.bytesPerSecond == 1000)
     }
 
-    /// What a new task reports after a cancel, a restart or on a model already here: asking the Hub (0 bytes, not
-    /// flowing), then the bytes already on disk at once. That jump is not a transfer.
-    @Test func theBytesAlreadyOnDiskAreNeverASpike() {
+    /// A new run of the download (a retry, a resume) counts its received bytes from zero again: that drop moved
+    /// nothing, and the bytes of the last report, which comes with the final state, still show.
+    @Test func aNewRunCountsFromZeroAndTheLastBytesStillShow() {
         var history = ThroughputHistory()
-        history.record(completedBytes: 3_000_000, flowing: true, at: Self.at(0.2))
-        history.record(completedBytes: 3_000_500, flowing: false, at: Self.at(0.8))  // cancelled
-        history.record(completedBytes: 0, flowing: false, at: Self.at(2.1))  // retried: a new task asks the Hub
-        history.record(completedBytes: 3_000_500, flowing: true, at: Self.at(2.3))  // planned: what is on disk
-        history.record(completedBytes: 3_001_500, flowing: true, at: Self.at(3.4))
-        history.record(completedBytes: 5_000_000, flowing: false, at: Self.at(4.5))  // the last bytes, then done
-        #expect(Self.tail(history.samples(at: Self.at(5.1)), 5) == [500, nil, 0, 1000, 1_998_500])
+        history.record(receivedBytes: 3_000_000, flowing: true, at: Self.at(0.2))
+        history.record(receivedBytes: 3_000_500, flowing: false, at: Self.at(0.8))  // cancelled
+        history.record(receivedBytes: 0, flowing: false, at: Self.at(2.1))  // retried: a new run asks the Hub
+        history.record(receivedBytes: 0, flowing: true, at: Self.at(2.3))
+        history.record(receivedBytes: 1000, flowing: true, at: Self.at(3.4))
+        history.record(receivedBytes: 2_000_000, flowing: false, at: Self.at(4.5))  // the last bytes, then done
+        #expect(Self.tail(history.samples(at: Self.at(5.1)), 5) == [500, nil, 0, 1000, 1_999_000])
     }
 
     @Test func aPauseIsAGapAndAStallIsZero() {
         var history = ThroughputHistory()
-        history.record(completedBytes: 0, flowing: true, at: Self.at(0.1))
-        history.record(completedBytes: 2000, flowing: true, at: Self.at(1.9))
-        history.record(completedBytes: 2500, flowing: false, at: Self.at(2.5))  // paused mid-second
-        history.record(completedBytes: 2500, flowing: true, at: Self.at(5.2))  // resumed
-        history.record(completedBytes: 3500, flowing: true, at: Self.at(5.9))
+        history.record(receivedBytes: 0, flowing: true, at: Self.at(0.1))
+        history.record(receivedBytes: 2000, flowing: true, at: Self.at(1.9))
+        history.record(receivedBytes: 2500, flowing: false, at: Self.at(2.5))  // paused mid-second
+        history.record(receivedBytes: 2500, flowing: true, at: Self.at(5.2))  // resumed
+        history.record(receivedBytes: 3500, flowing: true, at: Self.at(5.9))
         // Then nothing arrives while it still runs: a stall.
         let samples = history.samples(at: Self.at(8.5))
         #expect(Self.tail(samples, 8) == [0, 2000, 500, nil, nil, 1000, 0, 0])
         // Waiting for a retry is no flow either.
-        history.record(completedBytes: 3500, flowing: false, at: Self.at(8.6))
+        history.record(receivedBytes: 3500, flowing: false, at: Self.at(8.6))
         #expect(Self.tail(history.samples(at: Self.at(11)), 2) == [nil, nil])
         #expect(!history.isEmpty(at: Self.at(11)))
         #expect(history.isEmpty(at: Self.at(200)))
@@ -62,16 +62,16 @@ import Testing
 
     @Test func aFileStartedAgainNeverGivesANegativeRateAndTheMemoryStaysBounded() {
         var history = ThroughputHistory()
-        history.record(completedBytes: 0, flowing: true, at: .zero)
-        history.record(completedBytes: 9000, flowing: true, at: Self.at(1.5))
-        history.record(completedBytes: 100, flowing: true, at: Self.at(2.5))  // the server ignored the range
+        history.record(receivedBytes: 0, flowing: true, at: .zero)
+        history.record(receivedBytes: 9000, flowing: true, at: Self.at(1.5))
+        history.record(receivedBytes: 100, flowing: true, at: Self.at(2.5))  // the server ignored the range
         #expect(Self.tail(history.samples(at: Self.at(3)), 2) == [9000, 0])
         // A day of reports, a second apart, then a week of silence: never more than the window kept.
         for second in 0..<86_400 {
-            history.record(completedBytes: Int64(second) * 10, flowing: true, at: .seconds(second))
+            history.record(receivedBytes: Int64(second) * 10, flowing: true, at: .seconds(second))
         }
         #expect(history.storedSeconds <= ThroughputHistory.window + 2)
-        history.record(completedBytes: 0, flowing: false, at: .seconds(7 * 86_400))
+        history.record(receivedBytes: 0, flowing: false, at: .seconds(7 * 86_400))
         #expect(history.storedSeconds <= ThroughputHistory.window + 2)
         // It was running when the reports stopped: a stall (0), and then stopped (a gap).
         #expect(history.samples(at: .seconds(7 * 86_400 + 1)).allSatisfy { $0.bytesPerSecond == 0 })
@@ -81,11 +81,11 @@ import Testing
     @Test func downloadsAddUpAndASecondIsAGapOnlyWhenItIsOneInAll() {
         var one = ThroughputHistory()
         var other = ThroughputHistory()
-        one.record(completedBytes: 0, flowing: true, at: Self.at(0.5))
-        one.record(completedBytes: 100, flowing: false, at: Self.at(1.5))
-        other.record(completedBytes: 0, flowing: false, at: Self.at(0.5))
-        other.record(completedBytes: 0, flowing: true, at: Self.at(2.1))
-        other.record(completedBytes: 300, flowing: true, at: Self.at(2.9))
+        one.record(receivedBytes: 0, flowing: true, at: Self.at(0.5))
+        one.record(receivedBytes: 100, flowing: false, at: Self.at(1.5))
+        other.record(receivedBytes: 0, flowing: false, at: Self.at(0.5))
+        other.record(receivedBytes: 0, flowing: true, at: Self.at(2.1))
+        other.record(receivedBytes: 300, flowing: true, at: Self.at(2.9))
         let sum = ThroughputHistory.sum([one, other], at: Self.at(3.5))
         #expect(Self.tail(sum, 4) == [nil, 0, 100, 300])
     }
@@ -166,7 +166,7 @@ import Testing
         #expect(big.map(\.kind) == [.current, .current, .detached])
         #expect(big.map(\.bytes) == [300, 100, 200] && big.map(\.x) == [0, 180, 240])
         #expect(big[0].label == "acme/big@2222222 (main, v1): 300 B")
-        #expect(big[1].label == "acme/big, shared by its 2 revisions: 100 B")
+        #expect(big[1].label == "acme/big, shared by revisions: 100 B")
         #expect(big[2].label == "acme/big@abc1234, without a branch: 200 B")
         #expect(chart.bars[2].pieces.map(\.label) == ["acme/small@1111111 (main): 200 B"])
         #expect(chart.budget?.x == 600 && chart.budget?.bytes == 1000 && chart.budget?.anchor == "end")
@@ -191,20 +191,25 @@ import Testing
         #expect(over.summary.hasSuffix("It is 3.9 KiB over the budget of 1000 B."))
     }
 
-    /// A real cache with two revisions sharing a blob: each revision's own bytes come from the snapshots' links.
+    /// A real cache with three revisions: each revision's own bytes come from the snapshots' links; what only old
+    /// revisions share is old too; a pin keeps every revision of its repository (a prune leaves it alone).
     @Test func aRepositorysRevisionsAreMeasuredFromTheCache() async throws {
         let folder = try TemporaryDirectory(prefix: "modeldepot-storage-chart")
         defer { folder.remove() }
         let repo = folder.path("models--acme--two")
-        let blobs = ["shared": 1000, "only-new": 300, "only-old": 200]
+        let blobs = ["shared": 1000, "only-new": 300, "only-old": 200, "old-shared": 50]
         try FileManager.default.createDirectory(
             at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
         for (name, size) in blobs { try Data(count: size).write(to: repo.appendingPathComponent("blobs/\(name)")) }
-        let new = String(repeating: "a", count: 40)
-        let old = String(repeating: "b", count: 40)
-        for (commit, files) in [
-            (new, ["w.bin": "shared", "x.bin": "only-new"]), (old, ["w.bin": "shared", "y.bin": "only-old"]),
-        ] {
+        let (new, old, older) = (
+            String(repeating: "a", count: 40), String(repeating: "b", count: 40), String(repeating: "c", count: 40)
+        )
+        let snapshots = [
+            (new, ["w.bin": "shared", "x.bin": "only-new"]),
+            (old, ["w.bin": "shared", "y.bin": "only-old", "z.bin": "old-shared"]),
+            (older, ["z.bin": "old-shared"]),
+        ]
+        for (commit, files) in snapshots {
             let snapshot = repo.appendingPathComponent("snapshots/\(commit)")
             try FileManager.default.createDirectory(at: snapshot, withIntermediateDirectories: true)
             for (file, blob) in files {
@@ -216,11 +221,16 @@ import Testing
             at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
         try Data(new.utf8).write(to: repo.appendingPathComponent("refs/main"))
         let manager = try ScreensFixture.offline(in: folder).manager
-        let screen = await StorageScreen.load(manager)
-        let bar = try #require(screen.chart?.bars.first { $0.label == "acme/two" })
-        #expect(bar.pieces.map(\.kind) == [.current, .current, .detached])
-        #expect(bar.pieces.map(\.bytes) == [300, 1000, 200])
+        var bar = try #require(await StorageScreen.load(manager).chart?.bars.first { $0.label == "acme/two" })
+        #expect(bar.pieces.map(\.kind) == [.current, .current, .detached, .detached])
+        #expect(bar.pieces.map(\.bytes) == [300, 1000, 200, 50])
         #expect(bar.pieces[0].label.hasPrefix("acme/two@aaaaaaa (main)"))
+        #expect(bar.pieces[3].label == "acme/two, shared by old revisions only: 50 B")
+        try manager.pin(try RepoID("acme/two"), type: .model)
+        bar = try #require(await StorageScreen.load(manager).chart?.bars.first { $0.label == "acme/two" })
+        #expect(bar.pieces.map(\.kind) == [.current, .current, .current])
+        #expect(bar.pieces.map(\.bytes) == [300, 200, 1050])
+        #expect(bar.pieces[1].label == "acme/two@bbbbbbb (pinned): 200 B")
     }
 
     @Test func manyRepositoriesShareABarAfterTheLargestTen() {

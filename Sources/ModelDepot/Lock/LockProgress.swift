@@ -30,7 +30,7 @@ public struct LockProgress: Sendable, Equatable {
 }
 
 extension LockProgress: TransferProgress {
-    public func continuing(from earlier: LockProgress) -> LockProgress {
+    package func continuing(from earlier: LockProgress) -> LockProgress {
         var shown = self
         shown.totalRepositories = max(shown.totalRepositories, earlier.totalRepositories)
         if shown.repository == earlier.repository, let now = shown.current, let before = earlier.current {
@@ -45,7 +45,7 @@ extension LockProgress: TransferProgress {
         return shown
     }
 
-    public static func completed(after last: LockProgress?, output: [Snapshot]) -> LockProgress {
+    package static func completed(after last: LockProgress?, output: [Snapshot]) -> LockProgress {
         let total = max(last?.totalRepositories ?? 0, output.count)
         return LockProgress(repositoriesCompleted: total, totalRepositories: total)
     }
@@ -53,4 +53,4 @@ extension LockProgress: TransferProgress {
 
 /// A lock pulled into the cache: every repository it names at its locked commit, checked against it before and
 /// after; the snapshots, in the lock's order, when it completes.
-public typealias LockDownloadTask = TransferTask<ModelLock, LockProgress>
+public typealias LockDownloadTask = TransferTask<ModelLock, LockProgress, [Snapshot]>

@@ -64,7 +64,7 @@ extension SnapshotDownloader {
                     attempt,
                     progress: { progress in
                         tracker.fileProgress(
-                            path.value, done: progress.bytesCompleted, size: size,
+                            path.value, done: progress.bytesCompleted, size: size, resumed: progress.bytesResumed,
                             connections: progress.activeConnections, waiting: progress.waiting)
                     }, onDisk: onDisk)
             } catch let error as ModelDepotError

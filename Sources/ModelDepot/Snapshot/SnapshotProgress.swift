@@ -28,6 +28,9 @@ public struct SnapshotProgress: Sendable, Equatable {
     public var currentFile: String?
     /// Bytes per second over the last few seconds, over all files.
     public var bytesPerSecond: Double
+    /// Bytes that came over the network in this run of the pull (not the cache, not the partial files a resume
+    /// continued): what a speed chart counts.
+    package var bytesReceived: Int64 = 0
     /// Connections open across the files in flight.
     public var activeConnections = 0
     /// Seconds left at the current speed; nil while unknown.

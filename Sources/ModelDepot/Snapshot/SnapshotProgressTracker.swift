@@ -9,8 +9,11 @@ import Synchronization
 final class SnapshotProgressTracker: Sendable {
     private struct State {
         var progress: SnapshotProgress
-        /// Bytes on disk per file in flight.
-        var inFlight: [String: (done: Int64, size: Int64)] = [:]
+        /// Bytes on disk per file in flight, and of those, the ones already there when its current run began.
+        var inFlight: [String: (done: Int64, size: Int64, resumed: Int64)] = [:]
+        /// Bytes received over the network by runs that ended (finished files, and earlier runs of files in
+        /// flight: a resume, a restart after the network policy's pause).
+        var receivedBefore: Int64 = 0
         /// Connections each file in flight holds.
         var connections: [String: Int] = [:]
         /// Files in flight that wait for a server or a retry.
@@ -113,10 +116,18 @@ final class SnapshotProgressTracker: Sendable {
         }
     }
 
-    func fileProgress(_ path: String, done: Int64, size: Int64, connections: Int = 0, waiting: TransferWait? = nil) {
+    /// A file's progress: `done` bytes on disk, `resumed` of them already there when its current run began.
+    func fileProgress(
+        _ path: String, done: Int64, size: Int64, resumed: Int64 = 0, connections: Int = 0,
+        waiting: TransferWait? = nil
+    ) {
         let changedWait = state.withLock { $0.waits[path] != waiting }
         emit(force: changedWait) { state in
-            state.inFlight[path] = (done, size)
+            // A new run of the file (a resume, a restart): what the one before received stays counted.
+            if let earlier = state.inFlight[path], earlier.resumed != resumed {
+                state.receivedBefore += max(0, earlier.done - earlier.resumed)
+            }
+            state.inFlight[path] = (done, size, resumed)
             state.connections[path] = connections
             state.waits[path] = waiting
         }
@@ -124,7 +135,9 @@ final class SnapshotProgressTracker: Sendable {
 
     func fileFinished(_ path: String, size: Int64) {
         emit(force: true) { state in
-            state.inFlight.removeValue(forKey: path)
+            if let last = state.inFlight.removeValue(forKey: path) {
+                state.receivedBefore += max(0, size - last.resumed)
+            }
             state.connections.removeValue(forKey: path)
             state.waits.removeValue(forKey: path)
             state.finishedBytes += size
@@ -135,7 +148,9 @@ final class SnapshotProgressTracker: Sendable {
     /// A file that failed or was stopped no longer counts as in flight.
     func fileAbandoned(_ path: String) {
         state.withLock { state in
-            state.inFlight.removeValue(forKey: path)
+            if let last = state.inFlight.removeValue(forKey: path) {
+                state.receivedBefore += max(0, last.done - last.resumed)
+            }
             state.connections.removeValue(forKey: path)
             state.waits.removeValue(forKey: path)
         }
@@ -176,7 +191,10 @@ final class SnapshotProgressTracker: Sendable {
             change(&state)
             let done = state.finishedBytes + state.inFlight.values.reduce(0) { $0 + $1.done }
             state.progress.bytesCompleted = done
-            state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: done - state.cachedBytes)
+            // The speed counts what came over the network: not the cache, not the partial files a resume found.
+            let received = state.receivedBefore + state.inFlight.values.reduce(0) { $0 + max(0, $1.done - $1.resumed) }
+            state.progress.bytesReceived = received
+            state.progress.bytesPerSecond = state.meter.record(elapsed: now, bytes: received)
             state.progress.currentFile = state.inFlight.max { $0.value.size < $1.value.size }?.key
             state.progress.activeConnections = state.connections.values.reduce(0, +)
             if let (file, wait) = state.waits.min(by: { $0.key < $1.key }) {

@@ -15,11 +15,11 @@ import ModelDepotTransfer
     /// ```
     @MainActor
     @Observable
-    public final class ObservedTransfer<Request: Sendable, Progress: TransferProgress> {
+    public final class ObservedTransfer<Request: Sendable, Progress: Sendable & Equatable, Output: Sendable> {
         /// The task observed.
-        public let task: TransferTask<Request, Progress>
+        public let task: TransferTask<Request, Progress, Output>
         /// The task's latest state, updated on the main actor for views.
-        public private(set) var state: TransferTask<Request, Progress>.State
+        public private(set) var state: TransferTask<Request, Progress, Output>.State
         /// The latest progress, kept through pauses.
         public private(set) var progress: Progress?
 
@@ -28,7 +28,7 @@ import ModelDepotTransfer
         private let following = Mutex<Task<Void, Never>?>(nil)
 
         /// Starts observing `task`; the state follows it until the task ends or this observer is released.
-        public init(_ task: TransferTask<Request, Progress>) {
+        public init(_ task: TransferTask<Request, Progress, Output>) {
             self.task = task
             self.state = task.state
             let loop = Task { [weak self] in
@@ -44,12 +44,12 @@ import ModelDepotTransfer
             following.withLock { $0?.cancel() }
         }
 
-        private func apply(_ state: TransferTask<Request, Progress>.State) {
+        private func apply(_ state: TransferTask<Request, Progress, Output>.State) {
             self.state = state
             switch state {
             case .downloading(let progress): self.progress = progress
             case .paused(let progress): self.progress = progress ?? self.progress
-            case .completed(let output): self.progress = .completed(after: self.progress, output: output)
+            case .completed(let output): self.progress = task.completedProgress(after: self.progress, output: output)
             default: break
             }
         }
@@ -63,11 +63,12 @@ import ModelDepotTransfer
     }
 
     /// A ``DownloadTask`` (one file) observed for SwiftUI.
-    public typealias ObservedDownload = ObservedTransfer<DownloadRequest, DownloadProgress>
+    public typealias ObservedDownload = ObservedTransfer<DownloadRequest, DownloadProgress, DownloadResult>
     /// A ``ModelDownloadTask`` (a repository) observed for SwiftUI: files done and the file in flight too.
-    public typealias ObservedModelDownload = ObservedTransfer<SnapshotRequest, SnapshotProgress>
+    public typealias ObservedModelDownload = ObservedTransfer<SnapshotRequest, SnapshotProgress, Snapshot>
 
-    extension ObservedTransfer where Request == DownloadRequest, Progress == DownloadProgress {
+    extension ObservedTransfer
+    where Request == DownloadRequest, Progress == DownloadProgress, Output == DownloadResult {
         /// Cancels the task; with `discardingPartialData` the bytes that arrived are deleted too.
         public func cancel(discardingPartialData: Bool) async {
             await task.cancel(discardingPartialData: discardingPartialData)

@@ -26,7 +26,7 @@ public enum TransferState<Progress: Sendable, Output: Sendable>: Sendable {
 /// The state machine behind the observable tasks: runs an operation in a `Task`, publishes its progress and
 /// state to any number of subscribers, and really stops it on pause or cancel (the operation sees
 /// cancellation; its partial data stays for a resume).
-final class TransferController<Progress: TransferProgress, Output: Sendable>: Sendable {
+final class TransferController<Progress: Sendable & Equatable, Output: Sendable>: Sendable {
     typealias State = TransferState<Progress, Output>
     typealias Operation = @Sendable (_ report: @escaping @Sendable (Progress) -> Void) async throws -> Output
 
@@ -43,15 +43,18 @@ final class TransferController<Progress: TransferProgress, Output: Sendable>: Se
     }
 
     private let operation: Operation
+    /// A new progress event as shown after the last one (`TransferProgress.continuing(from:)`).
+    private let continuing: @Sendable (_ event: Progress, _ earlier: Progress) -> Progress
     private let inner = Mutex(Inner())
 
-    init(operation: @escaping Operation) {
+    init(operation: @escaping Operation) where Progress: TransferProgress {
         self.operation = operation
+        self.continuing = { event, earlier in event.continuing(from: earlier) }
     }
 
     var state: State { inner.withLock { $0.state } }
 
-    /// The last progress reported, as shown (see ``TransferProgress``); survives pauses and resumes.
+    /// The last progress reported, as shown (see `TransferProgress`); survives pauses and resumes.
     var lastProgress: Progress? { inner.withLock { $0.lastProgress } }
 
     /// How many `states` streams are being followed now (each ends when its reader stops).
@@ -128,7 +131,7 @@ final class TransferController<Progress: TransferProgress, Output: Sendable>: Se
         do {
             let output = try await operation { progress in
                 self.update { inner in
-                    let shown = inner.lastProgress.map { progress.continuing(from: $0) } ?? progress
+                    let shown = inner.lastProgress.map { self.continuing(progress, $0) } ?? progress
                     inner.lastProgress = shown
                     guard case .run = inner.intent else { return nil }
                     return self.set(.downloading(shown), in: &inner)

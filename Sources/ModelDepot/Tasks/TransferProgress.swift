@@ -1,9 +1,10 @@
 import ModelDepotTransfer
 
-/// The progress a ``TransferTask`` reports, which an app can bind a bar to: its figures never go back, through
-/// pauses, resumes, retries and completion. A run that restarts (after a resume) first reports "resolving,
-/// nothing known yet"; that event keeps the figures already shown and only changes the phase.
-public protocol TransferProgress: Sendable, Equatable {
+/// What makes a progress value one a ``TransferTask`` can report, so that an app can bind a bar to it: its figures
+/// never go back, through pauses, resumes, retries and completion. A run that restarts (after a resume) first
+/// reports "resolving, nothing known yet"; that event keeps the figures already shown and only changes the phase.
+/// The package's own: an app reads the progress values, it does not define new ones.
+package protocol TransferProgress: Sendable, Equatable {
     /// What the transfer produces.
     associatedtype Output: Sendable
     /// This event as shown after `earlier`: no counter below what `earlier` showed, known totals kept.
@@ -13,7 +14,7 @@ public protocol TransferProgress: Sendable, Equatable {
 }
 
 extension DownloadProgress: TransferProgress {
-    public func continuing(from earlier: DownloadProgress) -> DownloadProgress {
+    package func continuing(from earlier: DownloadProgress) -> DownloadProgress {
         var shown = self
         if shown.totalBytes == nil { shown.totalBytes = earlier.totalBytes }
         if shown.totalBytes == earlier.totalBytes {
@@ -22,7 +23,7 @@ extension DownloadProgress: TransferProgress {
         return shown
     }
 
-    public static func completed(after last: DownloadProgress?, output: DownloadResult) -> DownloadProgress {
+    package static func completed(after last: DownloadProgress?, output: DownloadResult) -> DownloadProgress {
         completed(after: last, size: output.size)
     }
 
@@ -39,7 +40,7 @@ extension DownloadProgress: TransferProgress {
 }
 
 extension SnapshotProgress: TransferProgress {
-    public func continuing(from earlier: SnapshotProgress) -> SnapshotProgress {
+    package func continuing(from earlier: SnapshotProgress) -> SnapshotProgress {
         var shown = self
         if shown.totalBytes == nil {
             shown.totalBytes = earlier.totalBytes
@@ -52,7 +53,7 @@ extension SnapshotProgress: TransferProgress {
         return shown
     }
 
-    public static func completed(after last: SnapshotProgress?, output: Snapshot) -> SnapshotProgress {
+    package static func completed(after last: SnapshotProgress?, output: Snapshot) -> SnapshotProgress {
         completed(after: last, snapshot: output)
     }
 

@@ -15,24 +15,31 @@ import ModelDepotTransfer
 /// ```
 /// Pausing and cancelling stop the transfer for real (connections close) and keep the partial data, so
 /// ``resume()`` — or a new download of the same request, even in another process — continues from it.
-public final class TransferTask<Request: Sendable, Progress: TransferProgress>: Sendable {
-    /// What the transfer produces: a verified file, or a snapshot.
-    public typealias Output = Progress.Output
+///
+/// `Output` is what the transfer produces: a verified file, a snapshot, or a lock's snapshots.
+public final class TransferTask<Request: Sendable, Progress: Sendable & Equatable, Output: Sendable>: Sendable {
     /// The task's state: waiting, downloading with progress, paused, or final (completed, failed, cancelled).
     public typealias State = TransferState<Progress, Output>
 
     /// What the task transfers.
     public let request: Request
     private let controller: TransferController<Progress, Output>
+    /// The last progress shown, as the final event of a transfer that produced the output
+    /// (`TransferProgress.completed(after:output:)`).
+    private let finalProgress: @Sendable (_ last: Progress?, _ output: Output) -> Progress
 
     /// A task that runs `operation` (a download, or a pull with checks around it), reporting through `report`.
     init(
         request: Request,
         operation: @escaping @Sendable (_ report: @escaping @Sendable (Progress) -> Void) async throws -> Output
-    ) {
+    ) where Progress: TransferProgress, Progress.Output == Output {
         self.request = request
         self.controller = TransferController(operation: operation)
+        self.finalProgress = { last, output in .completed(after: last, output: output) }
     }
+
+    /// `last` as the final progress event of a transfer that produced `output`.
+    func completedProgress(after last: Progress?, output: Output) -> Progress { finalProgress(last, output) }
 
     /// The current state.
     public var state: State { controller.state }
@@ -49,10 +56,10 @@ public final class TransferTask<Request: Sendable, Progress: TransferProgress>: 
     /// Progress from now on; ends with the task, with a `completed` event if it succeeded. The figures never go
     /// back: not on pause, resume or retries, nor in the final `completed` event.
     public var progress: AsyncStream<Progress> {
-        forwardProgress(of: states) { [controller] state in
+        forwardProgress(of: states) { [controller, finalProgress] state in
             switch state {
             case .downloading(let progress): progress
-            case .completed(let output): .completed(after: controller.lastProgress, output: output)
+            case .completed(let output): finalProgress(controller.lastProgress, output)
             default: nil
             }
         }
@@ -79,12 +86,12 @@ public final class TransferTask<Request: Sendable, Progress: TransferProgress>: 
 /// }
 /// let file = try await task.result().file
 /// ```
-public typealias DownloadTask = TransferTask<DownloadRequest, DownloadProgress>
+public typealias DownloadTask = TransferTask<DownloadRequest, DownloadProgress, DownloadResult>
 
 /// A repository pulled into the cache: progress weighted by bytes across its files, the snapshot when it completes.
-public typealias ModelDownloadTask = TransferTask<SnapshotRequest, SnapshotProgress>
+public typealias ModelDownloadTask = TransferTask<SnapshotRequest, SnapshotProgress, Snapshot>
 
-extension TransferTask where Request == DownloadRequest, Progress == DownloadProgress {
+extension TransferTask where Request == DownloadRequest, Progress == DownloadProgress, Output == DownloadResult {
     convenience init(request: DownloadRequest, downloader: Downloader) {
         self.init(request: request) { report in try await downloader.download(request, progress: report) }
     }
@@ -96,7 +103,7 @@ extension TransferTask where Request == DownloadRequest, Progress == DownloadPro
     }
 }
 
-extension TransferTask where Request == SnapshotRequest, Progress == SnapshotProgress {
+extension TransferTask where Request == SnapshotRequest, Progress == SnapshotProgress, Output == Snapshot {
     convenience init(request: SnapshotRequest, pull: SnapshotDownloader) {
         self.init(request: request) { report in try await pull.download(request, progress: report) }
     }

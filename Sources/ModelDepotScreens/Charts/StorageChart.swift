@@ -80,13 +80,17 @@ public struct StorageChart: Sendable, Equatable, Encodable {
         public struct Revision: Sendable, Equatable {
             /// Its short commit id.
             public var name: String
-            /// The branches and tags pointing at it; none for an old revision.
+            /// The branches and tags pointing at it; none for an old revision (or one a pin keeps).
             public var refs: [String]
+            /// Whether something keeps it: a branch or tag, or the repository's pin (a model pulled by commit id
+            /// has no ref; a prune leaves a pinned repository alone). A revision nothing keeps is old.
+            public var isKept: Bool
             public var exclusiveBytes: Int64
 
-            public init(name: String, refs: [String], exclusiveBytes: Int64) {
+            public init(name: String, refs: [String], isKept: Bool? = nil, exclusiveBytes: Int64) {
                 self.name = name
                 self.refs = refs
+                self.isKept = isKept ?? !refs.isEmpty
                 self.exclusiveBytes = exclusiveBytes
             }
         }
@@ -95,22 +99,34 @@ public struct StorageChart: Sendable, Equatable, Encodable {
         /// Its finished files (the cache's report counts partial downloads apart).
         public var sizeOnDisk: Int64
         public var revisions: [Revision]
+        /// Blobs several revisions share, none of them kept: old too, freed with them.
+        public var sharedByOldRevisions: Int64
         public var partialBytes: Int64
 
-        public init(id: String, sizeOnDisk: Int64, revisions: [Revision], partialBytes: Int64) {
+        public init(
+            id: String, sizeOnDisk: Int64, revisions: [Revision], sharedByOldRevisions: Int64 = 0, partialBytes: Int64
+        ) {
             self.id = id
             self.sizeOnDisk = sizeOnDisk
             self.revisions = revisions
+            self.sharedByOldRevisions = sharedByOldRevisions
             self.partialBytes = partialBytes
         }
 
         /// `report`'s revisions with the bytes each uses alone (a blob two revisions share is in neither), and
-        /// `partialBytes` of partial downloads.
-        public init(_ report: CachedRepositoryReport, partialBytes: Int64) {
+        /// `partialBytes` of partial downloads. With `pinned`, every revision is kept.
+        public init(_ report: CachedRepositoryReport, pinned: Bool = false, partialBytes: Int64) {
             var users: [String: Int] = [:]
+            var kept: Set<String> = []
+            var sizes: [String: Int64] = [:]
             for revision in report.revisions {
-                for blob in Set(revision.entries.map(\.blob)) { users[blob, default: 0] += 1 }
+                for entry in revision.entries { sizes[entry.blob] = entry.size }
+                let blobs = Set(revision.entries.map(\.blob))
+                for blob in blobs { users[blob, default: 0] += 1 }
+                if pinned || !revision.refs.isEmpty { kept.formUnion(blobs) }
             }
+            let sharedByOld = users.filter { $0.value > 1 && !kept.contains($0.key) }.keys
+                .reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
             let revisions = report.revisions.sorted {
                 ($0.refs.isEmpty ? 1 : 0, $0.commit) < ($1.refs.isEmpty ? 1 : 0, $1.commit)
             }
@@ -119,17 +135,22 @@ public struct StorageChart: Sendable, Equatable, Encodable {
                 for entry in revision.entries where users[entry.blob] == 1 { sizes[entry.blob] = entry.size }
                 return Revision(
                     name: String(revision.commit.prefix(7)), refs: revision.refs.sorted(),
-                    exclusiveBytes: sizes.values.reduce(0, +))
+                    isKept: pinned || !revision.refs.isEmpty, exclusiveBytes: sizes.values.reduce(0, +))
             }
-            self.init(id: report.id, sizeOnDisk: report.sizeOnDisk, revisions: revisions, partialBytes: partialBytes)
+            self.init(
+                id: report.id, sizeOnDisk: report.sizeOnDisk, revisions: revisions, sharedByOldRevisions: sharedByOld,
+                partialBytes: partialBytes)
         }
 
         /// What it takes on disk: its finished files and its partial downloads.
-        var total: Int64 { max(sizeOnDisk, exclusiveBytes) + partialBytes }
+        var total: Int64 { max(sizeOnDisk, exclusiveBytes + sharedByOldRevisions) + partialBytes }
         var exclusiveBytes: Int64 { revisions.reduce(0) { $0 + $1.exclusiveBytes } }
-        var detachedBytes: Int64 { revisions.filter(\.refs.isEmpty).reduce(0) { $0 + $1.exclusiveBytes } }
-        /// Blobs several revisions use (or, with one revision, blobs no snapshot links to).
-        var sharedBytes: Int64 { max(0, sizeOnDisk - exclusiveBytes) }
+        /// What removing the old revisions frees: what each uses alone, and what only they share.
+        var detachedBytes: Int64 {
+            revisions.filter { !$0.isKept }.reduce(0) { $0 + $1.exclusiveBytes } + sharedByOldRevisions
+        }
+        /// Blobs several revisions use, at least one of them kept.
+        var sharedBytes: Int64 { max(0, sizeOnDisk - exclusiveBytes - sharedByOldRevisions) }
         var currentBytes: Int64 { max(0, sizeOnDisk - detachedBytes) }
     }
 
@@ -152,25 +173,24 @@ public struct StorageChart: Sendable, Equatable, Encodable {
         }
         func parts(of repository: Repository) -> [(Kind, Int64, String)] {
             let id = repository.id
-            let current = repository.revisions.filter { !$0.refs.isEmpty }.map { revision in
+            let kept = repository.revisions.filter(\.isKept).map { revision in
                 (
                     Kind.current, revision.exclusiveBytes,
                     strings.revision("\(id)@\(revision.name)", revision.refs, revision.exclusiveBytes)
                 )
             }
-            let shared = (
-                Kind.current, repository.sharedBytes,
-                strings.shared(id, repository.revisions.count, repository.sharedBytes)
-            )
-            let detached = repository.revisions.filter(\.refs.isEmpty).map { revision in
+            let shared = (Kind.current, repository.sharedBytes, strings.shared(id, repository.sharedBytes))
+            let old = repository.revisions.filter { !$0.isKept }.map { revision in
                 (
                     Kind.detached, revision.exclusiveBytes,
                     strings.detached("\(id)@\(revision.name)", revision.exclusiveBytes)
                 )
             }
-            return current + [shared] + detached + [
-                (.partial, repository.partialBytes, strings.partial(id, repository.partialBytes))
-            ]
+            let sharedByOld = (
+                Kind.detached, repository.sharedByOldRevisions, strings.sharedByOld(id, repository.sharedByOldRevisions)
+            )
+            return kept + [shared] + old + [sharedByOld]
+                + [(.partial, repository.partialBytes, strings.partial(id, repository.partialBytes))]
         }
         var rows: [(String, Int64, [(Kind, Int64, String)])] = []
         let byKind = Kind.allCases.map { kind -> (Kind, Int64, String) in
@@ -229,15 +249,17 @@ public struct StorageChartStrings: Sendable {
         case .partial: "Partial downloads no process is working on: \(ByteFormat.string(bytes))"
         }
     }
-    /// A revision a branch or tag points to: "acme/bert@1a2b3c4 (main): 1.2 GiB".
+    /// A kept revision: "acme/bert@1a2b3c4 (main): 1.2 GiB", or "(pinned)" when only the pin keeps it.
     public var revision: @Sendable (String, _ refs: [String], Int64) -> String = { name, refs, bytes in
-        "\(name) (\(refs.joined(separator: ", "))): \(ByteFormat.string(bytes))"
+        "\(name) (\(refs.isEmpty ? "pinned" : refs.joined(separator: ", "))): \(ByteFormat.string(bytes))"
     }
-    /// What no one revision holds alone: shared by several, or (with one revision) blobs no snapshot links to.
-    public var shared: @Sendable (String, _ revisions: Int, Int64) -> String = { id, revisions, bytes in
-        revisions > 1
-            ? "\(id), shared by its \(revisions) revisions: \(ByteFormat.string(bytes))"
-            : "\(id), in no snapshot: \(ByteFormat.string(bytes))"
+    /// What several revisions share, one of them kept at least.
+    public var shared: @Sendable (String, Int64) -> String = { id, bytes in
+        "\(id), shared by revisions: \(ByteFormat.string(bytes))"
+    }
+    /// What only old revisions share.
+    public var sharedByOld: @Sendable (String, Int64) -> String = { id, bytes in
+        "\(id), shared by old revisions only: \(ByteFormat.string(bytes))"
     }
     public var detached: @Sendable (String, Int64) -> String = {
         "\($0), without a branch: \(ByteFormat.string($1))"

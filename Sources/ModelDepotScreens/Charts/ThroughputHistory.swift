@@ -3,9 +3,10 @@ import Foundation
 /// How fast one download (or several, added up) moved over the last ``window`` seconds, in one-second buckets: the
 /// values a throughput chart draws, the same for the web app's SVG and a SwiftUI view's Swift Charts.
 ///
-/// It is fed the download's running byte count as progress arrives (``record(completedBytes:flowing:at:)``); a
-/// bucket's rate is what the count rose by within it while bytes were flowing. A rise reported by the first report
-/// after a stop (a new task counting the bytes already on disk, a resume) is not a transfer and is not counted. A bucket in which nothing flowed — paused, waiting for a
+/// It is fed a running count of the bytes that came over the network as progress arrives
+/// (``record(receivedBytes:flowing:at:)``: `SnapshotProgress`'s, which leaves out the cache and the partial files a
+/// resume continues); a bucket's rate is what the count rose by within it. A count that starts again lower (a new
+/// run of the download) rose by nothing. A bucket in which nothing flowed — paused, waiting for a
 /// retry or a host, not started, finished — has no rate (a gap in the line), and one in which the download was
 /// running but no byte came has rate 0 (a stall, drawn as such). Memory is bounded: ``window`` + 1 buckets,
 /// whatever the uptime.
@@ -44,13 +45,12 @@ public struct ThroughputHistory: Sendable, Equatable {
 
     public init() {}
 
-    /// Takes a progress report: `completedBytes` so far, and whether bytes are meant to be flowing now (false
+    /// Takes a progress report: `receivedBytes` so far, and whether bytes are meant to be flowing now (false
     /// while paused, waiting, or once it ended), at `time` on the owner's clock (a monotonic one).
-    public mutating func record(completedBytes: Int64, flowing nowFlowing: Bool, at time: Duration) {
+    public mutating func record(receivedBytes: Int64, flowing nowFlowing: Bool, at time: Duration) {
         let second = time.components.seconds
-        // Only what arrived while flowing counts; a count that went down (a file started again) moved nothing.
-        if flowing, !buckets.isEmpty { counted += max(0, completedBytes - lastBytes) }
-        lastBytes = completedBytes
+        if !buckets.isEmpty { counted += max(0, receivedBytes - lastBytes) }
+        lastBytes = receivedBytes
         let completedBytes = counted
         guard let last = buckets.last else {
             // The first report is the baseline: bytes already on disk when a download resumes are not a burst.
@@ -125,7 +125,9 @@ public struct ThroughputHistory: Sendable, Equatable {
         guard second <= last.second else { return flowing ? 0 : nil }
         let index = Int(second - first.second)
         let bucket = buckets[index]
-        guard bucket.flowed else { return nil }
-        return Double(bucket.endBytes - buckets[index - 1].endBytes)
+        let moved = bucket.endBytes - buckets[index - 1].endBytes
+        // A second that moved bytes shows them, whatever the state said (the last bytes come with "paused").
+        guard bucket.flowed || moved > 0 else { return nil }
+        return Double(moved)
     }
 }

@@ -370,9 +370,11 @@ struct DownloadFlow: Sendable {
         let rate = speed.record(elapsed: now, bytes: bytesCompleted - bytesResumed)
         var eta: Double?
         if let total, rate > 0 { eta = Double(total - bytesCompleted) / rate }
-        return DownloadProgress(
+        var progress = DownloadProgress(
             phase: phase, bytesCompleted: bytesCompleted, totalBytes: total, bytesPerSecond: rate,
             estimatedSecondsRemaining: eta, activeConnections: activeConnections, waiting: waiting)
+        progress.bytesResumed = bytesResumed
+        return progress
     }
 
     // MARK: Checks

@@ -21,6 +21,9 @@ public struct DownloadProgress: Sendable, Equatable {
     public var activeConnections: Int
     /// Set while the download waits for a server's answer or for its next attempt; nil while bytes flow.
     public var waiting: TransferWait?
+    /// Of `bytesCompleted`, those already on disk when this run began (a resumed partial file, or the whole file
+    /// when it was there): not part of what came over the network.
+    package var bytesResumed: Int64 = 0
 
     /// A progress value; the engine makes these, tests and previews may too.
     public init(
@@ -34,6 +37,13 @@ public struct DownloadProgress: Sendable, Equatable {
         self.bytesPerSecond = bytesPerSecond
         self.estimatedSecondsRemaining = estimatedSecondsRemaining
         self.activeConnections = activeConnections
+    }
+
+    /// The one event of a file that was already complete on disk: nothing came over the network.
+    package static func alreadyThere(size: Int64) -> DownloadProgress {
+        var progress = DownloadProgress(phase: .completed, bytesCompleted: size, totalBytes: size)
+        progress.bytesResumed = size
+        return progress
     }
 
     /// 0...1, when the total is known.

@@ -90,7 +90,7 @@ package struct Downloader: Sendable {
         // Hashing a file already there (gigabytes) runs off the cooperative pool.
         if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) })
         {
-            progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
+            progress(.alreadyThere(size: present.size))
             return present
         }
         try Self.createParentFolder(of: request.destination)
@@ -105,7 +105,7 @@ package struct Downloader: Sendable {
         // Another process may have finished the same file while this one waited for the lock.
         if !request.replacesExisting, let present = try await BlockingWork.run({ try Self.existingFile(for: request) })
         {
-            progress(DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
+            progress(.alreadyThere(size: present.size))
             return present
         }
         // A Wi-Fi-only download on cellular waits, and says so, rather than failing.
@@ -129,12 +129,14 @@ package struct Downloader: Sendable {
                 // The bytes already here stay counted while it waits (an overall figure must not drop).
                 let kept = resumableBytes(for: request)
                 try await configuration.networkPolicy.waitUntilAllowed(by: configuration.networkConditions) { wait in
-                    progress(DownloadProgress(phase: .resolving, bytesCompleted: kept, waiting: wait))
+                    var waiting = DownloadProgress(phase: .resolving, bytesCompleted: kept, waiting: wait)
+                    // On disk already: what comes over the network is counted again from the next run.
+                    waiting.bytesResumed = kept
+                    progress(waiting)
                 }
                 // The file may have been finished just as the path changed.
                 if let present = try await BlockingWork.run({ try Self.existingFile(for: request) }) {
-                    progress(
-                        DownloadProgress(phase: .completed, bytesCompleted: present.size, totalBytes: present.size))
+                    progress(.alreadyThere(size: present.size))
                     return present
                 }
             } catch let error as ModelDepotError where error.code == .sourceChanged {

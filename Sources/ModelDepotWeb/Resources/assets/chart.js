@@ -117,6 +117,10 @@ function drawStorageChart(figure, chart) {
       });
       rect.appendChild(svgElement("title", {}, piece.label));
       row.appendChild(rect);
+      if (piece.x > 0) {
+        row.appendChild(svgElement("line", { class: "separator", x1: piece.x, x2: piece.x, y1: bar.barY,
+          y2: bar.barY + chart.barHeight }));
+      }
     }
     parts.push(row);
   }
