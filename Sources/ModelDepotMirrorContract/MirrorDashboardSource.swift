@@ -107,6 +107,8 @@ public struct MirrorDashboardState: Sendable, Equatable {
         case refused
         /// Pulls from the upstream running at the interval's end (a gauge, not a counter).
         case pullsRunning
+        /// Pulls waiting for a turn to the upstream at the interval's end (a gauge).
+        case pullsWaiting
     }
 
     public init(

@@ -87,7 +87,9 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
             let asked = hits + increases[Counter.pullsStarted.rawValue]
             return asked > 0 ? Double(hits) / Double(asked) : nil
         }
-        let running = traffic.map { $0.map { Double($0.values[Counter.pullsRunning.rawValue]) } }
+        func gauge(_ counter: Counter) -> [Double?] {
+            traffic.map { $0.map { Double($0.values[counter.rawValue]) } }
+        }
         let chart = { (lines: [TimeSeriesChart.Values], unit: TimeSeriesChart.Unit) in
             TimeSeriesChart(lines, unit: unit, window: window, strings: strings.chart)
         }
@@ -111,7 +113,11 @@ public struct MirrorScreen: Sendable, Equatable, Encodable {
                 chart: chart([.init(key: "hits", label: strings.hitRatioLine, values: hitRatio)], .fraction)),
             Chart(
                 key: "pulls", title: strings.pullsChart,
-                chart: chart([.init(key: "pulls", label: strings.pullsLine, values: running)], .count)),
+                chart: chart(
+                    [
+                        .init(key: "running", label: strings.pullsLine, values: gauge(.pullsRunning)),
+                        .init(key: "waiting", label: strings.waitingLine, dash: "6 4", values: gauge(.pullsWaiting)),
+                    ], .count)),
         ]
     }
 
@@ -233,8 +239,9 @@ public struct MirrorScreenStrings: Sendable {
     public var refusedLine = "Refused (429, 421)"
     public var hitRatioChart = "Cache hit ratio"
     public var hitRatioLine = "Files served without asking upstream"
-    public var pullsChart = "Upstream pulls running"
-    public var pullsLine = "Pulls running"
+    public var pullsChart = "Upstream pulls"
+    public var pullsLine = "Running"
+    public var waitingLine = "Waiting for a turn"
     public var chart = ChartStrings.english
 
     public static let english = MirrorScreenStrings()

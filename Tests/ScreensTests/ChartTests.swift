@@ -329,7 +329,8 @@ extension ChartTests {
         // 3 of 4 files without asking upstream; none asked in the last interval (a gap, not 0 %).
         #expect(charts[2].chart.series[0].segments.count == 1)
         #expect(charts[2].chart.summary.contains("stopped now, peak 75 %"))
-        #expect(charts[3].chart.summary.contains("Pulls running now 0, peak 2"))
+        #expect(charts[3].chart.summary.contains("Running now 0, peak 2"))
+        #expect(charts[3].chart.series.map(\.label) == ["Running", "Waiting for a turn"])
         #expect(charts[0].chart.timeLabels.map(\.label) == ["30 s ago", "15 s ago", "now"])
         #expect(MirrorScreen.charts([], interval: .seconds(10), strings: .english).isEmpty)
     }

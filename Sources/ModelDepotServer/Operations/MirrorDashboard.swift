@@ -19,8 +19,8 @@ public final class MirrorDashboard: MirrorDashboardSource {
     /// Polls that arrive while a walk of the same cache runs share it: every open tab polls each second, and a
     /// walk per poll would take a thread each (`BlockingWork` starts one per call, up to Dispatch's 255).
     private let walks = RequestCoalescer<[CachedRepositoryReport]?>()
-    /// The last hour of the counters, in ten-second intervals: at most 362 intervals of 7 counters (an array of 56
-    /// bytes and its 32-byte header each, plus 16 bytes in the list), under 40 KB whatever the uptime (``TrafficSampler`` records one each interval, and each look at the dashboard one more).
+    /// The last hour of the counters, in ten-second intervals: at most 362 intervals of 8 counters (an array of 64
+    /// bytes and its 32-byte header each, plus 16 bytes in the list), under 42 KB whatever the uptime (``TrafficSampler`` records one each interval, and each look at the dashboard one more).
     private let traffic = Mutex(CounterHistory())
     private let time: EngineClock
 
@@ -54,7 +54,8 @@ public final class MirrorDashboard: MirrorDashboardSource {
                     case .pullsStarted: counters.pullsStarted
                     case .requests: counters.requestsByStatus.values.reduce(0, +)
                     case .refused: (counters.requestsByStatus[429] ?? 0) + (counters.requestsByStatus[421] ?? 0)
-                    case .pullsRunning: pullThrough?.pulls.inFlight.count ?? 0
+                    case .pullsRunning: pullThrough?.pulls.queue.running ?? 0
+                    case .pullsWaiting: pullThrough?.pulls.queue.waiting ?? 0
                     }
                 return Int64(value)
             }

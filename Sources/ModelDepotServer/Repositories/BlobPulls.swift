@@ -61,6 +61,13 @@ final class BlobPulls: Sendable {
     /// Repositories (cache folder names) with a pull under way: the budget never evicts them.
     var repositories: Set<String> { running.withLock { Set($0.values.map(\.repository)) } }
 
+    /// Pulls under way: those holding one of the ``PullLimits/concurrent`` turns, and those waiting for one (a pull
+    /// is in the table from its start to its end, and takes the first free turn, so the first `concurrent` run).
+    var queue: (running: Int, waiting: Int) {
+        let count = running.withLock { $0.count }
+        return (min(count, limits.concurrent), max(0, count - limits.concurrent))
+    }
+
     /// The pulls under way, for the dashboard: repository, file, bytes so far and in all.
     var inFlight: [(repository: String, path: String, received: Int64, total: Int64)] {
         running.withLock { Array($0.values) }.map { entry in
