@@ -22,7 +22,7 @@ public struct DeletionPlan: Sendable, Equatable {
     /// Plans deleting `commits` of `repository` (every revision when nil).
     ///
     /// - Throws: `invalidArgument` naming the revisions that are not cached.
-    public init(deleting commits: Set<String>?, of repository: CachedRepositoryReport) throws {
+    package init(deleting commits: Set<String>?, of repository: CachedRepositoryReport) throws {
         let cached = Set(repository.revisions.map(\.commit))
         let selected = commits ?? cached
         let unknown = selected.subtracting(cached)
@@ -51,7 +51,7 @@ public struct DeletionPlan: Sendable, Equatable {
 
     /// Deletes in an order that never leaves a ref or a link pointing at a deleted blob if interrupted:
     /// snapshots, then refs, then blobs. Paths already gone are skipped.
-    public func execute() throws {
+    package func execute() throws {
         for path in repositories + snapshots + refs + blobs {
             guard FileStatus(path: path, followingLinks: false)?.kind != nil else { continue }
             do {

@@ -6,15 +6,15 @@ import ModelDepotPlatform
 ///
 /// Every path built here comes from a validated `RepoID`, a 40-hex commit, a `RepoFilePath` or a safe
 /// blob name, so nothing from the network can point outside the folder.
-public struct CachedRepository: Sendable, Hashable {
+package struct CachedRepository: Sendable, Hashable {
     /// The cache holding the repository.
-    public let cache: HubCache
+    package let cache: HubCache
     /// The repository id.
-    public let id: RepoID
+    package let id: RepoID
     /// Whether it is a model, dataset or space repository.
-    public let type: RepoType
+    package let type: RepoType
     /// `<cache>/models--org--name`.
-    public let folder: URL
+    package let folder: URL
 
     /// `blobs/`: file contents, named by ETag.
     package var blobsFolder: URL { folder.appendingPathComponent("blobs", isDirectory: true) }
@@ -24,7 +24,7 @@ public struct CachedRepository: Sendable, Hashable {
     package var refsFolder: URL { folder.appendingPathComponent("refs", isDirectory: true) }
 
     /// The blob named `etag` (it may not exist).
-    public func blob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag) }
+    package func blob(_ etag: String) -> URL { blobsFolder.appendingPathComponent(etag) }
 
     /// Where a download of blob `etag` collects its bytes. Python's `scan_cache_dir` lists `blobs/*.incomplete`
     /// as unfinished downloads, and the fixed name (unlike Python 2.4's random one) lets a later run resume it.
@@ -36,12 +36,12 @@ public struct CachedRepository: Sendable, Hashable {
     }
 
     /// The snapshot folder of `commit` (it may not exist).
-    public func snapshotFolder(_ commit: String) -> URL {
+    package func snapshotFolder(_ commit: String) -> URL {
         snapshotsFolder.appendingPathComponent(commit, isDirectory: true)
     }
 
     /// A file's place in the snapshot of `commit` (it may not exist).
-    public func snapshotFile(_ commit: String, _ path: RepoFilePath) -> URL {
+    package func snapshotFile(_ commit: String, _ path: RepoFilePath) -> URL {
         snapshotFolder(commit).appendingPathComponent(path.value)
     }
 
@@ -63,7 +63,7 @@ public struct CachedRepository: Sendable, Hashable {
 
     /// The commit a branch or tag pointed to when last pulled; nil when unknown. Read verbatim (no trimming),
     /// as Python reads it.
-    public func commit(forRevision revision: String) -> String? {
+    package func commit(forRevision revision: String) -> String? {
         if HubEncoding.isGitID(revision) { return revision }
         guard let file = try? refFile(revision), let data = FileManager.default.contents(atPath: file.path) else {
             return nil
@@ -74,7 +74,7 @@ public struct CachedRepository: Sendable, Hashable {
 
     /// Every ref this cache records (`refs/main`, `refs/v1.0`, nested `refs/pr/1`) → the commit it names, read
     /// verbatim as ``commit(forRevision:)`` reads one; refs whose content is not a commit id are left out.
-    public func refs() -> [String: String] {
+    package func refs() -> [String: String] {
         var refs: [String: String] = [:]
         for entry in Directory.walk(refsFolder.path) {
             guard let data = FileManager.default.contents(atPath: refsFolder.path + "/" + entry.path) else { continue }
@@ -159,7 +159,7 @@ public struct CachedRepository: Sendable, Hashable {
     }
 
     /// Whether `snapshots/<commit>/<path>` resolves to a file (a link to an existing blob, or a real file).
-    public func hasFile(_ path: RepoFilePath, commit: String) -> Bool {
+    package func hasFile(_ path: RepoFilePath, commit: String) -> Bool {
         var isFolder: ObjCBool = false
         return FileManager.default.fileExists(atPath: snapshotFile(commit, path).path, isDirectory: &isFolder)
             && !isFolder.boolValue

@@ -26,7 +26,7 @@ public struct HubCache: Sendable, Hashable {
     }
 
     /// The folder of one repository (it may not exist yet).
-    public func repository(_ repo: RepoID, type: RepoType = .model) -> CachedRepository {
+    package func repository(_ repo: RepoID, type: RepoType = .model) -> CachedRepository {
         CachedRepository(
             cache: self, id: repo, type: type,
             folder: root.appendingPathComponent(repo.cacheFolderName(type: type), isDirectory: true))

@@ -81,7 +81,7 @@ public struct ModelStorage: Sendable {
     /// Where ModelDepot remembers which bundled models it has verified, and for which build of the app: the
     /// app's Application Support (apps), or beside the Hub cache in `HF_HOME` (command line) — never inside the
     /// cache, whose every top-level folder Python reads as a repository.
-    public var verificationRecordsDirectory: URL {
+    package var verificationRecordsDirectory: URL {
         let base =
             platform.isApp
             ? platform.applicationSupportDirectory.appendingPathComponent("ModelDepot", isDirectory: true)

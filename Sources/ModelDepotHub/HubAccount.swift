@@ -3,14 +3,14 @@ import ModelDepotCore
 import ModelDepotTransfer
 
 /// Who a token belongs to, as the endpoint's `GET /api/whoami-v2` says (`hf auth whoami`).
-public struct HubAccount: Sendable, Equatable, Codable {
+package struct HubAccount: Sendable, Equatable, Codable {
     /// The account's name (`julien-c`), or what a mirror calls its clients.
-    public var name: String
-    public var fullname: String?
+    package var name: String
+    package var fullname: String?
     /// `user` or `org`.
-    public var type: String?
+    package var type: String?
 
-    public init(name: String, fullname: String? = nil, type: String? = nil) {
+    package init(name: String, fullname: String? = nil, type: String? = nil) {
         self.name = name
         self.fullname = fullname
         self.type = type
@@ -18,7 +18,7 @@ public struct HubAccount: Sendable, Equatable, Codable {
 }
 
 /// What the endpoint said about the token a client sends: the answer a settings screen shows.
-public enum TokenCheck: Sendable, Equatable {
+package enum TokenCheck: Sendable, Equatable {
     /// The endpoint knows the token: it belongs to this account.
     case accepted(HubAccount)
     /// The endpoint refused it (HTTP 401 or 403): it is wrong, expired or revoked.
@@ -34,7 +34,7 @@ public enum TokenCheck: Sendable, Equatable {
 extension HubClient {
     /// Asks the endpoint who the client's token belongs to. Asked once, without retries: a person is waiting
     /// for the answer, and a retry would only delay "cannot reach".
-    public func checkToken() async -> TokenCheck {
+    package func checkToken() async -> TokenCheck {
         guard !isOffline else { return .offline }
         guard token != nil else { return .noToken }
         let target = url("/api/whoami-v2")

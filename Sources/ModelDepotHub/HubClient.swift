@@ -14,14 +14,14 @@ import ModelDepotTransfer
 /// it, and `HEAD` stops at the first cross-origin redirect, because the Hub puts a file's commit, ETag and
 /// size on that redirect (the protocol note, §1.7 and §9). Listings and info retry transient failures
 /// (network, 5xx, 429 with `Retry-After`) with backoff on the injected clock.
-public struct HubClient: Sendable {
+package struct HubClient: Sendable {
     /// The Hub's base URL, without a trailing `/`.
-    public let endpoint: URL
+    package let endpoint: URL
     let token: String?
     /// When true every call fails at once with `notCached`: nothing touches the network.
-    public let isOffline: Bool
+    package let isOffline: Bool
     /// Mirrors asked before the endpoint, in order (`HubMirror`); the endpoint is the last resort.
-    public package(set) var mirrors: [HubMirror]
+    package var mirrors: [HubMirror]
     let transport: any HTTPTransport
     let clock: any Clock<Duration>
     let retryPolicy: RetryPolicy
@@ -49,7 +49,7 @@ public struct HubClient: Sendable {
 
     /// A client for the Hub at `endpoint`, sending `token` there only; `offline` answers from the cache alone;
     /// `mirrors` are asked first, in order.
-    public init(endpoint: URL, token: String? = nil, mirrors: [HubMirror] = [], offline: Bool = false) {
+    package init(endpoint: URL, token: String? = nil, mirrors: [HubMirror] = [], offline: Bool = false) {
         self.init(
             endpoint: endpoint, token: token, mirrors: mirrors, offline: offline, transport: DefaultTransport.shared)
     }
@@ -81,7 +81,7 @@ public struct HubClient: Sendable {
     /// A client for `HF_ENDPOINT`, the token Python would use, and `HF_HUB_OFFLINE`. The implicit token is
     /// sent only where `HubEnvironment.token(for:)` allows (https, or http on this machine);
     /// an explicit one (`HubEnvironment.explicitToken`) always goes to the endpoint.
-    public init(environment: HubEnvironment) throws {
+    package init(environment: HubEnvironment) throws {
         try self.init(environment: environment, transport: DefaultTransport.shared)
     }
 
@@ -114,7 +114,7 @@ public struct HubClient: Sendable {
     // MARK: - URLs
 
     /// `{endpoint}/{prefix}{repo}/resolve/{revision}/{path}`, the revision encoded with no safe characters.
-    public func resolveURL(_ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath) -> URL {
+    package func resolveURL(_ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath) -> URL {
         url(
             "/\(type.urlPrefix)\(repo)/resolve/\(HubEncoding.encodeSegment(revision))/\(HubEncoding.encodePath(path.value))"
         )
@@ -147,7 +147,7 @@ public struct HubClient: Sendable {
     /// The `Authorization` header, for the endpoint's own origin only.
     /// The headers that authenticate a request to `url`: the token, only when `url` is on the endpoint's origin
     /// (scheme, host and port); none anywhere else.
-    public func authorization(for url: URL) -> [(name: String, value: String)] {
+    package func authorization(for url: URL) -> [(name: String, value: String)] {
         guard let token, url.hasSameOrigin(as: endpoint) else { return [] }
         return [("Authorization", "Bearer \(token)")]
     }
@@ -155,7 +155,7 @@ public struct HubClient: Sendable {
     // MARK: - API calls
 
     /// Info at `revision` (the default branch when nil). `filesMetadata` asks for sizes and LFS hashes.
-    public func repoInfo(
+    package func repoInfo(
         _ repo: RepoID, type: RepoType = .model, revision: String? = nil, filesMetadata: Bool = false
     ) async throws -> RepoInfo {
         if !mirrors.isEmpty {
@@ -180,7 +180,7 @@ public struct HubClient: Sendable {
     }
 
     /// Every entry under `path` at `revision` (all pages), recursively by default.
-    public func listFiles(
+    package func listFiles(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: String? = nil, recursive: Bool = true
     ) async throws -> [RepoTreeEntry] {
         if !mirrors.isEmpty {
@@ -218,7 +218,7 @@ public struct HubClient: Sendable {
     }
 
     /// Repositories whose id contains `query`, optionally by `author`, at most `limit`.
-    public func search(
+    package func search(
         _ query: String?, author: String? = nil, type: RepoType = .model, limit: Int? = nil
     ) async throws -> [RepoInfo] {
         let body = try await searchAnswer(query, author: author, type: type, limit: limit)
@@ -240,7 +240,7 @@ public struct HubClient: Sendable {
     /// The file's commit, ETag, size and content location, from a `HEAD` on its resolve URL.
     ///
     /// - Throws: `entryNotFound` when the file does not exist at `revision`; the other Hub errors as usual.
-    public func fileMetadata(
+    package func fileMetadata(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath
     ) async throws -> HubFileMetadata {
         switch try await lookUpFile(repo, type: type, revision: revision, path: path) {
@@ -264,7 +264,7 @@ public struct HubClient: Sendable {
     /// and the file's size from `Content-Range` when the server sends it. A server that ignores the range answers
     /// with the whole file: its first bytes serve an `offset` of 0; for another offset nothing is returned (and no
     /// size), since reading up to it could mean gigabytes.
-    public func bytes(
+    package func bytes(
         _ repo: RepoID, type: RepoType = .model, revision: String, path: RepoFilePath, offset: Int64, count: Int
     ) async throws -> (bytes: [UInt8], fileSize: Int64?) {
         if !mirrors.isEmpty {

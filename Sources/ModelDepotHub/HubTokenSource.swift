@@ -111,7 +111,7 @@ extension HubClient {
     /// A client for `endpoint` whose token comes from `tokenSource`.
     ///
     /// - Throws: what ``HubTokenSource/token()`` throws.
-    public init(endpoint: URL, tokenSource: HubTokenSource, offline: Bool = false) throws {
+    package init(endpoint: URL, tokenSource: HubTokenSource, offline: Bool = false) throws {
         var token = try tokenSource.token()
         if case .environment(let environment) = tokenSource {
             if environment.explicitToken != nil {

@@ -187,6 +187,13 @@ enum RunningAMirrorSamples {
             configuration: .init(endpoint: mirror, cache: HubCache(root: ModelStorage().cacheDirectory)))
     }
 
+    static func askMirrorsBeforeTheHub() throws -> ModelManager {
+        var configuration = ModelManager.Configuration()
+        configuration.environment.mirrorURLs = ["http://mirror.local:8080"]
+        let models = try ModelManager(configuration: configuration)
+        return models
+    }
+
     static func lookForAMirrorOnTheLAN() async throws -> ModelManager {
         var configuration = ModelManager.Configuration()
         let found = try await configuration.discoverMirrors()  // waits 2 s at most

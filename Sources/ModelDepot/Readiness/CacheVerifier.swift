@@ -10,10 +10,10 @@ import ModelDepotTrust
 /// every file a snapshot's recorded tree lists is there.
 public struct CacheVerifier: Sendable {
     /// The cache the verifier reads.
-    public let cache: HubCache
+    package let cache: HubCache
 
     /// A verifier over `cache`.
-    public init(cache: HubCache) {
+    package init(cache: HubCache) {
         self.cache = cache
     }
 
@@ -62,7 +62,7 @@ public struct CacheVerifier: Sendable {
     }
 
     /// Verifies every snapshot of `repository`.
-    public func verify(_ repository: CachedRepository, progress: (String) -> Void = { _ in }) throws -> Outcome {
+    package func verify(_ repository: CachedRepository, progress: (String) -> Void = { _ in }) throws -> Outcome {
         var outcome = Outcome(problems: [], verifiedBlobs: 0, uncheckableBlobs: 0, bytesHashed: 0)
         var results: [String: String?] = [:]  // blob → nil when good, else the actual digest
         var memory = VerificationMemory(repository: repository)

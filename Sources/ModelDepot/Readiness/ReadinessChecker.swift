@@ -9,17 +9,17 @@ import ModelDepotTrust
 /// Decides whether models in a cache are ready to load, cheaply: presence from the snapshot and the file list
 /// recorded at pull time, format checks from file headers, and hash verification from
 /// remembered verification (a re-hash only with `verifying: true`, and only of blobs not yet verified).
-public struct ReadinessChecker: Sendable {
+package struct ReadinessChecker: Sendable {
     /// The cache the checker reads.
-    public let cache: HubCache
+    package let cache: HubCache
 
     /// A checker over `cache`.
-    public init(cache: HubCache) {
+    package init(cache: HubCache) {
         self.cache = cache
     }
 
     /// The readiness of a catalog entry: its variant's files and every path it requires.
-    public func check(_ entry: CatalogEntry, verifying: Bool = false) throws -> ReadinessReport {
+    package func check(_ entry: CatalogEntry, verifying: Bool = false) throws -> ReadinessReport {
         let request = entry.snapshotRequest
         return try check(
             name: entry.name, repo: entry.repo, type: entry.repoType, revision: request.revision,
@@ -27,7 +27,7 @@ public struct ReadinessChecker: Sendable {
     }
 
     /// The readiness of a repository at a revision: every file of its recorded tree that `selection` selects.
-    public func check(
+    package func check(
         _ repo: RepoID, type: RepoType = .model, revision: String = "main", selection: FileSelection = .everything,
         verifying: Bool = false
     ) throws -> ReadinessReport {
@@ -38,7 +38,8 @@ public struct ReadinessChecker: Sendable {
 
     /// The Core ML models (`.mlmodel`, `.mlpackage`) of a checked model that are downloaded but have no compiled
     /// `.mlmodelc` for `platformKey` (``ModelCompiler/platformKey``) yet: "downloaded" is not "compiled".
-    public func uncompiledModels(in report: ReadinessReport, type: RepoType = .model, platformKey: String) -> [String] {
+    package func uncompiledModels(in report: ReadinessReport, type: RepoType = .model, platformKey: String) -> [String]
+    {
         guard let commit = report.commit else { return [] }
         let repository = cache.repository(report.repo, type: type)
         let files = report.files.compactMap { try? RepoFilePath($0) }
@@ -152,7 +153,7 @@ public struct ReadinessChecker: Sendable {
 
     /// Checks a file's format (by its extension, and any file for a Python pickle by its bytes); returns a one-line
     /// summary, nil for formats it does not read.
-    public static func inspect(_ path: String) throws -> String? {
+    package static func inspect(_ path: String) throws -> String? {
         if let summary = try ModelFileSummary.read(path: path) { return summary.description }
         return PickleFile.mayBePickle(path) ? try PickleFile.inspect(URL(fileURLWithPath: path))?.summary : nil
     }

@@ -5,12 +5,12 @@ import ModelDepotTrust
 
 /// Pinned repositories are never evicted by a storage budget. A pin is a marker file in the repository's
 /// folder (`.modeldepot/pinned`, invisible to Python's cache tools), so it goes away with the repository.
-public struct PinStore: Sendable {
+package struct PinStore: Sendable {
     /// The cache whose repositories are pinned.
-    public let cache: HubCache
+    package let cache: HubCache
 
     /// The pins of `cache`, kept inside each repository's folder.
-    public init(cache: HubCache) {
+    package init(cache: HubCache) {
         self.cache = cache
     }
 
@@ -19,14 +19,14 @@ public struct PinStore: Sendable {
     }
 
     /// Whether the repository is pinned, so eviction leaves it alone.
-    public func isPinned(_ repo: RepoID, type: RepoType = .model) -> Bool {
+    package func isPinned(_ repo: RepoID, type: RepoType = .model) -> Bool {
         FileManager.default.fileExists(atPath: marker(cache.repository(repo, type: type)).path)
     }
 
     /// Pins a cached repository.
     ///
     /// - Throws: `notCached` when it is not in the cache (pin after pulling).
-    public func pin(_ repo: RepoID, type: RepoType = .model) throws {
+    package func pin(_ repo: RepoID, type: RepoType = .model) throws {
         let repository = cache.repository(repo, type: type)
         guard FileManager.default.fileExists(atPath: repository.snapshotsFolder.path) else {
             throw ModelDepotError(
@@ -36,7 +36,7 @@ public struct PinStore: Sendable {
     }
 
     /// Removes the pin; nothing happens when there is none.
-    public func unpin(_ repo: RepoID, type: RepoType = .model) {
+    package func unpin(_ repo: RepoID, type: RepoType = .model) {
         try? FileManager.default.removeItem(at: marker(cache.repository(repo, type: type)))
     }
 }

@@ -10,10 +10,10 @@ import ModelDepotTransfer
 /// ```
 public struct StorageBudget: Sendable {
     /// The cache whose size is kept in budget.
-    public let cache: HubCache
+    package let cache: HubCache
 
     /// A budget over `cache`.
-    public init(cache: HubCache) {
+    package init(cache: HubCache) {
         self.cache = cache
     }
 
@@ -32,13 +32,13 @@ public struct StorageBudget: Sendable {
         public var freedBytes: Int64 { sizeBefore - sizeAfter }
 
         /// Deletes the planned repositories (blobs, snapshots and refs, as Python's delete strategy does).
-        public func execute() throws {
+        package func execute() throws {
             for repository in evicted { try DeletionPlan(deleting: nil, of: repository).execute() }
         }
     }
 
     /// Repositories that may be evicted, least recently used first.
-    public func evictionCandidates() throws -> [CachedRepositoryReport] {
+    package func evictionCandidates() throws -> [CachedRepositoryReport] {
         try scan().map(candidates) ?? []
     }
 
@@ -48,7 +48,7 @@ public struct StorageBudget: Sendable {
     ///   - maxSize: the most bytes the cache may take afterwards.
     ///   - sparing: repositories in use, by cache folder name (`models--org--name`): never evicted, as pinned
     ///     ones are not (a mirror spares those it is serving or pulling).
-    public func plan(maxSize: Int64, sparing: Set<String> = []) throws -> Plan {
+    package func plan(maxSize: Int64, sparing: Set<String> = []) throws -> Plan {
         guard let report = try scan() else { return Plan(evicted: [], sizeBefore: 0, sizeAfter: 0, stillOver: false) }
         var size = report.sizeOnDisk
         var evicted: [CachedRepositoryReport] = []
@@ -76,7 +76,7 @@ public struct StorageBudget: Sendable {
 
     /// Free bytes on the cache's volume (of its nearest existing ancestor), as `fileSystem` reports them: the
     /// same seam the transfer engine asks, so a test's full disk is full for both.
-    public func availableSpace() -> Int64? { availableSpace(using: LocalFileSystem()) }
+    package func availableSpace() -> Int64? { availableSpace(using: LocalFileSystem()) }
 
     /// Free bytes on the cache's volume as `fileSystem` reports them.
     package func availableSpace(using fileSystem: any DownloadFileSystem) -> Int64? {

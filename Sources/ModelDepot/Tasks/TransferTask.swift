@@ -111,7 +111,7 @@ extension TransferTask where Request == SnapshotRequest, Progress == SnapshotPro
 
 extension Downloader {
     /// Starts downloading `request` and returns a handle to watch and control it.
-    public func start(_ request: DownloadRequest) -> DownloadTask {
+    package func start(_ request: DownloadRequest) -> DownloadTask {
         let task = DownloadTask(request: request, downloader: self)
         task.resume()
         return task

@@ -2,18 +2,18 @@ import Foundation
 
 /// What a `HEAD` on a file's resolve URL tells (the protocol note, §1.7): the commit, the ETag that names
 /// the blob, the size, and where the bytes are (a CDN URL for LFS files on the real Hub).
-public struct HubFileMetadata: Sendable, Hashable {
+package struct HubFileMetadata: Sendable, Hashable {
     /// The commit the revision resolved to.
-    public var commit: String
+    package var commit: String
     /// Normalised: no quotes, no `W/`. A 64-hex SHA-256 for LFS files, a 40-hex git blob id otherwise.
-    public var etag: String
+    package var etag: String
     /// The file's size, when the Hub announced it.
-    public var size: Int64?
+    package var size: Int64?
     /// Where to GET the content: the redirect target when the Hub pointed elsewhere, else the resolve URL.
-    public var location: URL
+    package var location: URL
 
     /// Metadata as a Hub answer gives it.
-    public init(commit: String, etag: String, size: Int64?, location: URL) {
+    package init(commit: String, etag: String, size: Int64?, location: URL) {
         self.commit = commit
         self.etag = etag
         self.size = size

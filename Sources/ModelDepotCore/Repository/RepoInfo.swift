@@ -2,49 +2,49 @@ import Foundation
 
 /// What the Hub says about a repository at a revision (`/api/models/{repo}/revision/{rev}`), the fields
 /// ModelDepot uses. Unknown fields are ignored, as Python's client ignores them.
-public struct RepoInfo: Sendable, Hashable, Decodable {
+package struct RepoInfo: Sendable, Hashable, Decodable {
     /// A file of the revision, as the repository info lists it.
-    public struct Sibling: Sendable, Hashable, Decodable {
+    package struct Sibling: Sendable, Hashable, Decodable {
         /// The path in the repository.
-        public var rfilename: String
+        package var rfilename: String
         /// The size in bytes, when listed.
-        public var size: Int64?
+        package var size: Int64?
         /// The git blob id.
-        public var blobId: String?
+        package var blobId: String?
         /// LFS facts for LFS-tracked files.
-        public var lfs: LFS?
+        package var lfs: LFS?
 
         /// The SHA-256 and size of an LFS-tracked file's content.
-        public struct LFS: Sendable, Hashable, Decodable {
+        package struct LFS: Sendable, Hashable, Decodable {
             /// The SHA-256 of the content.
-            public var sha256: String
+            package var sha256: String
             /// The size of the content.
-            public var size: Int64
+            package var size: Int64
         }
     }
 
     /// The repository id.
-    public var id: String
+    package var id: String
     /// The commit the revision resolved to.
-    public var sha: String?
+    package var sha: String?
     /// When the repository last changed (ISO 8601, as the Hub writes it).
-    public var lastModified: String?
+    package var lastModified: String?
     /// Whether the repository is private.
-    public var isPrivate: Bool
+    package var isPrivate: Bool
     /// `nil` when not gated, else `"auto"` or `"manual"`.
-    public var gated: String?
+    package var gated: String?
     /// Downloads in the last month, as the Hub counts them.
-    public var downloads: Int?
+    package var downloads: Int?
     /// Likes on the Hub.
-    public var likes: Int?
+    package var likes: Int?
     /// The repository's tags.
-    public var tags: [String]
+    package var tags: [String]
     /// The task the model is for (`text-generation`, `sentence-similarity`…).
-    public var pipelineTag: String?
+    package var pipelineTag: String?
     /// The library the model is for (`transformers`, `gguf`…).
-    public var libraryName: String?
+    package var libraryName: String?
     /// The files of the revision.
-    public var siblings: [Sibling]
+    package var siblings: [Sibling]
 
     enum CodingKeys: String, CodingKey {
         case id, modelId, sha, lastModified, gated, downloads, likes, tags, siblings
@@ -53,7 +53,7 @@ public struct RepoInfo: Sendable, Hashable, Decodable {
         case libraryName = "library_name"
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id =
             try container.decodeIfPresent(String.self, forKey: .id)

@@ -1,21 +1,21 @@
 /// One entry of a repository's tree listing (`/api/models/{repo}/tree/{rev}`): a file or a folder.
-public struct RepoTreeEntry: Sendable, Hashable, Codable {
+package struct RepoTreeEntry: Sendable, Hashable, Codable {
     /// A file or a folder.
-    public enum Kind: String, Sendable, Hashable, Codable {
+    package enum Kind: String, Sendable, Hashable, Codable {
         case file, directory
     }
 
     /// LFS details of a large file: its SHA-256 (the blob name in the cache) and size.
-    public struct LFS: Sendable, Hashable, Codable {
+    package struct LFS: Sendable, Hashable, Codable {
         /// The SHA-256 of the file's content.
-        public var oid: String
+        package var oid: String
         /// The size of the file's content.
-        public var size: Int64
+        package var size: Int64
         /// The size of the pointer file git stores in its place.
-        public var pointerSize: Int64?
+        package var pointerSize: Int64?
 
         /// LFS facts as the Hub lists them.
-        public init(oid: String, size: Int64, pointerSize: Int64? = nil) {
+        package init(oid: String, size: Int64, pointerSize: Int64? = nil) {
             self.oid = oid
             self.size = size
             self.pointerSize = pointerSize
@@ -23,20 +23,20 @@ public struct RepoTreeEntry: Sendable, Hashable, Codable {
     }
 
     /// A file or a folder.
-    public var type: Kind
+    package var type: Kind
     /// The git object id: the blob SHA-1 of a file (of its LFS pointer for LFS files), the tree id of a folder.
-    public var oid: String
+    package var oid: String
     /// The size in bytes (0 for folders).
-    public var size: Int64
+    package var size: Int64
     /// The path in the repository.
-    public var path: String
+    package var path: String
     /// LFS facts for LFS-tracked files; nil for files git stores itself.
-    public var lfs: LFS?
+    package var lfs: LFS?
     /// The file's Xet hash, when the server stores it in Xet and says so (the Hub's `xetHash`).
-    public var xetHash: String?
+    package var xetHash: String?
 
     /// An entry as the Hub lists it.
-    public init(type: Kind, oid: String, size: Int64, path: String, lfs: LFS? = nil, xetHash: String? = nil) {
+    package init(type: Kind, oid: String, size: Int64, path: String, lfs: LFS? = nil, xetHash: String? = nil) {
         self.xetHash = xetHash
         self.type = type
         self.oid = oid
@@ -46,9 +46,9 @@ public struct RepoTreeEntry: Sendable, Hashable, Codable {
     }
 
     /// Whether the entry is a file.
-    public var isFile: Bool { type == .file }
+    package var isFile: Bool { type == .file }
 
     /// The name the cache gives the file's blob: the LFS SHA-256, else the git blob id — what the Hub sends
     /// as the file's ETag.
-    public var etag: String { lfs?.oid ?? oid }
+    package var etag: String { lfs?.oid ?? oid }
 }

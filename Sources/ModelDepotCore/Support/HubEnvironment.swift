@@ -8,7 +8,7 @@ import Foundation
 public struct HubEnvironment: Sendable {
     /// The variables as read (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE`…): the raw input.
     /// What is in effect is the typed settings, which flags and apps may have changed since.
-    public let variables: [String: String]
+    package let variables: [String: String]
 
     /// A token given explicitly (the command line's `--token`, an app's own): it wins over the implicit one and
     /// goes to the configured endpoint whatever its scheme, since the user named both, and nowhere else (but the
@@ -36,13 +36,13 @@ public struct HubEnvironment: Sendable {
     /// content-only mirrors (`HubMirror.Trust.contentOnly`): `MODELDEPOT_DISCOVER` is true.
     public var discoversMirrors: Bool
 
-    /// The mirrors to ask before the endpoint, in order: `MODELDEPOT_MIRRORS` (comma-separated URLs). Checked when
-    /// ``mirrors()`` reads them.
+    /// The mirrors to ask before the endpoint, in order: `MODELDEPOT_MIRRORS` (comma-separated URLs). Checked when the
+    /// manager is made: an entry that is not an http(s) URL is an `invalidURL` error naming it.
     public var mirrorURLs: [String]
 
     /// The token every mirror of ``mirrorURLs`` is sent, never the Hub's: `MODELDEPOT_MIRROR_TOKEN`. Cleaned as
     /// ``explicitToken`` is; empty means none.
-    public var mirrorToken: String? {
+    package var mirrorToken: String? {
         get { mirrorTokenValue }
         set { mirrorTokenValue = newValue.flatMap(Self.cleanToken) }
     }
@@ -77,7 +77,7 @@ public struct HubEnvironment: Sendable {
     }
 
     /// `HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
-    public var home: URL {
+    package var home: URL {
         if let home = value("HF_HOME") { return URL(fileURLWithPath: expand(home)) }
         if let xdg = value("XDG_CACHE_HOME") {
             return URL(fileURLWithPath: expand(xdg)).appendingPathComponent("huggingface")
@@ -86,7 +86,7 @@ public struct HubEnvironment: Sendable {
     }
 
     /// `HF_HUB_CACHE`, else the legacy `HUGGINGFACE_HUB_CACHE`, else `<home>/hub`.
-    public var cacheDirectory: URL {
+    package var cacheDirectory: URL {
         if let cache = value("HF_HUB_CACHE") ?? value("HUGGINGFACE_HUB_CACHE") {
             return URL(fileURLWithPath: expand(cache))
         }
@@ -100,13 +100,13 @@ public struct HubEnvironment: Sendable {
     }
 
     /// `HF_TOKEN_PATH`, else `<home>/token`.
-    public var tokenFile: URL {
+    package var tokenFile: URL {
         value("HF_TOKEN_PATH").map { URL(fileURLWithPath: expand($0)) } ?? home.appendingPathComponent("token")
     }
 
     /// The token Python would send: `HF_TOKEN`, else `HUGGING_FACE_HUB_TOKEN`, else the token file; CR/LF
     /// removed and whitespace trimmed, empty meaning none. Nil as well when `HF_HUB_DISABLE_IMPLICIT_TOKEN` is set.
-    public var token: String? {
+    package var token: String? {
         if let explicitToken { return explicitToken }
         if !usesImplicitToken { return nil }
         for candidate in [variables["HF_TOKEN"], variables["HUGGING_FACE_HUB_TOKEN"]] {
@@ -119,7 +119,7 @@ public struct HubEnvironment: Sendable {
     /// The token to send to `url`: the explicit one to the configured endpoint (``endpoint``); the implicit one
     /// only where the rules for the implicit token allow (the Hub, its router, the configured endpoint over https, or
     /// over http on this machine); nil otherwise.
-    public func token(for url: URL) -> String? {
+    package func token(for url: URL) -> String? {
         guard let token else { return nil }
         let endpoint = URL(string: self.endpoint)
         if explicitToken != nil {
@@ -155,7 +155,7 @@ public struct HubEnvironment: Sendable {
         }
     }
 
-    /// Where ``token`` comes from, to say so without showing it.
+    /// Where the token comes from, to say so without showing it.
     public enum TokenOrigin: Sendable, Equatable {
         /// An environment variable (`HF_TOKEN` or `HUGGING_FACE_HUB_TOKEN`).
         case variable(String)
@@ -166,7 +166,7 @@ public struct HubEnvironment: Sendable {
         case none
     }
 
-    /// Where the token Python would send comes from; the same order as ``token``.
+    /// Where the token Python would send comes from; the order Python reads them in.
     public var tokenOrigin: TokenOrigin {
         // An explicit token is the app's or the command line's, not the environment's.
         if explicitToken != nil { return .none }
@@ -184,7 +184,7 @@ public struct HubEnvironment: Sendable {
     /// set (never the Hub's token).
     ///
     /// - Throws: `invalidURL` naming an entry that is not an http(s) URL.
-    public func mirrors() throws -> [HubMirror] {
+    package func mirrors() throws -> [HubMirror] {
         try mirrorURLs.map { try HubMirror(parsing: $0, token: mirrorToken) }
     }
 

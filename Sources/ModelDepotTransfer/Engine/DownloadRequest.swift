@@ -13,12 +13,12 @@ public struct DownloadRequest: Sendable {
     public var expectedSHA256: String?
     /// The git blob id (40 hex) the file must match, as the Hub names regular (non-LFS) files; checked by
     /// reading the finished file once before it is moved into place.
-    public var expectedGitBlobID: String?
+    package var expectedGitBlobID: String?
     /// The size the file must have, when known in advance.
     public var expectedSize: Int64?
     /// Extra request headers (for example `Authorization`). They are sent to the URL's origin only and
     /// dropped when a redirect leads to another scheme, host or port.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// Download even when `destination` already holds a file that looks complete (a forced download, or a file
     /// whose provenance is unknown): the new file replaces it in one rename, so there is never a moment without
     /// a file there. Partial data of an earlier attempt is still resumed; the result is verified as always.
@@ -32,7 +32,7 @@ public struct DownloadRequest: Sendable {
     var resumeIdentity: String { resumeKey ?? url.absoluteString }
 
     /// A request to download `url` to `destination`, optionally checked against `expectedSHA256` and sending `headers`.
-    public init(
+    package init(
         url: URL,
         destination: URL,
         expectedSHA256: String? = nil,

@@ -8,9 +8,9 @@
     /// (`NWPath.status == .satisfied`), expensive (`NWPath.isExpensive`: cellular, a personal hotspot), constrained
     /// (`NWPath.isConstrained`: Low Data Mode). ``DownloadConfiguration`` uses ``shared`` by default on Apple
     /// platforms, so a Wi-Fi-only policy holds without the app doing anything.
-    public final class NetworkPathConditions: NetworkConditions {
+    package final class NetworkPathConditions: NetworkConditions {
         /// One monitor for the process.
-        public static let shared = NetworkPathConditions()
+        package static let shared = NetworkPathConditions()
 
         private struct State {
             var path: NetworkPathStatus?
@@ -22,7 +22,7 @@
         private let monitor = NWPathMonitor()
         private let state = Mutex(State())
 
-        public init() {
+        package init() {
             // NWPathMonitor.pathUpdateHandler: called with the current path once started, then on each change.
             monitor.pathUpdateHandler = { [weak self] path in
                 self?.update(
@@ -36,7 +36,7 @@
 
         deinit { monitor.cancel() }
 
-        public func current() async -> NetworkPathStatus {
+        package func current() async -> NetworkPathStatus {
             // The first update comes right after start; until then, wait for it rather than guess.
             await withCheckedContinuation { continuation in
                 let known = state.withLock { state -> NetworkPathStatus? in
@@ -48,7 +48,7 @@
             }
         }
 
-        public func changes() -> AsyncStream<NetworkPathStatus> {
+        package func changes() -> AsyncStream<NetworkPathStatus> {
             let (stream, continuation) = AsyncStream<NetworkPathStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let id = state.withLock { state in
                 defer { state.nextWatcher += 1 }

@@ -3,25 +3,25 @@ import ModelDepotCore
 
 /// What the network looks like right now, as Apple's `NWPath` describes it: usable or not, expensive (cellular,
 /// a personal hotspot), constrained (Low Data Mode).
-public struct NetworkPathStatus: Sendable, Equatable {
-    public var isSatisfied: Bool
-    public var isExpensive: Bool
-    public var isConstrained: Bool
+package struct NetworkPathStatus: Sendable, Equatable {
+    package var isSatisfied: Bool
+    package var isExpensive: Bool
+    package var isConstrained: Bool
 
-    public init(isSatisfied: Bool = true, isExpensive: Bool = false, isConstrained: Bool = false) {
+    package init(isSatisfied: Bool = true, isExpensive: Bool = false, isConstrained: Bool = false) {
         self.isSatisfied = isSatisfied
         self.isExpensive = isExpensive
         self.isConstrained = isConstrained
     }
 
     /// Wi-Fi or Ethernet without Low Data Mode: what every policy allows.
-    public static let unmetered = NetworkPathStatus()
+    package static let unmetered = NetworkPathStatus()
 }
 
 /// Tells the engine what the network is like and when that changes. Apple apps give one over
 /// `NWPathMonitor` (part 2 of the Apple-native work); without one, the network counts as usable and unmetered,
 /// which is all Linux can say.
-public protocol NetworkConditions: Sendable {
+package protocol NetworkConditions: Sendable {
     /// The path now.
     func current() async -> NetworkPathStatus
     /// Each later change of the path.
@@ -51,7 +51,7 @@ public struct NetworkPolicy: Sendable, Hashable {
     public static let unmeteredOnly = NetworkPolicy(allowsExpensive: false, allowsConstrained: false)
 
     /// What a download does on `path`.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         case proceed
         /// Wait for another network; the reason is for people.
         case wait(String)
@@ -60,7 +60,7 @@ public struct NetworkPolicy: Sendable, Hashable {
     }
 
     /// The decision for `path`.
-    public func decision(for path: NetworkPathStatus) -> Decision {
+    package func decision(for path: NetworkPathStatus) -> Decision {
         guard path.isSatisfied else {
             let reason = "no network connection"
             return waitsForConnectivity ? .wait(reason) : .fail(reason)

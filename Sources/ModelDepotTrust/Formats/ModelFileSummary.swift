@@ -4,29 +4,29 @@ import ModelDepotCore
 /// What a model file's header says, as fields: the format, and what that format records — architecture,
 /// quantization, parameters and context length for GGUF; tensor count, element types and parameters for
 /// safetensors. Read from the header alone (a few kilobytes), never the weights.
-public struct ModelFileSummary: Sendable, Codable, Equatable, CustomStringConvertible {
+package struct ModelFileSummary: Sendable, Codable, Equatable, CustomStringConvertible {
     /// `gguf` or `safetensors`.
-    public var format: String
+    package var format: String
     /// The GGUF version.
-    public var version: UInt32?
-    public var architecture: String?
+    package var version: UInt32?
+    package var architecture: String?
     /// The GGUF file type's name (`Q4_K_M`, `F16`, …).
-    public var quantization: String?
-    public var parameters: UInt64?
-    public var contextLength: UInt64?
-    public var tensorCount: UInt64
+    package var quantization: String?
+    package var parameters: UInt64?
+    package var contextLength: UInt64?
+    package var tensorCount: UInt64
     /// Safetensors' element types (`F32`, `BF16`, …), sorted.
-    public var dtypes: [String]?
+    package var dtypes: [String]?
 
     /// The summary of the file at `path`, by its extension (`.gguf`, `.safetensors`); nil for other files.
     ///
     /// - Throws: `invalidModelFile` when the header is damaged or truncated.
-    public static func read(path: String) throws -> ModelFileSummary? {
+    package static func read(path: String) throws -> ModelFileSummary? {
         try read(path: path, named: path)
     }
 
     /// The summary of the file at `path` (a blob, say), by the extension of `name` (its path in the repository).
-    public static func read(path: String, named name: String) throws -> ModelFileSummary? {
+    package static func read(path: String, named name: String) throws -> ModelFileSummary? {
         switch (name as NSString).pathExtension.lowercased() {
         case "gguf":
             let header = try GGUFHeader.read(path: path)
@@ -46,7 +46,7 @@ public struct ModelFileSummary: Sendable, Codable, Equatable, CustomStringConver
     }
 
     /// One line for people: `GGUF v3 · 40 tensors · llama · Q8_0 · 1.1B parameters · context 2048`.
-    public var description: String {
+    package var description: String {
         var parts: [String] = []
         if format == "gguf" {
             parts.append("GGUF v\(version ?? 0)")

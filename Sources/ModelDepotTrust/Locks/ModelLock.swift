@@ -78,7 +78,7 @@ public struct ModelLock: Sendable, Hashable, Codable {
         }
 
         /// What the Hub's listing says of the file, as a lock records it.
-        public init(_ entry: RepoTreeEntry) {
+        package init(_ entry: RepoTreeEntry) {
             if let lfs = entry.lfs {
                 self.init(path: entry.path, size: lfs.size, sha256: lfs.oid.lowercased())
             } else {

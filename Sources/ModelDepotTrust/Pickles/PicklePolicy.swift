@@ -3,7 +3,7 @@ import ModelDepotCore
 /// Which imports a pickle may make: what checkpoints need to rebuild tensors is safe; whatever reaches processes,
 /// code, files or the network is dangerous; everything else is unknown (loading it runs that module's code).
 /// Judged as picklescan judges them (the tests check our verdicts against it and fickling).
-public enum PicklePolicy {
+package enum PicklePolicy {
     /// Imports a PyTorch or NumPy checkpoint makes: rebuilding tensors, storages, arrays and ordered dicts.
     static let safe: [String: Set<String>] = [
         "collections": ["OrderedDict"],
@@ -50,7 +50,7 @@ public enum PicklePolicy {
     ]
 
     /// The verdict for importing `module.name`.
-    public static func verdict(_ module: String, _ name: String) -> PickleImport.Verdict {
+    package static func verdict(_ module: String, _ name: String) -> PickleImport.Verdict {
         if dangerousModules.contains(module) || dangerousModules.contains(where: { module.hasPrefix($0 + ".") }) {
             return .dangerous
         }
