@@ -59,8 +59,9 @@ public actor ModelDownloads {
     /// that time (never started here, or stopped or ended long enough ago). A stall while it runs is zeros.
     public func throughput(of name: String) -> [ThroughputHistory.Sample]? {
         let now = time.elapsed()
-        guard let history = histories[name], !history.isEmpty(at: now) else { return nil }
-        return history.samples(at: now)
+        guard let samples = histories[name]?.samples(at: now), samples.contains(where: { $0.bytesPerSecond != nil })
+        else { return nil }
+        return samples
     }
 
     /// Every download here added up, second by second, over the last two minutes.

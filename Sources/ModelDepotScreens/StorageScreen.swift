@@ -99,11 +99,12 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         }
         let total = rows.reduce(Int64(0)) { $0 + $1.sizeOnDisk }
         let free = StorageBudget(cache: manager.cache).availableSpace()
-        let detached = (try? await manager.pruneDetached(dryRun: true, now: now)).map {
-            preview(of: $0, strings: strings)
-        }
-        // The chart marks every partial download no process is working on, not only those old enough to prune.
+        // One scan: the chart marks every partial download no process is working on; the prune offers only those
+        // old enough.
         let pieces = try? await manager.pruneDetached(olderThan: .zero, dryRun: true, now: now)
+        let detached = pieces.map {
+            preview(of: $0.keepingPartials(newerThan: DetachedPrune.partialDownloadAge, now: now), strings: strings)
+        }
         return StorageScreen(
             rows: rows, totalBytes: total, totalText: strings.total(rows.count, total),
             freeSpaceText: free.map(strings.free), cacheFolder: manager.cache.root.path,

@@ -67,4 +67,27 @@ import Testing
             }
         }
     }
+    /// One scan answers both: the chart shows every partial download no process works on, the prune offers only
+    /// those a day old (as `hf cache prune` waits).
+    @Test func partialDownloadsAreChartedAndOnlyOldOnesOfferedForPruning() async throws {
+        try await ScreensFixture.with { fixture in
+            let manager = fixture.downloads.manager
+            _ = try await manager.download(try RepoID("acme/chat")).result()
+            let blobs = manager.cache.root.appendingPathComponent("models--acme--chat/blobs")
+            let old = blobs.appendingPathComponent("aaaa.incomplete")
+            let young = blobs.appendingPathComponent("bbbb.incomplete")
+            try Data(count: 3000).write(to: old)
+            try Data(count: 5000).write(to: young)
+            let now = Date()
+            try FileManager.default.setAttributes(
+                [.modificationDate: now.addingTimeInterval(-2 * 86_400)], ofItemAtPath: old.path)
+
+            let screen = await StorageScreen.load(manager, now: now)
+            #expect(screen.detached.removes == ["acme/chat: \(old.path)"], "\(screen.detached.removes)")
+            #expect(screen.detached.freedBytes == 3000)
+            let bar = screen.chart?.bars.first { $0.label == "acme/chat" }
+            let partial = bar?.pieces.filter { $0.kind == .partial }.map(\.bytes) ?? []
+            #expect(partial.reduce(0, +) == 8000, "both partial downloads are charted: \(partial)")
+        }
+    }
 }

@@ -225,6 +225,55 @@ import Testing
         }
     }
 
+    /// A cache is written by other programs, so its names are hostile: a branch name, a file name and a folder name
+    /// that are markup reach the storage page, its chart's values and its JSON as text only.
+    @Test func namesFromTheCacheReachTheStoragePageAsTextOnly() async throws {
+        try await Self.with { fixture, app in
+            let branch = #"x"><img src=x onerror=alert(1)>"#
+            let file = "<svg onload=alert(2)>.bin"
+            let folder = "models--acme--<b onmouseover=alert(3)>"
+            let cache = fixture.folder.path("cache")
+            let repo = cache.appendingPathComponent("models--evil--names")
+            let commit = String(repeating: "ab", count: 20)
+            let manager = FileManager.default
+            try manager.createDirectory(
+                at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+            try Data(count: 4096).write(to: repo.appendingPathComponent("blobs/0123abcd"))
+            let snapshot = repo.appendingPathComponent("snapshots/\(commit)")
+            try manager.createDirectory(at: snapshot, withIntermediateDirectories: true)
+            try manager.createSymbolicLink(
+                atPath: snapshot.appendingPathComponent(file).path, withDestinationPath: "../../blobs/0123abcd")
+            try manager.createDirectory(at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+            try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/\(branch)"))
+            try manager.createDirectory(
+                at: cache.appendingPathComponent(folder).appendingPathComponent("blobs"),
+                withIntermediateDirectories: true)
+
+            let cookie = try await app.openSession()
+            let page = try await app.send("GET", "/storage", cookie: cookie)
+            #expect(page.status == 200)
+            // The branch reached the page (in the chart's values), escaped; no markup from the cache did.
+            #expect(page.text.contains("evil/names"), "the crafted repository is listed")
+            #expect(page.text.contains("onerror=alert(1)&gt;"), "the branch is on the page, escaped")
+            for raw in ["<img src", "<svg onload", "<b onmouseover", #"x"><img"#] {
+                #expect(!page.text.contains(raw), "\(raw) reached the storage page as markup")
+            }
+            // Inside the chart's attribute, no quote ends it early: the attribute is the JSON the script parses.
+            let attribute = try #require(
+                page.text.components(separatedBy: #"data-chart-values=""#).dropFirst().first?.prefix { $0 != "\"" })
+            let decoded = String(attribute).replacingOccurrences(of: "&quot;", with: "\"")
+                .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+                .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+            let chart = try #require(try JSONSerialization.jsonObject(with: Data(decoded.utf8)) as? [String: Any])
+            let bars = try #require(chart["bars"] as? [[String: Any]])
+            let labels = bars.flatMap { ($0["pieces"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String } }
+            #expect(labels.contains { $0.contains(branch) }, "the chart's values carry the branch as it is: \(labels)")
+            let json = try await app.send("GET", "/api/ui/storage", cookie: cookie)
+            #expect(json.status == 200 && json.header("Content-Type")?.hasPrefix("application/json") == true)
+            #expect(json.json != nil)
+        }
+    }
+
     @Test func liveEventsCarryStatusAndDownloads() async throws {
         try await Self.with { fixture, app in
             let cookie = try await app.openSession()

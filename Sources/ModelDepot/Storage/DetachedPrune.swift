@@ -37,6 +37,21 @@ package struct DetachedPrune: Sendable, Encodable {
     package var freedBytes: Int64 = 0
     /// Whether it only planned.
     package var dryRun: Bool
+
+    /// How old a partial download must be before a prune removes it: a day, as `hf cache prune` waits.
+    package static let partialDownloadAge: Duration = .seconds(86_400)
+
+    /// This plan with the partial downloads newer than `age` (at `now`) kept instead: one scan answers both what
+    /// the cache holds and what a prune with the default age would remove.
+    package func keepingPartials(newerThan age: Duration, now: Date) -> DetachedPrune {
+        var result = self
+        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+        let young = partialDownloads.filter { now.timeIntervalSince($0.modified) < seconds }
+        result.partialDownloads.removeAll { now.timeIntervalSince($0.modified) < seconds }
+        result.partialDownloadsKept += young.count
+        result.freedBytes -= young.reduce(0) { $0 + $1.sizeOnDisk }
+        return result
+    }
 }
 
 extension ModelManager {
@@ -44,9 +59,9 @@ extension ModelManager {
     /// revision uses them — and the partial downloads older than `olderThan` whose lock no process holds, as
     /// `hf cache prune` does. Pinned repositories are left alone: a catalog model pinned to a commit has no ref,
     /// and a pin says to keep it.
-    package func pruneDetached(olderThan: Duration = .seconds(86_400), dryRun: Bool = false, now: Date = Date())
-        async throws -> DetachedPrune
-    {
+    package func pruneDetached(
+        olderThan: Duration = DetachedPrune.partialDownloadAge, dryRun: Bool = false, now: Date = Date()
+    ) async throws -> DetachedPrune {
         var result = DetachedPrune(dryRun: dryRun)
         let pins = PinStore(cache: cache)
         let threshold = Double(olderThan.components.seconds) + Double(olderThan.components.attoseconds) / 1e18
