@@ -1,6 +1,7 @@
 #if os(Linux) || os(macOS)
     import Foundation
     import ModelDepot
+    import ModelDepotOCI
     import Synchronization
 
     /// Turns progress values into a live bar on a terminal, JSON lines, or nothing.

@@ -8,7 +8,7 @@ import ModelDepotTrust
 extension ModelLock.File {
     /// How the file at `url` differs from this one (`missing`, `12 bytes, the lock says 13`, `sha256:…, the
     /// lock says sha256:…`); nil when its size and digest are the lock's. Hashes the whole file.
-    public func mismatch(at url: URL) -> String? {
+    package func mismatch(at url: URL) -> String? {
         guard
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?
                 .int64Value

@@ -7,21 +7,6 @@ import ModelDepotTransfer
 import ModelDepotTrust
 import Synchronization
 
-/// What a pull from an OCI registry did.
-public struct OCIPullResult: Sendable, Codable, Equatable {
-    /// The artifact pulled, and its manifest's digest.
-    public var reference: String
-    public var digest: String
-    /// The Hub repository and commit the artifact says it is (nil for an artifact that names none).
-    public var repo: String?
-    public var commit: String?
-    /// The snapshot folder in the cache, or the local directory.
-    public var folder: String
-    public var files: [String]
-    public var filesDownloaded: Int
-    public var bytesDownloaded: Int64
-}
-
 extension ModelManager {
     /// Pulls the ModelPack artifact `reference` names into the cache — as the snapshot of the Hub repository and
     /// commit its annotations name, so Python and `modeldepot path` find it — or into `localDirectory`.

@@ -7,27 +7,6 @@ import ModelDepotTransfer
 import ModelDepotTrust
 import Synchronization
 
-/// What a push to an OCI registry did.
-public struct OCIPushResult: Sendable, Codable, Equatable {
-    /// The artifact pushed, by tag.
-    public var reference: String
-    /// The manifest's digest: `reference` pinned (`…@sha256:…`) names exactly this model.
-    public var digest: String
-    public var repo: String
-    public var commit: String
-    /// Layers (files) in the artifact, and their bytes.
-    public var files: Int
-    public var bytes: Int64
-    /// Blobs uploaded, found in the registry already, and mounted from another of its repositories.
-    public var blobsUploaded: Int
-    public var blobsPresent: Int
-    public var blobsMounted: Int
-    /// Bytes sent by this push.
-    public var bytesUploaded: Int64
-    /// Files the commit's listing names that are not cached, so not in the artifact.
-    public var filesNotCached: [String]
-}
-
 extension ModelManager {
     /// Pushes the cached snapshot of `repo` at `revision` to `reference` as a CNCF ModelPack artifact: one raw
     /// layer per file (ModelPack's weight, weight-config, doc and code types by path), the file's path in
