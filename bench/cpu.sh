@@ -25,8 +25,11 @@ while [ $# -gt 0 ]; do
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
-for tool in nginx curl aria2c /usr/bin/time python3 openssl; do
-    command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y nginx curl aria2 time openssl" >&2; exit 1; }
+for tool in nginx curl aria2c /usr/bin/time python3 openssl pgrep; do
+    command -v "$tool" >/dev/null || {
+        echo "missing $tool: apt-get install -y nginx curl aria2 time openssl procps" >&2
+        exit 1
+    }
 done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,9 +55,11 @@ for _ in $(seq 50); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
 # server shares this machine's cores with the client, so a client's wall time on loopback has a floor of
 # (client CPU + server CPU) ÷ cores.
 server_cpu() {
-    local total=0 worker
-    for worker in $(pgrep -P "$nginx_pid"); do
-        total=$((total + $(cut -d' ' -f1 "/proc/$worker/schedstat")))
+    local total=0 worker workers ns
+    workers=$(pgrep -P "$nginx_pid") || { echo "nginx has no worker processes" >&2; exit 1; }
+    for worker in $workers; do
+        ns=$(cut -d' ' -f1 "/proc/$worker/schedstat" 2>/dev/null) || ns=0
+        total=$((total + ${ns:-0}))
     done
     calc "$total / 1e9" 4
 }

@@ -50,9 +50,11 @@ public protocol SecretStore: Sendable {
 /// type's description names the source only.
 ///
 /// ```swift
-/// let token = try HubTokenSource.keychain(KeychainItem(service: "co.huggingface", account: "me"),
-///                                         store: SystemKeychain()).token()
-/// let hub = HubClient(endpoint: URL(string: "https://huggingface.co")!, token: token)
+/// var configuration = ModelManager.Configuration()
+/// configuration.environment.explicitToken =
+///     try HubTokenSource.keychain(KeychainItem(service: "co.huggingface", account: "me"), store: SystemKeychain())
+///     .token()
+/// let models = try ModelManager(configuration: configuration)
 /// ```
 public enum HubTokenSource: Sendable, CustomStringConvertible {
     /// As Python finds it: `HF_TOKEN`, `HUGGING_FACE_HUB_TOKEN`, then the token file.

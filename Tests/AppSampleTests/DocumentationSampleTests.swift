@@ -179,6 +179,21 @@ enum ManagingTheCacheSamples {
     }
 }
 
+/// "Downloading while the app is suspended" (the background session is Apple's; what it is handed is portable).
+enum DownloadingWhileSuspendedSamples {
+    static func whatABackgroundSessionIsHanded(_ models: ModelManager, _ repo: RepoID) async throws
+        -> (url: URL, size: Int64, sha256: String)?
+    {
+        let file = try await models.fileMetadata(repo, path: "model.gguf")
+        guard let size = file.size else { return nil }  // an LFS file's ETag is its SHA-256
+        return (file.location, size, file.etag)
+    }
+
+    static func keepsAPinnedModel(_ models: ModelManager, _ repo: RepoID) throws {
+        if !models.isPinned(repo) { try models.pin(repo) }
+    }
+}
+
 /// "Running a mirror".
 enum RunningAMirrorSamples {
     static func pointTheHubClientAtTheMirror() throws -> ModelManager {

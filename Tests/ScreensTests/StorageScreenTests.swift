@@ -90,4 +90,29 @@ import Testing
             #expect(partial.reduce(0, +) == 8000, "both partial downloads are charted: \(partial)")
         }
     }
+    /// What a background session is handed comes from the manager: one file's size, ETag and location, asked of a
+    /// real server; a path that climbs out of the repository is refused before anything is sent; `isPinned` follows
+    /// `pin` and `unpin`.
+    @Test func oneFilesMetadataAndPinsThroughTheManager() async throws {
+        try await ScreensFixture.with { fixture in
+            let manager = fixture.downloads.manager
+            let repo = try RepoID("acme/chat")
+            let file = try await manager.fileMetadata(repo, path: "weights.bin")
+            #expect(file.size == Int64(ScreensFixture.weights.count))
+            #expect(file.etag == SampleData.sha256(ScreensFixture.weights))
+            #expect(file.location.path.hasSuffix("/weights.bin") && file.commit.count == 40)
+            let before = fixture.sent.paths.count
+            await #expect(throws: ModelDepotError.self) { try await manager.fileMetadata(repo, path: "../x/secret") }
+            #expect(fixture.sent.paths.count == before, "nothing was sent for a path that climbs out")
+            await #expect(throws: ModelDepotError.self) { try await manager.fileMetadata(repo, path: "missing.bin") }
+
+            #expect(!manager.isPinned(repo))
+            _ = try await manager.download(repo).result()
+            try manager.pin(repo)
+            let other = try RepoID("acme/embed")
+            #expect(manager.isPinned(repo) && !manager.isPinned(other))
+            manager.unpin(repo)
+            #expect(!manager.isPinned(repo))
+        }
+    }
 }

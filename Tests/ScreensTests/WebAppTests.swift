@@ -225,36 +225,45 @@ import Testing
         }
     }
 
-    /// A cache is written by other programs, so its names are hostile: a branch name, a file name and a folder name
-    /// that are markup reach the storage page, its chart's values and its JSON as text only.
+    /// A cache is written by other programs, so its names are hostile: a repository folder, a branch and a partial
+    /// download's file name that are markup reach the storage page (its rows, its chart's values, the prune's
+    /// summary) and its JSON as text only, and no script of the app turns text into markup.
     @Test func namesFromTheCacheReachTheStoragePageAsTextOnly() async throws {
         try await Self.with { fixture, app in
             let branch = #"x"><img src=x onerror=alert(1)>"#
-            let file = "<svg onload=alert(2)>.bin"
+            let partial = "<svg onload=alert(2)>.incomplete"
             let folder = "models--acme--<b onmouseover=alert(3)>"
             let cache = fixture.folder.path("cache")
-            let repo = cache.appendingPathComponent("models--evil--names")
             let commit = String(repeating: "ab", count: 20)
             let manager = FileManager.default
-            try manager.createDirectory(
-                at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
-            try Data(count: 4096).write(to: repo.appendingPathComponent("blobs/0123abcd"))
-            let snapshot = repo.appendingPathComponent("snapshots/\(commit)")
-            try manager.createDirectory(at: snapshot, withIntermediateDirectories: true)
-            try manager.createSymbolicLink(
-                atPath: snapshot.appendingPathComponent(file).path, withDestinationPath: "../../blobs/0123abcd")
-            try manager.createDirectory(at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
-            try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/\(branch)"))
-            try manager.createDirectory(
-                at: cache.appendingPathComponent(folder).appendingPathComponent("blobs"),
-                withIntermediateDirectories: true)
+            for (repoFolder, ref) in [("models--evil--names", branch), (folder, "main")] {
+                let repo = cache.appendingPathComponent(repoFolder)
+                try manager.createDirectory(
+                    at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+                try Data(count: 4096).write(to: repo.appendingPathComponent("blobs/0123abcd"))
+                let snapshot = repo.appendingPathComponent("snapshots/\(commit)")
+                try manager.createDirectory(at: snapshot, withIntermediateDirectories: true)
+                try manager.createSymbolicLink(
+                    atPath: snapshot.appendingPathComponent("model.bin").path,
+                    withDestinationPath: "../../blobs/0123abcd")
+                try manager.createDirectory(at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+                try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/\(ref)"))
+            }
+            // A partial download two days old, which the prune offers to remove, naming its file.
+            let stale = cache.appendingPathComponent("models--evil--names/blobs/\(partial)")
+            try Data(count: 100).write(to: stale)
+            try manager.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-2 * 86_400)], ofItemAtPath: stale.path)
 
             let cookie = try await app.openSession()
             let page = try await app.send("GET", "/storage", cookie: cookie)
             #expect(page.status == 200)
-            // The branch reached the page (in the chart's values), escaped; no markup from the cache did.
+            // Each crafted name reached the page, escaped; none as markup.
             #expect(page.text.contains("evil/names"), "the crafted repository is listed")
-            #expect(page.text.contains("onerror=alert(1)&gt;"), "the branch is on the page, escaped")
+            #expect(
+                page.text.contains("onerror=alert(1)&gt;"), "the branch is on the page (the chart's values), escaped")
+            #expect(page.text.contains("&lt;b onmouseover=alert(3)&gt;"), "the folder's repository is listed, escaped")
+            #expect(page.text.contains("&lt;svg onload=alert(2)&gt;.incomplete"), "the prune names the file, escaped")
             for raw in ["<img src", "<svg onload", "<b onmouseover", #"x"><img"#] {
                 #expect(!page.text.contains(raw), "\(raw) reached the storage page as markup")
             }
@@ -268,9 +277,20 @@ import Testing
             let bars = try #require(chart["bars"] as? [[String: Any]])
             let labels = bars.flatMap { ($0["pieces"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String } }
             #expect(labels.contains { $0.contains(branch) }, "the chart's values carry the branch as it is: \(labels)")
+            // The JSON carries the names as strings.
             let json = try await app.send("GET", "/api/ui/storage", cookie: cookie)
-            #expect(json.status == 200 && json.header("Content-Type")?.hasPrefix("application/json") == true)
-            #expect(json.json != nil)
+            let rows = try #require((json.json as? [String: Any])?["rows"] as? [[String: Any]])
+            #expect(
+                rows.contains { $0["id"] as? String == "acme/<b onmouseover=alert(3)>" }, "\(rows.map { $0["id"] })")
+            // The scripts place the server's text with textContent and attributes, never as markup.
+            for asset in ["app.js", "chart.js", "mirror.js", "playground.js", "runtimes.js"] {
+                let script = try await app.send("GET", "/assets/\(asset)", cookie: cookie)
+                #expect(script.status == 200, "\(asset)")
+                for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"]
+                {
+                    #expect(!script.text.contains(sink), "\(asset) uses \(sink)")
+                }
+            }
         }
     }
 

@@ -260,6 +260,24 @@ public actor ModelManager {
         PinStore(cache: cache).unpin(repo, type: type)
     }
 
+    /// Whether ``pin(_:type:)`` protects the model from ``prune(maxSize:dryRun:)``.
+    public nonisolated func isPinned(_ repo: RepoID, type: RepoType = .model) -> Bool {
+        PinStore(cache: cache).isPinned(repo, type: type)
+    }
+
+    /// What the endpoint says of one file at `revision`, without downloading it: the commit, the ETag (the
+    /// SHA-256 of an LFS file), the size and where its bytes are — for a gated repository on the Hub, a signed link
+    /// to its CDN that carries no token, which a background session can be handed
+    /// (<doc:DownloadingWhileSuspended>). Asked with the manager's token, mirrors and retries.
+    ///
+    /// - Throws: `entryNotFound`, `revisionNotFound`, `repositoryNotFound`, `gatedRepository` or `unauthorized`, as
+    ///   the endpoint answers; `invalidArgument` for a path that climbs out of the repository.
+    public nonisolated func fileMetadata(
+        _ repo: RepoID, type: RepoType = .model, revision: String = "main", path: String
+    ) async throws -> HubFileMetadata {
+        try await pull.hub.fileMetadata(repo, type: type, revision: revision, path: try RepoFilePath(path))
+    }
+
     /// Evicts least recently used, unpinned models until the cache takes at most `maxSize` bytes.
     @discardableResult
     public func prune(maxSize: Int64, dryRun: Bool = false) async throws -> StorageBudget.Plan {

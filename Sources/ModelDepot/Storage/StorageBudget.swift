@@ -2,11 +2,12 @@ import Foundation
 import ModelDepotCache
 import ModelDepotTransfer
 
-/// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones.
+/// Keeps a cache under a size: evicts whole repositories, least recently used first, never pinned ones. Apps use it
+/// through the manager, which answers with its ``Plan``:
 ///
 /// ```swift
-/// let plan = try StorageBudget(cache: cache).plan(maxSize: 20_000_000_000)
-/// try plan.execute()
+/// let preview = try await models.prune(maxSize: 20_000_000_000, dryRun: true)
+/// let done = try await models.prune(maxSize: 20_000_000_000)
 /// ```
 public struct StorageBudget: Sendable {
     /// The cache whose size is kept in budget.

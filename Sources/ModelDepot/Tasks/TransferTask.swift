@@ -80,7 +80,7 @@ public final class TransferTask<Request: Sendable, Progress: Sendable & Equatabl
 /// One file from a URL: the verified file when it completes.
 ///
 /// ```swift
-/// let task = downloader.start(request)
+/// let task = models.download(from: url, to: file, sha256: sha256)
 /// for await state in task.states {
 ///     if case .downloading(let progress) = state { show(progress) }
 /// }

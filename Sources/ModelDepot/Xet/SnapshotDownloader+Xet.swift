@@ -48,7 +48,8 @@ extension SnapshotDownloader {
                 hub: hub, access: access, fileHash: xetHash, size: size, expectedSHA256: etag, destination: blob,
                 partialPath: xetPartial,
                 connections: min(4, downloader.configuration.maxConnections),
-                progress: { done in tracker.fileProgress(path, done: done, size: size) })
+                // What came from chunks on disk counts as resumed: done, but not received.
+                progress: { done, fromDisk in tracker.fileProgress(path, done: done, size: size, resumed: fromDisk) })
             pull.refreshAccess = { [hub] in
                 let fresh = try await hub.xetAccess(request.repo, type: request.type, revision: listed.commit)
                 tracker.keepXetAccess(fresh)

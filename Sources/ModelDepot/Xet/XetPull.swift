@@ -21,8 +21,9 @@ package struct XetPull: Sendable {
     let partialPath: String
     /// Xorb ranges fetched at once (each up to 64 MiB held in memory while it is decoded).
     let connections: Int
-    /// Told the bytes written so far.
-    let progress: @Sendable (Int64) -> Void
+    /// Told the bytes written so far, and how many of them were copied from files on disk rather than received
+    /// (a chart of the network's speed leaves those out).
+    let progress: @Sendable (_ written: Int64, _ fromDisk: Int64) -> Void
     /// Chunks already on disk in files pulled before (``XetRecord``), for the xorbs a reconstruction names: terms
     /// made only of these are copied, not fetched. Asked once per pull, off the cooperative pool.
     var local: (@Sendable (Set<String>) -> XetRecord.LocalChunks)?
@@ -34,7 +35,8 @@ package struct XetPull: Sendable {
 
     package init(
         hub: HubClient, access: XetAccess, fileHash: String, size: Int64, expectedSHA256: String, destination: URL,
-        partialPath: String, connections: Int, progress: @escaping @Sendable (Int64) -> Void = { _ in }
+        partialPath: String, connections: Int,
+        progress: @escaping @Sendable (_ written: Int64, _ fromDisk: Int64) -> Void = { _, _ in }
     ) {
         self.hub = hub
         self.access = access
@@ -221,7 +223,7 @@ package struct XetPull: Sendable {
             leaves[term] = chunks
             total += Int64(plan.terms[term].unpackedLength)
         }
-        if total > 0 { progress(total) }
+        if total > 0 { progress(total, total) }
         return total
     }
 
@@ -242,6 +244,7 @@ package struct XetPull: Sendable {
         var written = plan.terms.indices.filter(skipping.contains).reduce(Int64(0)) {
             $0 + Int64(plan.terms[$1].unpackedLength)
         }
+        let fromDisk = written
         var recordedBytes: Int64 = 0
         var lastRecord: ContinuousClock.Instant?
         try await withThrowingTaskGroup(of: (fetch: Int, leaves: [[(hash: XetHash, size: UInt64)]], bytes: Int).self) {
@@ -262,7 +265,7 @@ package struct XetPull: Sendable {
                     written += Int64(plan.terms[term].unpackedLength)
                 }
                 received += Int64(done.bytes)
-                progress(written)
+                progress(written, fromDisk)
                 // The terms written so far, for a pull that resumes after this one is killed.
                 // The record is rewritten after the first range, then every 256 MiB or 5 s: its size grows with the
                 // file, and writing it after every range of a file of thousands would cost more than the ranges.

@@ -2,15 +2,15 @@ import Foundation
 
 /// What a `HEAD` on a file's resolve URL tells (the protocol note, §1.7): the commit, the ETag that names
 /// the blob, the size, and where the bytes are (a CDN URL for LFS files on the real Hub).
-package struct HubFileMetadata: Sendable, Hashable {
+public struct HubFileMetadata: Sendable, Hashable {
     /// The commit the revision resolved to.
-    package var commit: String
+    public var commit: String
     /// Normalised: no quotes, no `W/`. A 64-hex SHA-256 for LFS files, a 40-hex git blob id otherwise.
-    package var etag: String
+    public var etag: String
     /// The file's size, when the Hub announced it.
-    package var size: Int64?
+    public var size: Int64?
     /// Where to GET the content: the redirect target when the Hub pointed elsewhere, else the resolve URL.
-    package var location: URL
+    public var location: URL
 
     /// Metadata as a Hub answer gives it.
     package init(commit: String, etag: String, size: Int64?, location: URL) {

@@ -42,7 +42,7 @@ public struct HubEnvironment: Sendable {
 
     /// The token every mirror of ``mirrorURLs`` is sent, never the Hub's: `MODELDEPOT_MIRROR_TOKEN`. Cleaned as
     /// ``explicitToken`` is; empty means none.
-    package var mirrorToken: String? {
+    public var mirrorToken: String? {
         get { mirrorTokenValue }
         set { mirrorTokenValue = newValue.flatMap(Self.cleanToken) }
     }

@@ -28,7 +28,8 @@ final class BlobPull: Sendable {
     private struct State {
         var onDisk = ByteRangeSet()
         var outcome: Outcome?
-        var waiters: [(offset: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(offset: Int64, id: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiter = 0
     }
     private let state = Mutex(State())
 
@@ -120,19 +121,37 @@ final class BlobPull: Sendable {
     }
 
     /// Where the run of releasable bytes that starts at `offset` ends, waiting until there is at least one;
-    /// nil when the pull failed before releasing byte `offset`.
+    /// nil when the pull failed before releasing byte `offset`, or when the waiting task is cancelled (the server's
+    /// stop cancels its handlers once the drain is over: a response waiting on a stuck upstream must not hold it).
     func releasable(from offset: Int64) async -> Int64? {
         while true {
             if let answer = state.withLock({ Self.releasableEnd(from: offset, $0, size: size) }) {
                 return answer > offset ? answer : nil
             }
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Bool in
-                    if Self.releasableEnd(from: offset, state, size: size) != nil { return true }
-                    state.waiters.append((offset, continuation))
-                    return false
+            if Task.isCancelled { return nil }
+            let id = state.withLock { state in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    // Checked under the lock the cancellation handler takes: a cancellation either comes before
+                    // (seen here) or finds the waiter in the list (and resumes it).
+                    let now = state.withLock { state -> Bool in
+                        if Task.isCancelled || Self.releasableEnd(from: offset, state, size: size) != nil {
+                            return true
+                        }
+                        state.waiters.append((offset, id, continuation))
+                        return false
+                    }
+                    if now { continuation.resume() }
                 }
-                if now { continuation.resume() }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                waiter?.resume()
             }
         }
     }
@@ -155,7 +174,7 @@ final class BlobPull: Sendable {
 
     private static func takeWaiters(_ state: inout State, size: Int64) -> [CheckedContinuation<Void, Never>] {
         var ready: [CheckedContinuation<Void, Never>] = []
-        var still: [(offset: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        var still: [(offset: Int64, id: Int, continuation: CheckedContinuation<Void, Never>)] = []
         for waiter in state.waiters {
             if releasableEnd(from: waiter.offset, state, size: size) != nil {
                 ready.append(waiter.continuation)
