@@ -185,8 +185,8 @@ enum DownloadingWhileSuspendedSamples {
         -> (url: URL, size: Int64, sha256: String)?
     {
         let file = try await models.fileMetadata(repo, path: "model.gguf")
-        guard let size = file.size else { return nil }  // an LFS file's ETag is its SHA-256
-        return (file.location, size, file.etag)
+        guard let size = file.size, let sha256 = file.sha256 else { return nil }
+        return (file.location, size, sha256)
     }
 
     static func keepsAPinnedModel(_ models: ModelManager, _ repo: RepoID) throws {

@@ -99,12 +99,22 @@ import Testing
             let repo = try RepoID("acme/chat")
             let file = try await manager.fileMetadata(repo, path: "weights.bin")
             #expect(file.size == Int64(ScreensFixture.weights.count))
-            #expect(file.etag == SampleData.sha256(ScreensFixture.weights))
+            #expect(file.etag == SampleData.sha256(ScreensFixture.weights) && file.sha256 == file.etag)
             #expect(file.location.path.hasSuffix("/weights.bin") && file.commit.count == 40)
             let before = fixture.sent.paths.count
-            await #expect(throws: ModelDepotError.self) { try await manager.fileMetadata(repo, path: "../x/secret") }
-            #expect(fixture.sent.paths.count == before, "nothing was sent for a path that climbs out")
-            await #expect(throws: ModelDepotError.self) { try await manager.fileMetadata(repo, path: "missing.bin") }
+            for (path, revision) in [("../x/secret", "main"), ("/etc/passwd", "main"), ("", "main"), ("a.bin", "..")] {
+                let error = await #expect(throws: ModelDepotError.self) {
+                    try await manager.fileMetadata(repo, revision: revision, path: path)
+                }
+                #expect(error?.code == .invalidArgument, "\(path) at \(revision): \(String(describing: error))")
+            }
+            #expect(fixture.sent.paths.count == before, "nothing was sent for a path or revision that is refused")
+            let missing = await #expect(throws: ModelDepotError.self) {
+                try await manager.fileMetadata(repo, path: "missing.bin")
+            }
+            #expect(missing?.code == .entryNotFound, "\(String(describing: missing))")
+            let config = try await manager.fileMetadata(repo, path: "config.json")
+            #expect(config.sha256 == nil, "a small file's ETag is a git blob id: \(config.etag)")
 
             #expect(!manager.isPinned(repo))
             _ = try await manager.download(repo).result()

@@ -265,17 +265,28 @@ public actor ModelManager {
         PinStore(cache: cache).isPinned(repo, type: type)
     }
 
-    /// What the endpoint says of one file at `revision`, without downloading it: the commit, the ETag (the
-    /// SHA-256 of an LFS file), the size and where its bytes are — for a gated repository on the Hub, a signed link
-    /// to its CDN that carries no token, which a background session can be handed
-    /// (<doc:DownloadingWhileSuspended>). Asked with the manager's token, mirrors and retries.
+    /// What the endpoint says of one file at `revision`, without downloading it: the commit, the ETag, the size and
+    /// where its bytes are. Asked with the manager's token, mirrors and retries.
     ///
-    /// - Throws: `entryNotFound`, `revisionNotFound`, `repositoryNotFound`, `gatedRepository` or `unauthorized`, as
-    ///   the endpoint answers; `invalidArgument` for a path that climbs out of the repository.
+    /// For an LFS file the Hub answers with its SHA-256 (`HubFileMetadata.sha256`) and, for a gated repository,
+    /// a redirect to a signed link on its CDN that carries no token: what a background session can be handed
+    /// (<doc:DownloadingWhileSuspended>). Any other file's `location` is the endpoint's (or a mirror's) own URL,
+    /// which needs its token.
+    ///
+    /// - Throws: `invalidArgument` for a path that is empty, absolute or climbs out of the repository, or a revision
+    ///   that is not a valid name; `entryNotFound`, `revisionNotFound`, `repositoryNotFound`, `gatedRepository` or
+    ///   `unauthorized`, as the endpoint answers.
     public nonisolated func fileMetadata(
         _ repo: RepoID, type: RepoType = .model, revision: String = "main", path: String
     ) async throws -> HubFileMetadata {
-        try await pull.hub.fileMetadata(repo, type: type, revision: revision, path: try RepoFilePath(path))
+        try SnapshotDownloader.checkRevisionName(revision)
+        let file: RepoFilePath
+        do {
+            file = try RepoFilePath(path)
+        } catch let error as ModelDepotError {
+            throw ModelDepotError(.invalidArgument, error.message)
+        }
+        return try await pull.hub.fileMetadata(repo, type: type, revision: revision, path: file)
     }
 
     /// Evicts least recently used, unpinned models until the cache takes at most `maxSize` bytes.

@@ -70,6 +70,7 @@ extension SnapshotDownloader {
                 logger.notice(
                     "a Xet pull using chunks on disk failed its hash; fetching them", metadata: ["file": "\(path)"])
                 pull.local = nil
+                tracker.fileAbandoned(path)  // what the first run received stays counted; the second counts its own
                 outcome = try await pull.run()
             }
             // Kept for the next pull that shares these chunks; a record that cannot be written costs only that.
@@ -79,7 +80,9 @@ extension SnapshotDownloader {
         } catch let error as ModelDepotError
             where request.xet == .auto && error.code != .cancelled && error.code != .insufficientDiskSpace
         {
-            // HTTP fetches the whole file now: what Xet left of it would only take space.
+            // HTTP fetches the whole file now: what Xet left of it would only take space. What Xet received stays
+            // counted (HTTP's run of the file starts its own count).
+            tracker.fileAbandoned(path)
             XetPull.discardPartial(at: xetPartial)
             if tracker.firstXetFailure() {
                 logger.notice(

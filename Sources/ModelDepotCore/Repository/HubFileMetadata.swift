@@ -12,8 +12,11 @@ public struct HubFileMetadata: Sendable, Hashable {
     /// Where to GET the content: the redirect target when the Hub pointed elsewhere, else the resolve URL.
     public var location: URL
 
-    /// Metadata as a Hub answer gives it.
-    package init(commit: String, etag: String, size: Int64?, location: URL) {
+    /// The file's SHA-256 when the ETag is one (an LFS file on the Hub); nil for a file whose ETag is a git blob id.
+    public var sha256: String? { HubEncoding.isSHA256(etag) ? etag : nil }
+
+    /// Metadata as a Hub answer gives it (a test's stub of it, too).
+    public init(commit: String, etag: String, size: Int64?, location: URL) {
         self.commit = commit
         self.etag = etag
         self.size = size

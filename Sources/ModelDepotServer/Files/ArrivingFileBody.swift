@@ -26,7 +26,9 @@ enum ArrivingFileBody {
             var offset = range.lowerBound
             while offset < range.upperBound {
                 guard let end = await pull.releasable(from: offset) else {
-                    // Throwing mid-body makes the server drop the connection: the client sees it cut short.
+                    // Throwing mid-body makes the server drop the connection: the client sees it cut short. A
+                    // response the server's stop cancelled did not see the pull fail.
+                    try Task.checkCancellation()
                     throw PullFailed(etag: pull.etag, outcome: pull.outcome)
                 }
                 if reader == nil { reader = try ArrivingFileReader(pull) }

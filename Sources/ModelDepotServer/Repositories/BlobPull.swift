@@ -98,6 +98,9 @@ final class BlobPull: Sendable {
         }
     }
 
+    /// Readers waiting for bytes (for tests that must act while one waits).
+    var waitingReaders: Int { state.withLock { $0.waiters.count } }
+
     /// Bytes of the blob on disk so far.
     var receivedBytes: Int64 { state.withLock { $0.onDisk.count } }
 
