@@ -44,12 +44,17 @@ package struct DetachedPrune: Sendable, Encodable {
     /// This plan with the partial downloads newer than `age` (at `now`) kept instead: one scan answers both what
     /// the cache holds and what a prune with the default age would remove.
     package func keepingPartials(newerThan age: Duration, now: Date) -> DetachedPrune {
+        let seconds = age / .seconds(1)
         var result = self
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-        let young = partialDownloads.filter { now.timeIntervalSince($0.modified) < seconds }
-        result.partialDownloads.removeAll { now.timeIntervalSince($0.modified) < seconds }
-        result.partialDownloadsKept += young.count
-        result.freedBytes -= young.reduce(0) { $0 + $1.sizeOnDisk }
+        result.partialDownloads = []
+        for partial in partialDownloads {
+            if now.timeIntervalSince(partial.modified) < seconds {
+                result.partialDownloadsKept += 1
+                result.freedBytes -= partial.sizeOnDisk
+            } else {
+                result.partialDownloads.append(partial)
+            }
+        }
         return result
     }
 }
@@ -64,7 +69,7 @@ extension ModelManager {
     ) async throws -> DetachedPrune {
         var result = DetachedPrune(dryRun: dryRun)
         let pins = PinStore(cache: cache)
-        let threshold = Double(olderThan.components.seconds) + Double(olderThan.components.attoseconds) / 1e18
+        let threshold = olderThan / .seconds(1)
         let cache = cache
         let scanMemo = scanMemo
         let scan = try await BlockingWork.run {
