@@ -56,6 +56,44 @@ import Testing
         #expect(source.walks == 1)
     }
 
+    /// On Linux the kernel's watch vouches for a remembered walk: no `stat` check while nothing changes, one after a
+    /// change anywhere it watches (here a new organization beside the repository's, which leaves the answer as it
+    /// was), and every answer is checked by `stat` for a walk that followed a link (the watch does not follow them).
+    @Test func aWatchedWalkIsCheckedByStatOnlyAfterANotice() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try Self.write("{}", to: root.path("acme/tiny/config.json"))
+        try Self.write("one", to: root.path("acme/tiny/sub/one.txt"))
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+        let first = try await Self.served(source)
+        for _ in 0..<5 { #expect(try await Self.served(source) == first) }
+        #expect(source.walks == 1)
+        #if os(Linux)
+            #expect(source.statChecks == 0)
+            try FileManager.default.createDirectory(at: root.path("other"), withIntermediateDirectories: true)
+            for _ in 0..<3 { #expect(try await Self.served(source) == first) }
+            #expect(source.walks == 1)
+            #expect(source.statChecks == 1, "checked once after the notice, then vouched for again")
+            try Self.write("new", to: root.path("acme/tiny/sub/new.txt"))
+            #expect(try await Self.served(source)["sub/new.txt"] == Self.gitBlob("new"))
+            #expect(try await Self.served(source)["sub/new.txt"] == Self.gitBlob("new"))
+            #expect(source.walks == 2)
+            #expect(source.statChecks == 2)
+        #else
+            #expect(source.statChecks == 5)
+        #endif
+
+        try Self.write("shared", to: root.path("acme/data/shared.txt"))
+        try FileManager.default.createSymbolicLink(
+            atPath: root.path("acme/tiny/linked.txt").path, withDestinationPath: "../data/shared.txt")
+        try await Self.letTheFileSystemClockTick(root)
+        #expect(try await Self.served(source)["linked.txt"] == Self.gitBlob("shared"))
+        let checks = source.statChecks
+        for _ in 0..<3 { #expect(try await Self.served(source)["linked.txt"] == Self.gitBlob("shared")) }
+        #expect(source.statChecks == checks + 3)
+    }
+
     @Test func aFileAddedRemovedOrChangedAppearsInTheNextAnswer() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }

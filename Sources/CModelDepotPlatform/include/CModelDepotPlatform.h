@@ -1,5 +1,6 @@
-// The few platform calls Swift cannot make: `prctl(2)` is variadic, which Swift does not import, and the steps a
-// child takes between `fork` and `exec` must be async-signal-safe C (no allocation, no Swift runtime).
+// The few platform calls Swift cannot make: `prctl(2)` is variadic, which Swift does not import, the steps a
+// child takes between `fork` and `exec` must be async-signal-safe C (no allocation, no Swift runtime), and
+// `statfs(2)` is not imported on Linux.
 #ifndef C_MODELDEPOT_PLATFORM_H
 #define C_MODELDEPOT_PLATFORM_H
 
@@ -23,5 +24,9 @@ int modeldepot_spawn(const char *path, char *const argv[], char *const envp[], c
 /// Linux only: the calling thread's id (`gettid(2)`, which Swift's Glibc does not import), for per-thread
 /// priorities. 0 elsewhere.
 pid_t modeldepot_thread_id(void);
+
+/// Linux only: the type of the file system `path` is on (`statfs(2)`'s `f_type`, a magic number of
+/// `<linux/magic.h>`) in `*magic`; 0 on success, -1 (errno set) otherwise, and always -1 elsewhere.
+int modeldepot_file_system_magic(const char *path, long *magic);
 
 #endif

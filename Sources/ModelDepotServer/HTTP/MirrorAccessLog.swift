@@ -19,9 +19,10 @@ struct MirrorAccessLog: RouterMiddleware {
         let elapsed = ContinuousClock.now - started
         metrics.countRequest(
             status: response.status.code, route: Self.routeClass(request.uri.path), duration: elapsed)
+        // The source named, not derived from `#fileID` on every line as swift-log otherwise does.
         logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",
-            metadata: ["ms": "\(Int((elapsed / .milliseconds(1)).rounded()))"])
+            metadata: ["ms": "\(Int((elapsed / .milliseconds(1)).rounded()))"], source: "ModelDepotServer")
         return response
     }
 

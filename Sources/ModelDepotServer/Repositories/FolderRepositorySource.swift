@@ -17,13 +17,16 @@ import Synchronization
 /// A walk of a repository folder is remembered (``FolderWalk``) and reused while a few `stat` calls show that
 /// nothing it read has changed, so an API call on an unchanged repository costs no walk, hashing or sorting, and a
 /// file added, removed or changed appears in the very next answer. A file request at a commit id (what clients
-/// send once they have resolved `main`) is cheaper still: it checks only the requested file's `lstat`.
+/// send once they have resolved `main`) is cheaper still: it checks only the requested file's `lstat`. On Linux, a
+/// remembered walk the kernel watches (``FolderWalk/Watch``) is checked with one `stat` of the root and one `read`.
 struct FolderRepositorySource: RepositorySource {
     let root: ServedFolder
     let index: HashIndex
     let type: RepoType
     /// The last walk of each repository.
     private let lastWalks = LastWalks()
+    /// The kernel's notices of changes under the root, where it gives them; nil elsewhere (checks by `stat`).
+    private let changes: ChangeWatch?
     /// The wall clock, in nanoseconds since 1970, that says whether a walk is settled (``FolderWalk``).
     let wallClock: @Sendable () -> Int64
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
@@ -38,6 +41,7 @@ struct FolderRepositorySource: RepositorySource {
         wallClock: @escaping @Sendable () -> Int64 = FolderRepositorySource.now
     ) {
         self.root = ServedFolder(root, logger: logger)
+        changes = ChangeWatch.seesEveryChange(under: self.root.realPath) ? ChangeWatch.shared : nil
         self.index = index
         self.type = type
         self.wallClock = wallClock
@@ -48,6 +52,9 @@ struct FolderRepositorySource: RepositorySource {
 
     /// How many times a repository folder was walked (the rest were answered from a remembered walk).
     var walks: Int { lastWalks.count.withLock { $0 } }
+
+    /// How many times a remembered walk was checked by `stat` (the rest were vouched for by the kernel's watch).
+    var statChecks: Int { lastWalks.statChecks.withLock { $0 } }
 
     func repositories() throws -> [(RepoType, RepoID)] {
         var result: [(RepoType, RepoID)] = []
@@ -67,23 +74,26 @@ struct FolderRepositorySource: RepositorySource {
     func snapshot(type: RepoType, id: RepoID, revision: String?) async throws -> RepoSnapshot? {
         guard type == self.type, let namespace = id.namespace, !namespace.hasPrefix("."), !id.name.hasPrefix(".")
         else { return nil }
-        let direct = root.realPath + "/" + namespace + "/" + id.name
         let remembered = lastWalks.walks.withLock { $0[id] }
         let snapshot: RepoSnapshot
-        // A remembered walk of a folder reached without links is checked with three `lstat` calls instead of a
-        // `realpath` (a `readlink` per component). Anything else, and every new walk, takes the full resolution.
-        if let remembered, remembered.folder == direct, remembered.settled, isLinkFree(namespace, id.name),
-            await remembered.isCurrent()
+        // A remembered walk the kernel watches stands while no notice came. Otherwise, one of a folder reached
+        // without links is checked with three `lstat` calls instead of a `realpath` (a `readlink` per component).
+        // Anything else, and every new walk, takes the full resolution.
+        if let remembered, remembered.reachedDirectly, remembered.settled, isStillWatched(remembered) {
+            snapshot = remembered.snapshot
+        } else if let remembered, remembered.reachedDirectly, remembered.settled,
+            await isLinkFreeAndCurrent(remembered, namespace, id.name)
         {
             snapshot = remembered.snapshot
         } else {
+            let direct = root.realPath + "/" + namespace + "/" + id.name
             guard let folder = root.servablePath(direct, minimumDepth: 2, shownAs: id.description),
                 FileStatus(path: folder)?.kind == .folder
             else { return nil }
             if let remembered, remembered.folder == folder, remembered.settled, await remembered.isCurrent() {
                 snapshot = remembered.snapshot
             } else {
-                snapshot = try await self.walk(folder, id: id)
+                snapshot = try await self.walk(folder, reachedDirectly: folder == direct, id: id)
             }
         }
         if let revision, revision != "main", revision != snapshot.commit {
@@ -97,15 +107,35 @@ struct FolderRepositorySource: RepositorySource {
         // The way to the file must be as it was too: a repository or organization folder moved out of the root
         // and replaced by a link keeps its files' stamps.
         if type == self.type, let revision, HubEncoding.isGitID(revision), let namespace = id.namespace,
-            let walk = lastWalks.walks.withLock({ $0[id] }), walk.snapshot.commit == revision,
-            walk.folder == root.realPath + "/" + namespace + "/" + id.name,
-            let file = walk.snapshot.file(at: path), let stamp = file.stamp,
-            let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
-            FileStamp(status) == stamp, isLinkFree(namespace, id.name)
+            let walk = lastWalks.walks.withLock({ $0[id] }), walk.snapshot.commit == revision, walk.reachedDirectly,
+            walk.snapshot.file(at: path) != nil
         {
-            return walk.snapshot
+            if walk.settled, isStillWatched(walk) { return walk.snapshot }
+            if let file = walk.snapshot.file(at: path), let stamp = file.stamp,
+                let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
+                FileStamp(status) == stamp, isLinkFree(namespace, id.name)
+            {
+                return walk.snapshot
+            }
         }
         return try await snapshot(type: type, id: id, revision: revision)
+    }
+
+    /// Whether the kernel vouches that nothing `walk` read changed since a check found it as it was, and the root
+    /// is still the folder it was at start (a folder above the root is not watched): one `stat` and one `read`.
+    private func isStillWatched(_ walk: FolderWalk) -> Bool {
+        guard let watch = walk.watch else { return false }
+        return root.isStillItself() && watch.isUnchanged
+    }
+
+    /// The `stat` check of a remembered walk of a folder reached without links; when it passes, the walk's watch
+    /// vouches for it again from the moment the check began.
+    private func isLinkFreeAndCurrent(_ walk: FolderWalk, _ namespace: String, _ name: String) async -> Bool {
+        lastWalks.statChecks.withLock { $0 += 1 }
+        let moment = walk.watch?.moment()
+        guard isLinkFree(namespace, name), await walk.isCurrent() else { return false }
+        if let moment { walk.watch?.checked(at: moment) }
+        return true
     }
 
     /// Whether the root is still the folder it was at start and `root/namespace/name` holds no link: that path is
@@ -118,7 +148,7 @@ struct FolderRepositorySource: RepositorySource {
 
     /// Walks a repository folder (given by its real path) off the cooperative pool, hashes what the index does
     /// not know yet, and remembers the walk.
-    private func walk(_ folder: String, id: RepoID) async throws -> RepoSnapshot {
+    private func walk(_ folder: String, reachedDirectly: Bool, id: RepoID) async throws -> RepoSnapshot {
         let started = wallClock()
         let found = try await BlockingWork.run { self.scan(folder) }
         var files: [ServedFile] = []
@@ -143,11 +173,38 @@ struct FolderRepositorySource: RepositorySource {
         files.sort { $0.path < $1.path }
         let snapshot = RepoSnapshot(
             type: type, id: id, commit: RepoSnapshot.commitID(for: files), files: files, branches: ["main"])
-        let walk = FolderWalk(
-            snapshot: snapshot, folder: folder, folders: found.folders, links: found.links, started: started)
+        var walk = FolderWalk(
+            snapshot: snapshot, folder: folder, reachedDirectly: reachedDirectly, folders: found.folders,
+            links: found.links, started: started)
+        if let watch = await self.watch(walk, id: id) {
+            walk = FolderWalk(
+                snapshot: snapshot, folder: folder, reachedDirectly: reachedDirectly, folders: found.folders,
+                links: found.links, started: started, watch: watch)
+        }
         lastWalks.walks.withLock { $0[id] = walk }
         lastWalks.count.withLock { $0 += 1 }
         return snapshot
+    }
+
+    /// Sets the kernel's watch on what a settled walk read, when it was reached without links and has none, and
+    /// checks after it is set that the disk is still as the walk found it; nil when any of that fails (the walk is
+    /// then checked by `stat`). Watches the root and the organization folder too: an entry of theirs replaced by a
+    /// link must be noticed as `isLinkFree` would.
+    private func watch(_ walk: FolderWalk, id: RepoID) async -> FolderWalk.Watch? {
+        guard let changes, walk.settled, walk.links.isEmpty, walk.reachedDirectly, let namespace = id.namespace
+        else { return nil }
+        let paths = [root.realPath, root.realPath + "/" + namespace] + walk.watchedPaths
+        let root = root
+        let armed = { @Sendable () -> FolderWalk.Watch? in
+            guard let watched = changes.watch(paths, under: root.realPath) else { return nil }
+            let watch = FolderWalk.Watch(changes: changes, watched: watched)
+            let moment = watch.moment()
+            guard self.isLinkFree(namespace, id.name), walk.check() else { return nil }
+            watch.checked(at: moment)
+            return watch
+        }
+        guard paths.count > FolderWalk.inlineCheckLimit else { return armed() }
+        return (try? await BlockingWork.run(armed)) ?? nil
     }
 
     /// What a walk reads from disk, before any hashing.
@@ -228,4 +285,5 @@ struct FolderRepositorySource: RepositorySource {
 private final class LastWalks: Sendable {
     let walks = Mutex<[RepoID: FolderWalk]>([:])
     let count = Mutex(0)
+    let statChecks = Mutex(0)
 }

@@ -1,5 +1,6 @@
 import ModelDepotCore
 import ModelDepotPlatform
+import Synchronization
 
 /// One walk of a repository folder and what it must still find on disk for its answer to stand, so a request can
 /// reuse it after a few `stat` calls instead of walking, hashing and sorting again.
@@ -11,7 +12,11 @@ import ModelDepotPlatform
 /// (a scheduler tick, or whole seconds on some), so two changes close together can leave the same times, and a
 /// walk between them would look current after the second; a settled walk cannot have fallen between two such
 /// changes, and an unsettled one is simply walked again next time.
-struct FolderWalk: Sendable {
+///
+/// Where the kernel says what changes (``ChangeWatch``), a settled walk reached without links is also watched:
+/// while no notice came for its folders and files since the last check that found them as the walk did, it stands
+/// without a single `stat` (``Watch``).
+final class FolderWalk: Sendable {
     /// A folder the walk listed, by its real path.
     struct Folder: Sendable {
         let path: String
@@ -32,16 +37,25 @@ struct FolderWalk: Sendable {
     let snapshot: RepoSnapshot
     /// The repository folder's real path.
     let folder: String
+    /// Whether ``folder`` is `root/namespace/name` itself: the repository was reached without a link.
+    let reachedDirectly: Bool
     let folders: [Folder]
     let links: [Link]
     let settled: Bool
+    /// The kernel's notices for what the walk read, when it is watched.
+    let watch: Watch?
 
     /// - Parameter started: wall-clock nanoseconds since 1970 taken before the walk read anything.
-    init(snapshot: RepoSnapshot, folder: String, folders: [Folder], links: [Link], started: Int64) {
+    init(
+        snapshot: RepoSnapshot, folder: String, reachedDirectly: Bool, folders: [Folder], links: [Link],
+        started: Int64, watch: Watch? = nil
+    ) {
         self.snapshot = snapshot
         self.folder = folder
+        self.reachedDirectly = reachedDirectly
         self.folders = folders
         self.links = links
+        self.watch = watch
         let latest = max(
             folders.map(\.stamp.latestChange).max() ?? .min,
             snapshot.files.compactMap(\.stamp?.latestChange).max() ?? .min)
@@ -51,10 +65,13 @@ struct FolderWalk: Sendable {
     /// Whether the disk still holds exactly what the walk found; off the cooperative pool for a big repository.
     func isCurrent() async -> Bool {
         guard folders.count + links.count + snapshot.files.count > Self.inlineCheckLimit else { return check() }
-        return (try? await BlockingWork.run { check() }) ?? false
+        return (try? await BlockingWork.run { self.check() }) ?? false
     }
 
-    private func check() -> Bool {
+    /// Every path whose change changes the walk's answer: what a watch covers (the walk must have no links).
+    var watchedPaths: [String] { folders.map(\.path) + snapshot.files.map(\.diskPath) }
+
+    func check() -> Bool {
         for folder in folders {
             guard let status = FileStatus(path: folder.path), status.kind == .folder, FileStamp(status) == folder.stamp
             else { return false }
@@ -66,5 +83,30 @@ struct FolderWalk: Sendable {
             else { return false }
         }
         return true
+    }
+}
+
+extension FolderWalk {
+    /// What vouches for a walk between `stat` checks: the watch of its paths (and of the folders on the way to it,
+    /// so that an organization or repository folder swapped for a link is noticed too) and the moment the last
+    /// check that found the disk as the walk did began. Before any such check it vouches for nothing.
+    final class Watch: Sendable {
+        let changes: ChangeWatch
+        let watched: ChangeWatch.Watched
+        private let checkedAt = Atomic<UInt64>(0)
+
+        init(changes: ChangeWatch, watched: ChangeWatch.Watched) {
+            self.changes = changes
+            self.watched = watched
+        }
+
+        /// Whether nothing watched has changed since the last check passed: one `read` of the kernel's queue.
+        var isUnchanged: Bool { changes.isUnchanged(watched, since: checkedAt.load(ordering: .acquiring)) }
+
+        /// Take before a check; hand to ``checked(at:)`` when it passes.
+        func moment() -> UInt64 { changes.moment() }
+
+        /// A check that began at `moment` found the disk as the walk did.
+        func checked(at moment: UInt64) { checkedAt.max(moment, ordering: .releasing) }
     }
 }

@@ -46,36 +46,52 @@ struct FileStamp: Sendable, Equatable {
     var latestChange: Int64 { max(modifiedNanoseconds, changedNanoseconds) }
 }
 
-/// A repository at one commit, as the mirror serves it.
+/// A repository at one commit, as the mirror serves it. A value, whose unchanging part is one shared object: every
+/// request copies the snapshot it answers from, and a copy costs one reference count, not one per field.
 struct RepoSnapshot: Sendable {
-    let type: RepoType
-    let id: RepoID
-    let commit: String
+    private final class Core: Sendable {
+        let type: RepoType
+        let id: RepoID
+        let commit: String
+        let files: [ServedFile]
+        let branches: [String]
+        let positions: [String: Int]
+        let rendered = RenderedAnswers()
+
+        init(type: RepoType, id: RepoID, commit: String, files: [ServedFile], branches: [String]) {
+            self.type = type
+            self.id = id
+            self.commit = commit
+            self.files = files
+            self.branches = branches
+            positions = Dictionary(
+                files.enumerated().map { ($1.path.value, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    private let core: Core
+    var type: RepoType { core.type }
+    var id: RepoID { core.id }
+    var commit: String { core.commit }
     /// Sorted by path.
-    let files: [ServedFile]
+    var files: [ServedFile] { core.files }
     /// Branch and tag names that point at this commit (`main` for folder repos).
-    let branches: [String]
+    var branches: [String] { core.branches }
     /// Set when the answer may be out of date because the upstream could not be asked: clients get a `Warning`.
     var staleBecause: String? = nil
     /// The pull-through source the snapshot came from, which fetches files the cache lacks; nil for local sources.
     var pullThrough: PullThroughSource? = nil
-    /// Positions in `files` by path: a repository of thousands of files answers each request without a scan.
-    private let positions: [String: Int]
     /// Bodies rendered from this snapshot, shared by its copies.
-    let rendered = RenderedAnswers()
+    var rendered: RenderedAnswers { core.rendered }
 
     init(type: RepoType, id: RepoID, commit: String, files: [ServedFile], branches: [String]) {
-        self.type = type
-        self.id = id
-        self.commit = commit
-        self.files = files
-        self.branches = branches
-        positions = Dictionary(files.enumerated().map { ($1.path.value, $0) }, uniquingKeysWith: { first, _ in first })
+        core = Core(type: type, id: id, commit: commit, files: files, branches: branches)
     }
 
     var lastModified: Date { files.map(\.modified).max() ?? Date(timeIntervalSince1970: 0) }
 
-    func file(at path: String) -> ServedFile? { positions[path].map { files[$0] } }
+    /// The file at `path`; positions by path let a repository of thousands of files answer without a scan.
+    func file(at path: String) -> ServedFile? { core.positions[path].map { core.files[$0] } }
 
     /// The commits that lead to this snapshot, newest first: the upstream's history when pulling through, else
     /// the one commit the mirror knows.
