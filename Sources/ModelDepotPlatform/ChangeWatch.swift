@@ -10,23 +10,26 @@ import Synchronization
 #endif
 
 /// Says whether any of a set of files and folders may have changed since a moment, from the kernel's own notices
-/// (Linux `inotify(7)`), so a server that remembers what it read from a folder can trust it after one `read`
-/// instead of a `stat` of every file on every request.
+/// (Linux `inotify(7)`), so a server that remembers what it read from a folder can trust it after a `read` and a
+/// `poll` instead of a `stat` of every file on every request.
 ///
 /// Why a notice is as good as a `stat`: the kernel queues it inside the system call that makes the change
 /// (`write`, `rename`, `unlink`, `chmod`, `utimensat`…), before that call returns. A client that changed a file and
 /// then asked the server is answered after a check that drains the queue, so the check sees the change. The
 /// watch never decides alone that something changed; it only spares the `stat` calls while nothing did:
-/// - anything it cannot vouch for reads as changed: a queue that overflowed, a descriptor that failed, a watch the
-///   kernel dropped (the file was deleted), a moment before the paths were watched;
-/// - it watches only a tree on a file system whose every change passes through this kernel (ext2/3/4, XFS,
-///   Btrfs, F2FS, ZFS, bcachefs, tmpfs, ramfs): a network or FUSE file system changes behind the kernel's back,
-///   and an overlay's lower layers too;
-/// - a path on another file system than the tree's (a mount inside it) is not watched.
+/// - anything it cannot vouch for reads as changed: a queue that overflowed, a descriptor that failed, a moment
+///   before the paths were watched, and any change of the mount table (a folder mounted over or unmounted sends no
+///   notice of its own: `/proc/self/mountinfo` is polled for it);
+/// - a watch the kernel dropped (the file was deleted, its file system unmounted) never vouches again: the paths
+///   must be watched anew;
+/// - it watches only a tree on a file system whose every change passes through this kernel's VFS (ext2/3/4, XFS,
+///   Btrfs, F2FS, tmpfs, ramfs): a network or FUSE file system changes behind the kernel's back, an overlay's lower
+///   layers too, and ZFS rolls a dataset back without a notice;
+/// - a path on another file system than the tree's is not watched.
 ///
-/// Content read through a mapping and written without `write` (a shared `mmap`) sends no notice until the file is
-/// closed (`IN_CLOSE_WRITE`); the `stat` check this replaces saw such writes no sooner, since the times are set at
-/// the same points.
+/// What it cannot see: stores into a shared `mmap` of a file send no notice until the mapping goes
+/// (`IN_CLOSE_WRITE`), though the file's times change at the first store to each page. Callers that answer from
+/// what they read bound how long a check is trusted (``FolderWalk``: a second).
 ///
 /// Linux only: on Apple platforms `kqueue`'s vnode events need an open descriptor per watched file, so `init()`
 /// returns nil there and callers keep checking with `stat`.
@@ -43,8 +46,12 @@ package final class ChangeWatch: Sendable {
         var changed: [Int32: UInt64] = [:]
         /// The generation of the last notice of any descriptor.
         var lastChange: UInt64 = 0
-        /// Every watch reads as changed since this generation (the queue overflowed, or `changed` was reset).
+        /// Every watch reads as changed since this generation (the queue overflowed, `changed` was reset, or the
+        /// mount table changed).
         var everythingChanged: UInt64 = 0
+        /// Descriptors whose watch the kernel removed (`IN_IGNORED`) or whose file system went (`IN_UNMOUNT`): the
+        /// kernel does not give their numbers out again soon (they count up), and a set holding one never vouches.
+        var dropped: Set<Int32> = []
         /// Reading the queue failed: nothing is vouched for any more.
         var broken = false
     }
@@ -53,6 +60,8 @@ package final class ChangeWatch: Sendable {
     static let changedLimit = 65_536
 
     private let descriptor: Int32
+    /// `/proc/self/mountinfo`, open: `poll` reports `POLLPRI` when the mount table changes.
+    private let mounts: Int32
     private let state = Mutex(State())
 
     /// The process's watch: one inotify instance for every tree a process serves, since a user has few of them
@@ -63,9 +72,15 @@ package final class ChangeWatch: Sendable {
     /// is left.
     package init?() {
         #if os(Linux)
+            let mounts = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+            guard mounts >= 0 else { return nil }
             let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-            guard descriptor >= 0 else { return nil }
+            guard descriptor >= 0 else {
+                close(mounts)
+                return nil
+            }
             self.descriptor = descriptor
+            self.mounts = mounts
         #else
             return nil
         #endif
@@ -73,28 +88,28 @@ package final class ChangeWatch: Sendable {
 
     deinit {
         close(descriptor)
+        close(mounts)
     }
 
     /// Whether every change under `tree` passes through this kernel: its file system is a local one.
     package static func seesEveryChange(under tree: String) -> Bool {
         #if os(Linux)
             var magic = 0
-            return modeldepot_file_system_magic(tree, &magic) == 0 && localFileSystems.contains(magic)
+            return modeldepot_file_system_magic(tree, &magic) == 0
+                && localFileSystems.contains(UInt32(truncatingIfNeeded: magic))
         #else
             return false
         #endif
     }
 
     #if os(Linux)
-        /// `<linux/magic.h>`'s numbers (ZFS's from OpenZFS, bcachefs's from its sources) of the file systems every
-        /// change of which goes through this kernel's VFS.
-        static let localFileSystems: Set<Int> = [
+        /// `<linux/magic.h>`'s numbers of the file systems every change of which goes through this kernel's VFS
+        /// (as 32 bits: `f_type` is a signed `long`, negative for some of them on 32-bit systems).
+        static let localFileSystems: Set<UInt32> = [
             0xEF53,  // ext2, ext3, ext4
             0x5846_5342,  // XFS
             0x9123_683E,  // Btrfs
             0xF2F5_2010,  // F2FS
-            0x2FC1_2FC1,  // ZFS
-            0xCA45_1A4E,  // bcachefs
             0x0102_1994,  // tmpfs
             0x8584_58F6,  // ramfs
         ]
@@ -143,22 +158,44 @@ package final class ChangeWatch: Sendable {
         }
     }
 
-    /// Whether no notice came for `watched` after `moment` (from ``moment()``; 0 vouches for nothing). Reads the
-    /// queue first, so a change whose system call has returned is seen. Costs one `read` that finds nothing while
-    /// nothing changes.
+    /// Whether any of `watched`'s watches was dropped by the kernel: it must be watched anew to vouch again.
+    package func isDropped(_ watched: Watched) -> Bool {
+        state.withLock { state in
+            drain(&state)
+            return state.broken || watched.descriptors.contains(where: state.dropped.contains)
+        }
+    }
+
+    /// Whether no notice came for `watched` after `moment` (from ``moment()``; 0 vouches for nothing), none of its
+    /// watches was dropped, and the mount table did not change. Reads the queue first, so a change whose system
+    /// call has returned is seen. Costs a `poll` and a `read` that find nothing while nothing changes.
     package func isUnchanged(_ watched: Watched, since moment: UInt64) -> Bool {
         state.withLock { state in
             drain(&state)
             guard moment > 0, !state.broken, state.everythingChanged <= moment else { return false }
+            if !state.dropped.isEmpty, watched.descriptors.contains(where: state.dropped.contains) { return false }
             guard state.lastChange > moment else { return true }
             return watched.descriptors.allSatisfy { (state.changed[$0] ?? 0) <= moment }
         }
     }
 
-    /// Reads every queued notice, each counted at a new generation. Non-blocking: the descriptor is `IN_NONBLOCK`.
+    /// Reads every queued notice, each counted at a new generation, and notes a change of the mount table as a
+    /// change of everything. Non-blocking: the descriptor is `IN_NONBLOCK`, the poll does not wait.
     private func drain(_ state: inout State) {
         #if os(Linux)
             guard !state.broken else { return }
+            var mountTable = pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)
+            let polled = poll(&mountTable, 1, 0)
+            if polled < 0 && errno != EINTR {
+                state.broken = true
+                return
+            }
+            if polled > 0 {
+                // The poll itself takes note: the next one reports only a later change of the table.
+                state.generation += 1
+                state.lastChange = state.generation
+                state.everythingChanged = state.generation
+            }
             let headerSize = MemoryLayout<inotify_event>.size
             withUnsafeTemporaryAllocation(byteCount: 16 << 10, alignment: 8) { buffer in
                 while true {
@@ -178,12 +215,20 @@ package final class ChangeWatch: Sendable {
                             state.everythingChanged = state.generation
                         } else {
                             state.changed[event.wd] = state.generation
+                            if event.mask & (UInt32(IN_IGNORED) | UInt32(IN_UNMOUNT)) != 0 {
+                                state.dropped.insert(event.wd)
+                            }
                         }
                         offset += headerSize + Int(event.len)
                     }
                     if state.changed.count > Self.changedLimit {
                         state.changed.removeAll()
                         state.everythingChanged = state.generation
+                    }
+                    if state.dropped.count > Self.changedLimit {
+                        // Forgetting dropped descriptors would let them vouch: nothing does any more.
+                        state.broken = true
+                        return
                     }
                 }
             }

@@ -3,6 +3,7 @@ import Logging
 import ModelDepot
 import ModelDepotPlatform
 import ModelDepotTesting
+import Synchronization
 import Testing
 
 @testable import ModelDepotServer
@@ -28,6 +29,17 @@ import Testing
     }
 
     static func gitBlob(_ text: String) -> String { GitBlob.id(of: Array(text.utf8)) }
+
+    /// A monotonic clock that moves only when told: a watched walk's trust (``FolderWalk/watchTrust``) never runs
+    /// out in the middle of a test on a slow machine, and runs out exactly when a test says.
+    final class StepClock: Sendable {
+        private let instant = Mutex(ContinuousClock.now)
+        var now: @Sendable () -> ContinuousClock.Instant { { self.instant.withLock { $0 } } }
+        func advance(by duration: Duration) { instant.withLock { $0 += duration } }
+    }
+
+    /// Whether this machine's temporary folder is on a file system the kernel's watch trusts.
+    static let watchable = ChangeWatch.seesEveryChange(under: FileManager.default.temporaryDirectory.path)
 
     /// Waits until the file system's clock has moved on from the last change in `root`, so the next change leaves
     /// times of its own. Tests with a settled clock need it: a real walk this close to a change is never reused
@@ -56,42 +68,103 @@ import Testing
         #expect(source.walks == 1)
     }
 
-    /// On Linux the kernel's watch vouches for a remembered walk: no `stat` check while nothing changes, one after a
-    /// change anywhere it watches (here a new organization beside the repository's, which leaves the answer as it
-    /// was), and every answer is checked by `stat` for a walk that followed a link (the watch does not follow them).
-    @Test func aWatchedWalkIsCheckedByStatOnlyAfterANotice() async throws {
+    /// Where the kernel's watch works, it vouches for a remembered walk: no `stat` check while nothing changes, one
+    /// after a change anywhere it watches (here a new organization beside the repository's, which leaves the answer
+    /// as it was), one when the watch's trust runs out, and every answer is checked by `stat` for a walk that met a
+    /// link (the watch does not follow them).
+    @Test func aWatchedWalkIsCheckedByStatOnlyAfterANoticeOrOnceItsTrustRunsOut() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
         try Self.write("{}", to: root.path("acme/tiny/config.json"))
         try Self.write("one", to: root.path("acme/tiny/sub/one.txt"))
+        let clock = StepClock()
         let source = FolderRepositorySource(
-            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater)
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater,
+            now: clock.now)
         let first = try await Self.served(source)
         for _ in 0..<5 { #expect(try await Self.served(source) == first) }
         #expect(source.walks == 1)
-        #if os(Linux)
+        if Self.watchable {
             #expect(source.statChecks == 0)
             try FileManager.default.createDirectory(at: root.path("other"), withIntermediateDirectories: true)
             for _ in 0..<3 { #expect(try await Self.served(source) == first) }
             #expect(source.walks == 1)
             #expect(source.statChecks == 1, "checked once after the notice, then vouched for again")
+            clock.advance(by: FolderWalk.watchTrust)
+            for _ in 0..<3 { #expect(try await Self.served(source) == first) }
+            #expect(source.statChecks == 2, "checked once when the trust ran out")
             try Self.write("new", to: root.path("acme/tiny/sub/new.txt"))
             #expect(try await Self.served(source)["sub/new.txt"] == Self.gitBlob("new"))
             #expect(try await Self.served(source)["sub/new.txt"] == Self.gitBlob("new"))
             #expect(source.walks == 2)
-            #expect(source.statChecks == 2)
-        #else
+            #expect(source.statChecks == 3)
+        } else {
             #expect(source.statChecks == 5)
-        #endif
+        }
+
+        // A link the walk skips (it leads outside the root) is checked by `stat` too.
+        try FileManager.default.createSymbolicLink(
+            atPath: root.path("acme/tiny/outside").path, withDestinationPath: "/etc/hostname")
+        try await Self.letTheFileSystemClockTick(root)
+        #expect(try await Self.served(source)["outside"] == nil)
+        var checks = source.statChecks
+        for _ in 0..<3 { #expect(try await Self.served(source)["outside"] == nil) }
+        #expect(source.statChecks == checks + 3)
 
         try Self.write("shared", to: root.path("acme/data/shared.txt"))
         try FileManager.default.createSymbolicLink(
             atPath: root.path("acme/tiny/linked.txt").path, withDestinationPath: "../data/shared.txt")
         try await Self.letTheFileSystemClockTick(root)
         #expect(try await Self.served(source)["linked.txt"] == Self.gitBlob("shared"))
-        let checks = source.statChecks
+        checks = source.statChecks
         for _ in 0..<3 { #expect(try await Self.served(source)["linked.txt"] == Self.gitBlob("shared")) }
         #expect(source.statChecks == checks + 3)
+    }
+
+    /// Stores into a shared mapping of a file send the kernel's watch no notice; they change the file's times, and
+    /// the `stat` check the watch's trust runs out into sees them.
+    @Test func aStoreThroughASharedMappingShowsOnceTheWatchsTrustRunsOut() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let file = root.path("acme/tiny/weights.txt")
+        try Self.write("aaaa", to: file)
+        let clock = StepClock()
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater,
+            now: clock.now)
+        #expect(try await Self.served(source) == ["weights.txt": Self.gitBlob("aaaa")])
+        try await Self.letTheFileSystemClockTick(root)
+        let descriptor = open(file.path, O_RDWR)
+        try #require(descriptor >= 0)
+        let mapping = mmap(nil, 4, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+        close(descriptor)
+        try #require(mapping != MAP_FAILED)
+        defer { munmap(mapping, 4) }
+        mapping!.storeBytes(of: UInt8(ascii: "b"), toByteOffset: 0, as: UInt8.self)
+        clock.advance(by: FolderWalk.watchTrust)
+        #expect(try await Self.served(source) == ["weights.txt": Self.gitBlob("baaa")])
+    }
+
+    /// A request at a commit id is answered from memory only while nothing the commit is made of changed: after a
+    /// same-size edit in place, the old commit is gone.
+    @Test func theOldCommitIsGoneAfterASameSizeEditInPlace() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        try Self.write("aaaa", to: root.path("acme/tiny/weights.txt"))
+        let source = FolderRepositorySource(
+            root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater,
+            now: StepClock().now)
+        let id = try RepoID("acme/tiny")
+        let old = try #require(try await source.snapshot(type: .model, id: id, revision: nil)).commit
+        #expect(
+            try await source.snapshot(type: .model, id: id, revision: old, serving: "weights.txt")?.commit == old)
+        try await Self.letTheFileSystemClockTick(root)
+        let handle = try FileHandle(forWritingTo: root.path("acme/tiny/weights.txt"))
+        try handle.write(contentsOf: Data("bbbb".utf8))
+        try handle.close()
+        await #expect(throws: HubServerError.self) {
+            _ = try await source.snapshot(type: .model, id: id, revision: old, serving: "weights.txt")
+        }
     }
 
     @Test func aFileAddedRemovedOrChangedAppearsInTheNextAnswer() async throws {

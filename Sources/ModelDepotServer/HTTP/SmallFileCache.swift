@@ -8,8 +8,9 @@ import Synchronization
 /// opening the file on a thread pool and sending it with `sendfile` (for a 3-byte `config.json` the hops between
 /// threads cost far more than the bytes; a fleet's pull is mostly such files).
 ///
-/// Bytes are kept only for a file whose ``ServedFile/stamp`` a source checks against the disk on every request
-/// (``FolderRepositorySource``), and given out only while that stamp is unchanged. They are kept only when read
+/// Bytes are kept only for a file whose ``ServedFile/stamp`` a source vouches for on every request
+/// (``FolderRepositorySource``: by `stat`, or by the kernel's change notices between checks), and given out only
+/// while that stamp is unchanged. They are kept only when read
 /// ``FolderWalk/settleTime`` or more after the file last changed, and when the file's stamp was the same before
 /// and after the read: a later change then always leaves another status-change time, however coarse the file
 /// system's clock (the reasoning of ``FolderWalk``).

@@ -18,7 +18,9 @@ import Synchronization
 /// nothing it read has changed, so an API call on an unchanged repository costs no walk, hashing or sorting, and a
 /// file added, removed or changed appears in the very next answer. A file request at a commit id (what clients
 /// send once they have resolved `main`) is cheaper still: it checks only the requested file's `lstat`. On Linux, a
-/// remembered walk the kernel watches (``FolderWalk/Watch``) is checked with one `stat` of the root and one `read`.
+/// remembered walk the kernel watches (``FolderWalk/Watch``) is checked with one `stat` of the root, a `poll` of the
+/// mount table and a `read` of the kernel's change notices, and by `stat` after a notice and at least once a
+/// second (``FolderWalk/watchTrust``: stores into a shared mapping of a file send no notice).
 struct FolderRepositorySource: RepositorySource {
     let root: ServedFolder
     let index: HashIndex
@@ -29,6 +31,8 @@ struct FolderRepositorySource: RepositorySource {
     private let changes: ChangeWatch?
     /// The wall clock, in nanoseconds since 1970, that says whether a walk is settled (``FolderWalk``).
     let wallClock: @Sendable () -> Int64
+    /// The clock that says how long ago a watched walk was last checked (``FolderWalk/watchTrust``).
+    let now: @Sendable () -> ContinuousClock.Instant
     /// Files at least this large are served as LFS files (SHA-256 etag), as are typical weight formats.
     static let lfsThreshold: Int64 = 10 << 20
     static let lfsExtensions: Set<String> = [
@@ -38,13 +42,15 @@ struct FolderRepositorySource: RepositorySource {
 
     init(
         root: URL, index: HashIndex, type: RepoType = .model, logger: Logger,
-        wallClock: @escaping @Sendable () -> Int64 = FolderRepositorySource.now
+        wallClock: @escaping @Sendable () -> Int64 = FolderRepositorySource.now,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
         self.root = ServedFolder(root, logger: logger)
         changes = ChangeWatch.seesEveryChange(under: self.root.realPath) ? ChangeWatch.shared : nil
         self.index = index
         self.type = type
         self.wallClock = wallClock
+        self.now = now
     }
 
     /// The wall clock file systems stamp times from, in nanoseconds since 1970.
@@ -125,16 +131,19 @@ struct FolderRepositorySource: RepositorySource {
     /// is still the folder it was at start (a folder above the root is not watched): one `stat` and one `read`.
     private func isStillWatched(_ walk: FolderWalk) -> Bool {
         guard let watch = walk.watch else { return false }
-        return root.isStillItself() && watch.isUnchanged
+        return root.isStillItself() && watch.isUnchanged(now: now())
     }
 
     /// The `stat` check of a remembered walk of a folder reached without links; when it passes, the walk's watch
-    /// vouches for it again from the moment the check began.
+    /// vouches for it again from the moment the check began. A walk whose watch the kernel dropped (a file
+    /// deleted, its file system unmounted and mounted again) fails it, to be walked and watched anew.
     private func isLinkFreeAndCurrent(_ walk: FolderWalk, _ namespace: String, _ name: String) async -> Bool {
         lastWalks.statChecks.withLock { $0 += 1 }
+        if let watch = walk.watch, watch.isDropped { return false }
         let moment = walk.watch?.moment()
+        let started = now()
         guard isLinkFree(namespace, name), await walk.isCurrent() else { return false }
-        if let moment { walk.watch?.checked(at: moment) }
+        if let moment { walk.watch?.checked(at: moment, time: started) }
         return true
     }
 
@@ -199,8 +208,9 @@ struct FolderRepositorySource: RepositorySource {
             guard let watched = changes.watch(paths, under: root.realPath) else { return nil }
             let watch = FolderWalk.Watch(changes: changes, watched: watched)
             let moment = watch.moment()
+            let started = self.now()
             guard self.isLinkFree(namespace, id.name), walk.check() else { return nil }
-            watch.checked(at: moment)
+            watch.checked(at: moment, time: started)
             return watch
         }
         guard paths.count > FolderWalk.inlineCheckLimit else { return armed() }
@@ -240,7 +250,11 @@ struct FolderRepositorySource: RepositorySource {
             case .folder, .file: break
             case .link:
                 guard let resolved = root.servablePath(diskPath, minimumDepth: 3, shownAs: relativeToRoot(diskPath))
-                else { continue }
+                else {
+                    // Not served now; checked, so that the walk is made again when it leads somewhere else.
+                    scan.links.append(FolderWalk.Link(path: diskPath, target: ServedFolder.realPath(of: diskPath)))
+                    continue
+                }
                 scan.links.append(FolderWalk.Link(path: diskPath, target: resolved))
                 diskPath = resolved
             case .other: continue

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// Where the kernel says what changes (``ChangeWatch``), a settled walk reached without links is also watched:
 /// while no notice came for its folders and files since the last check that found them as the walk did, it stands
-/// without a single `stat` (``Watch``).
+/// without a single `stat`, for at most ``watchTrust`` after that check (``Watch``).
 final class FolderWalk: Sendable {
     /// A folder the walk listed, by its real path.
     struct Folder: Sendable {
@@ -23,10 +23,11 @@ final class FolderWalk: Sendable {
         let stamp: FileStamp
     }
 
-    /// A link the walk followed and the real path it led to.
+    /// A link the walk met and the real path it led to: one it followed, or one it skipped (leading nowhere, or
+    /// outside what the root serves), whose target may come to be served.
     struct Link: Sendable {
         let path: String
-        let target: String
+        let target: String?
     }
 
     /// How long before a walk began everything it read must have been left alone for the walk to be reused.
@@ -87,26 +88,44 @@ final class FolderWalk: Sendable {
 }
 
 extension FolderWalk {
+    /// How long a passing check is trusted while no notice comes: the kernel sends none for stores into a shared
+    /// mapping of a file (``ChangeWatch``), which change the file's times as they happen; a walk is checked by
+    /// `stat` at least this often, so such a change shows within it.
+    static let watchTrust: Duration = .seconds(1)
+
     /// What vouches for a walk between `stat` checks: the watch of its paths (and of the folders on the way to it,
-    /// so that an organization or repository folder swapped for a link is noticed too) and the moment the last
-    /// check that found the disk as the walk did began. Before any such check it vouches for nothing.
+    /// so that an organization or repository folder swapped for a link is noticed too), and the moment and time
+    /// the last check that found the disk as the walk did began. Before any such check it vouches for nothing.
     final class Watch: Sendable {
         let changes: ChangeWatch
         let watched: ChangeWatch.Watched
-        private let checkedAt = Atomic<UInt64>(0)
+        private let lastCheck = Mutex<(moment: UInt64, time: ContinuousClock.Instant?)>((0, nil))
 
         init(changes: ChangeWatch, watched: ChangeWatch.Watched) {
             self.changes = changes
             self.watched = watched
         }
 
-        /// Whether nothing watched has changed since the last check passed: one `read` of the kernel's queue.
-        var isUnchanged: Bool { changes.isUnchanged(watched, since: checkedAt.load(ordering: .acquiring)) }
+        /// Whether nothing watched has changed since the last check passed, less than ``watchTrust`` before `now`:
+        /// a `poll` of the mount table and a `read` of the kernel's queue.
+        func isUnchanged(now: ContinuousClock.Instant) -> Bool {
+            let last = lastCheck.withLock { $0 }
+            guard let time = last.time, now < time + FolderWalk.watchTrust else { return false }
+            return changes.isUnchanged(watched, since: last.moment)
+        }
 
-        /// Take before a check; hand to ``checked(at:)`` when it passes.
+        /// Whether the kernel dropped one of the watches (a file deleted, a file system unmounted): this watch
+        /// never vouches again, and the walk must be watched anew.
+        var isDropped: Bool { changes.isDropped(watched) }
+
+        /// Take before a check, with the time; hand both to ``checked(at:time:)`` when it passes.
         func moment() -> UInt64 { changes.moment() }
 
-        /// A check that began at `moment` found the disk as the walk did.
-        func checked(at moment: UInt64) { checkedAt.max(moment, ordering: .releasing) }
+        /// A check that began at `moment` and `time` found the disk as the walk did.
+        func checked(at moment: UInt64, time: ContinuousClock.Instant) {
+            lastCheck.withLock { last in
+                if moment >= last.moment { last = (moment, time) }
+            }
+        }
     }
 }
