@@ -13,6 +13,8 @@
 #    route, a fixed body, same Hummingbird and NIO). Each is run ROUNDS times, alternating; the best round is shown
 #    with its ratios to nginx's best and the bare server's.
 #    Goals (issue 63): /healthz >= 0.9x the bare server; resolve GET/HEAD and /api/models >= 0.7x it.
+# 1b. As root with perf: system calls, malloc and swift_retain calls per request, counted (uprobes), for the
+#    bare server and the mirror's small requests: the work, which the noisy rates cannot show.
 # 2. Latency under load: a pull-through mirror (`serve --upstream`) answers /api/models and a resolve HEAD, idle,
 #    then while DOWNLOADS clients download a BIG-MIB file it holds at rest (each again as soon as it is done) and
 #    PULLS clients pull cold BIG-MIB files through it from an upstream mirror (which it hashes as they land).
@@ -129,6 +131,45 @@ folder_cpu=$(cpu_ticks "$(cat "$work/folder.out.pid")")
 small_results=$(cat "$work/results")
 : > "$work/results"
 
+# --- 1b. work per request, counted: what the noisy rates cannot blur -------------------------------------------
+# System calls, malloc and swift_retain calls per request over 3,000 requests on one keep-alive connection, from
+# `perf stat` on a tracepoint and two uprobes (root and linux-perf needed; skipped otherwise).
+cat > "$work/client.py" <<'PY'
+import http.client, sys, urllib.parse
+url = urllib.parse.urlparse(sys.argv[1])
+connection = http.client.HTTPConnection(url.hostname, url.port)
+for _ in range(int(sys.argv[2])):
+    connection.request(sys.argv[3], url.path)
+    connection.getresponse().read()
+PY
+swift_core=$(ldd "$bin" | sed -n 's/.*libswiftCore.so => \([^ ]*\).*/\1/p')
+libc=$(ldd "$bin" | sed -n 's/.*libc.so.6 => \([^ ]*\).*/\1/p')
+work_counts=""
+can_count=false
+if command -v perf >/dev/null && [ "$(id -u)" = 0 ] && [ -n "$swift_core" ] && [ -n "$libc" ]; then
+    # Each fails harmlessly when the probe is already there.
+    perf probe -q -x "$libc" malloc 2>/dev/null || true
+    perf probe -q -x "$swift_core" swift_retain 2>/dev/null || true
+    perf list > "$work/perf-list.txt" 2>/dev/null || true
+    grep -q 'probe_libc:malloc' "$work/perf-list.txt" && grep -q 'probe_libswiftCore:swift_retain' "$work/perf-list.txt" \
+        && can_count=true
+fi
+if $can_count; then
+    # count NAME PID URL METHOD: appends "NAME syscalls mallocs retains" per request.
+    count() {
+        python3 "$work/client.py" "$3" 500 "$4"
+        perf stat -x, -e raw_syscalls:sys_enter,probe_libc:malloc,probe_libswiftCore:swift_retain -p "$2" \
+            -o "$work/perf.txt" -- python3 "$work/client.py" "$3" 3000 "$4"
+        work_counts+="$1|$(awk -F, 'NF > 3 { printf "%.1f ", $1 / 3000 }' "$work/perf.txt")"$'\n'
+    }
+    folder_pid=$(cat "$work/folder.out.pid")
+    count "bare Hummingbird" "$(cat "$work/bare.pid")" "$bare/bare" GET
+    count "GET resolve" "$folder_pid" "$folder/acme/small/resolve/main/config.json" GET
+    count "HEAD resolve" "$folder_pid" "$folder/acme/small/resolve/main/empty.txt" HEAD
+    count "/api/models" "$folder_pid" "$folder/api/models/acme/small" GET
+    count "healthz" "$folder_pid" "$folder/healthz" GET
+fi
+
 # --- 2. latency under load: a pull-through mirror --------------------------------------------------------------
 upstream_root="$work/upstream"
 mkdir -p "$upstream_root/acme/small" "$upstream_root/acme/rest" "$upstream_root/acme/cold"
@@ -243,6 +284,15 @@ table("small requests, folder mirror (best of rounds; goals: /healthz >= 0.9 of 
       " resolve and /api/models >= 0.7 of it)",
       [best[k] for k in ["nginx", "bare Hummingbird", "GET resolve", "HEAD resolve", "/api/models", "tree",
                          "healthz"]], nginx, bare)
+counts = [l.split("|") for l in """$work_counts""".splitlines() if "|" in l]
+if counts:
+    print("-- work per request (3,000 requests on one connection; perf on a tracepoint and uprobes)")
+    print(f"  {'request':28}{'syscalls':>10}{'malloc':>10}{'retain':>10}")
+    for name, values in counts:
+        syscalls, mallocs, retains = (values.split() + ["?"] * 3)[:3]
+        print(f"  {name:28}{syscalls:>10}{mallocs:>10}{retains:>10}")
+else:
+    print("-- work per request: skipped (needs root and perf with uprobes)")
 load_text = """$load_results"""
 cpu = {l.split()[0]: float(l.split()[2]) for l in load_text.splitlines() if " cpu " in l}
 load = rows("\n".join(l for l in load_text.splitlines() if " cpu " not in l))
