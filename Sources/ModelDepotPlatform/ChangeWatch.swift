@@ -14,49 +14,60 @@ import Synchronization
 /// `poll` instead of a `stat` of every file on every request.
 ///
 /// Why a notice is as good as a `stat`: the kernel queues it inside the system call that makes the change
-/// (`write`, `rename`, `unlink`, `chmod`, `utimensat`…), before that call returns. A client that changed a file and
+/// (`write`, `rename`, `unlink`, `chmod`, `utimensat`…), before that call returns (but see what it cannot see,
+/// below). A client that changed a file and
 /// then asked the server is answered after a check that drains the queue, so the check sees the change. The
 /// watch never decides alone that something changed; it only spares the `stat` calls while nothing did:
-/// - anything it cannot vouch for reads as changed: a queue that overflowed, a descriptor that failed, a moment
-///   before the paths were watched, and any change of the mount table (a folder mounted over or unmounted sends no
-///   notice of its own: `/proc/self/mountinfo` is polled for it);
-/// - a watch the kernel dropped (the file was deleted, its file system unmounted) never vouches again: the paths
-///   must be watched anew;
+/// - anything it cannot vouch for reads as changed: a descriptor that failed, a moment before the paths were
+///   watched, a watch the kernel dropped (the file was deleted, its file system unmounted: the paths must be
+///   watched anew), and every set watched before a queue overflow (notices, of drops too, were lost) or a change of
+///   the mount table (a folder mounted over or unmounted sends no notice of its own: `/proc/self/mountinfo` is
+///   polled for it) — an epoch;
 /// - it watches only a tree on a file system whose every change passes through this kernel's VFS (ext2/3/4, XFS,
 ///   Btrfs, F2FS, tmpfs, ramfs): a network or FUSE file system changes behind the kernel's back, an overlay's lower
 ///   layers too, and ZFS rolls a dataset back without a notice;
 /// - a path on another file system than the tree's is not watched.
 ///
-/// What it cannot see: stores into a shared `mmap` of a file send no notice until the mapping goes
-/// (`IN_CLOSE_WRITE`), though the file's times change at the first store to each page. Callers that answer from
-/// what they read bound how long a check is trusted (``FolderWalk``: a second).
+/// What it cannot see: writes that bypass the write calls — stores into a shared `mmap` of a file, asynchronous
+/// I/O (`io_submit`) — send no notice until the file is closed (`IN_CLOSE_WRITE`), though they change the file's
+/// times. Callers that answer from what they read bound how long a check is trusted (``FolderWalk``: a second).
 ///
 /// Linux only: on Apple platforms `kqueue`'s vnode events need an open descriptor per watched file, so `init()`
 /// returns nil there and callers keep checking with `stat`.
 package final class ChangeWatch: Sendable {
-    /// The watch descriptors of one set of paths.
+    /// The watch descriptors of one set of paths, and the epoch they were set in.
     package struct Watched: Sendable {
         let descriptors: [Int32]
+        let epoch: UInt64
     }
 
     private struct State {
         /// Counts the notices read; a moment is its value when taken.
         var generation: UInt64 = 1
-        /// The generation of the last notice of each descriptor that had one.
+        /// The generation of the last notice of each descriptor that had one, this epoch.
         var changed: [Int32: UInt64] = [:]
         /// The generation of the last notice of any descriptor.
         var lastChange: UInt64 = 0
-        /// Every watch reads as changed since this generation (the queue overflowed, `changed` was reset, or the
-        /// mount table changed).
-        var everythingChanged: UInt64 = 0
-        /// Descriptors whose watch the kernel removed (`IN_IGNORED`) or whose file system went (`IN_UNMOUNT`): the
-        /// kernel does not give their numbers out again soon (they count up), and a set holding one never vouches.
+        /// Descriptors whose watch the kernel removed (`IN_IGNORED`) or whose file system went (`IN_UNMOUNT`) this
+        /// epoch: a set holding one cannot be given a moment, and must be watched anew.
         var dropped: Set<Int32> = []
-        /// Reading the queue failed: nothing is vouched for any more.
+        /// Bumped when notices may have been lost (the queue overflowed: the kernel's notices of dropped watches
+        /// too) or the mount table changed (nothing is sent when a folder is mounted over): every set watched
+        /// before vouches for nothing and must be watched anew. Watching a path again keeps a live watch's
+        /// descriptor and gives a dropped one a new one.
+        var epoch: UInt64 = 1
+        /// Reading the queue failed: nothing is vouched for or watched any more.
         var broken = false
+
+        mutating func startEpoch() {
+            epoch += 1
+            changed.removeAll()
+            dropped.removeAll()
+        }
     }
 
-    /// Past this many descriptors with notices, their table is reset and every watch reads as changed once.
+    /// Past this many descriptors with notices, or dropped, a new epoch starts (every set must be watched anew):
+    /// the tables stay bounded in a server whose files keep changing.
     static let changedLimit = 65_536
 
     private let descriptor: Int32
@@ -127,12 +138,15 @@ package final class ChangeWatch: Sendable {
     /// kernel's back (``seesEveryChange(under:)``), or a path is gone, on another file system than the tree's (a
     /// mount inside it), or past `fs.inotify.max_user_watches`. Watching a path already watched costs nothing more.
     ///
-    /// A watch vouches only for what happens after it is set: take a ``moment()`` after this returns, check the
-    /// paths as they are, and from then on ``isUnchanged(_:since:)`` with that moment says whether to check again.
+    /// A watch vouches only for what happens after it is set: take a ``moment(for:)`` after this returns, check
+    /// the paths as they are, and from then on ``isUnchanged(_:since:)`` with that moment says whether to check
+    /// again. The epoch is read before any path is watched: a new epoch starting meanwhile makes the set stale.
     /// Blocking (a system call per path): for many paths, call it off the cooperative pool.
     package func watch(_ paths: [String], under tree: String) -> Watched? {
         #if os(Linux)
-            guard Self.seesEveryChange(under: tree), let device = FileStatus(path: tree)?.device else { return nil }
+            guard Self.seesEveryChange(under: tree), let device = FileStatus(path: tree)?.device,
+                let epoch = state.withLock({ $0.broken ? nil : $0.epoch })
+            else { return nil }
             var descriptors: [Int32] = []
             descriptors.reserveCapacity(paths.count)
             for path in paths {
@@ -143,37 +157,40 @@ package final class ChangeWatch: Sendable {
                 guard watch >= 0 else { return nil }
                 descriptors.append(watch)
             }
-            return Watched(descriptors: descriptors)
+            return Watched(descriptors: descriptors, epoch: epoch)
         #else
             return nil
         #endif
     }
 
     /// Now, after every notice queued so far has been read: a change made after this returns reads as a change
-    /// since it.
-    package func moment() -> UInt64 {
+    /// since it. Nil when `watched` cannot vouch from now on (a watch of it was dropped, it was set in an earlier
+    /// epoch, or the queue cannot be read): watch its paths anew. A drop after the moment reads as a change.
+    package func moment(for watched: Watched) -> UInt64? {
         state.withLock { state in
             drain(&state)
+            guard !state.broken, watched.epoch == state.epoch,
+                state.dropped.isEmpty || !watched.descriptors.contains(where: state.dropped.contains)
+            else { return nil }
             return state.generation
         }
     }
 
-    /// Whether any of `watched`'s watches was dropped by the kernel: it must be watched anew to vouch again.
-    package func isDropped(_ watched: Watched) -> Bool {
-        state.withLock { state in
-            drain(&state)
-            return state.broken || watched.descriptors.contains(where: state.dropped.contains)
-        }
-    }
+    /// How many epochs have started (``moment(for:)``): a change of the mount table anywhere starts one.
+    package var epoch: UInt64 { state.withLock { $0.epoch } }
 
-    /// Whether no notice came for `watched` after `moment` (from ``moment()``; 0 vouches for nothing), none of its
-    /// watches was dropped, and the mount table did not change. Reads the queue first, so a change whose system
-    /// call has returned is seen. Costs a `poll` and a `read` that find nothing while nothing changes.
+    /// Starts a new epoch, as a lost notice or a mount does: for tests of what a watch's user does then, which
+    /// cannot make the process's queue overflow while other tests keep reading it.
+    package func startEpoch() { state.withLock { $0.startEpoch() } }
+
+    /// Whether no notice came for `watched` after `moment` (from ``moment(for:)``; 0 vouches for nothing) and no
+    /// new epoch started. Reads the queue first, so a change whose system call has returned is seen. Costs a `poll`
+    /// and a `read` that find nothing while nothing changes; the descriptors are looked at only when something,
+    /// somewhere, changed since `moment`.
     package func isUnchanged(_ watched: Watched, since moment: UInt64) -> Bool {
         state.withLock { state in
             drain(&state)
-            guard moment > 0, !state.broken, state.everythingChanged <= moment else { return false }
-            if !state.dropped.isEmpty, watched.descriptors.contains(where: state.dropped.contains) { return false }
+            guard moment > 0, !state.broken, watched.epoch == state.epoch else { return false }
             guard state.lastChange > moment else { return true }
             return watched.descriptors.allSatisfy { (state.changed[$0] ?? 0) <= moment }
         }
@@ -194,7 +211,7 @@ package final class ChangeWatch: Sendable {
                 // The poll itself takes note: the next one reports only a later change of the table.
                 state.generation += 1
                 state.lastChange = state.generation
-                state.everythingChanged = state.generation
+                state.startEpoch()
             }
             let headerSize = MemoryLayout<inotify_event>.size
             withUnsafeTemporaryAllocation(byteCount: 16 << 10, alignment: 8) { buffer in
@@ -212,7 +229,7 @@ package final class ChangeWatch: Sendable {
                         state.generation += 1
                         state.lastChange = state.generation
                         if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                            state.everythingChanged = state.generation
+                            state.startEpoch()
                         } else {
                             state.changed[event.wd] = state.generation
                             if event.mask & (UInt32(IN_IGNORED) | UInt32(IN_UNMOUNT)) != 0 {
@@ -221,14 +238,8 @@ package final class ChangeWatch: Sendable {
                         }
                         offset += headerSize + Int(event.len)
                     }
-                    if state.changed.count > Self.changedLimit {
-                        state.changed.removeAll()
-                        state.everythingChanged = state.generation
-                    }
-                    if state.dropped.count > Self.changedLimit {
-                        // Forgetting dropped descriptors would let them vouch: nothing does any more.
-                        state.broken = true
-                        return
+                    if state.changed.count > Self.changedLimit || state.dropped.count > Self.changedLimit {
+                        state.startEpoch()
                     }
                 }
             }

@@ -4,8 +4,9 @@ import Testing
 
 /// The kernel's change notices on this machine (Linux `inotify`), attacked as a server relying on them would be:
 /// every way of changing a watched file or folder must read as a change at once (the system call has returned),
-/// reading must not, and whatever the watch cannot vouch for reads as changed.
-@Suite struct ChangeWatchTests {
+/// reading must not, and whatever the watch cannot vouch for reads as changed. One test at a time: a mount, which
+/// one of them makes, starts a new epoch for every watch in the process.
+@Suite(.serialized) struct ChangeWatchTests {
     let folder: URL
     /// Whether this machine's temporary folder is on a file system the watch trusts (not so on overlayfs, as in
     /// a container's default `/tmp`).
@@ -26,7 +27,7 @@ import Testing
     func makeWatch() throws -> (ChangeWatch, ChangeWatch.Watched, UInt64) {
         let changes = try #require(ChangeWatch())
         let watched = try #require(changes.watch([folder.path, path("sub"), path("sub/one.txt")], under: folder.path))
-        return (changes, watched, changes.moment())
+        return (changes, watched, try #require(changes.moment(for: watched)))
     }
 
     #if os(Linux)
@@ -93,9 +94,11 @@ import Testing
                 #expect(watch.isUnchanged(watched, since: moment), "\(name): after reading")
                 try change()
                 #expect(!watch.isUnchanged(watched, since: moment), "\(name)")
-                // A later moment vouches again, unless the kernel dropped a watch: the replaced file's.
-                #expect(watch.isUnchanged(watched, since: watch.moment()) == !replacesAWatchedFile, "\(name)")
-                #expect(watch.isDropped(watched) == replacesAWatchedFile, "\(name)")
+                // A later moment vouches again, unless the kernel dropped a watch (the replaced file's): then there
+                // is none, and the paths must be watched anew.
+                let later = watch.moment(for: watched)
+                #expect((later == nil) == replacesAWatchedFile, "\(name)")
+                if let later { #expect(watch.isUnchanged(watched, since: later), "\(name)") }
             }
         }
 
@@ -119,22 +122,23 @@ import Testing
             // A deleted file: its watch is gone, and no later moment vouches for a set that held it.
             try FileManager.default.removeItem(atPath: path("sub/one.txt"))
             #expect(!changes.isUnchanged(watched, since: moment))
-            #expect(!changes.isUnchanged(watched, since: changes.moment()))
-            #expect(changes.isDropped(watched))
+            #expect(changes.moment(for: watched) == nil)
             try Data("one".utf8).write(to: folder.appendingPathComponent("sub/one.txt"))
             let again = try #require(
                 changes.watch([folder.path, path("sub"), path("sub/one.txt")], under: folder.path))
-            #expect(changes.isUnchanged(again, since: changes.moment()), "watched anew, it vouches again")
+            let renewed = try #require(changes.moment(for: again), "watched anew, it vouches again")
+            #expect(changes.isUnchanged(again, since: renewed))
             // A moment of 0: nothing was ever checked.
             #expect(!changes.isUnchanged(watched, since: 0))
             // A path that is gone, or on another file system (a mount inside the tree), is not watched.
             #expect(changes.watch([path("missing")], under: folder.path) == nil)
             #expect(changes.watch(["/proc/self"], under: folder.path) == nil)
-            // A queue that overflowed: every watch reads as changed, not only the ones whose notices were lost.
+            // A queue that overflowed (notices of dropped watches may be among those lost): every set watched before
+            // reads as changed and has no moment; watched anew, it vouches again.
             let other = try #require(ChangeWatch())
             let quiet = try #require(other.watch([path("sub/one.txt")], under: folder.path))
             let busy = try #require(other.watch([folder.path], under: folder.path))
-            let overflowMoment = other.moment()
+            let overflowMoment = try #require(other.moment(for: quiet))
             let limit =
                 (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
                 .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
@@ -142,7 +146,9 @@ import Testing
             for index in 0...limit { close(open(path("f\(index)"), O_CREAT | O_WRONLY, 0o644)) }
             #expect(!other.isUnchanged(busy, since: overflowMoment))
             #expect(!other.isUnchanged(quiet, since: overflowMoment), "an overflow vouches for nothing")
-            #expect(other.isUnchanged(quiet, since: other.moment()))
+            #expect(other.moment(for: quiet) == nil)
+            let quietAgain = try #require(other.watch([path("sub/one.txt")], under: folder.path))
+            #expect(other.isUnchanged(quietAgain, since: try #require(other.moment(for: quietAgain))))
         }
 
         /// A folder mounted over, or unmounted, sends no notice of its own: the mount table's change reads as a
@@ -164,9 +170,11 @@ import Testing
             let (changes, watched, moment) = try makeWatch()
             guard try run("/bin/mount", ["--bind", other.path, path("sub")]) else { return }
             #expect(!changes.isUnchanged(watched, since: moment), "mounted over")
-            let mounted = changes.moment()
+            #expect(changes.moment(for: watched) == nil, "to be watched anew")
+            let remounted = try #require(changes.watch([folder.path, path("sub")], under: folder.path))
+            let mounted = try #require(changes.moment(for: remounted))
             #expect(try run("/bin/umount", [path("sub")]))
-            #expect(!changes.isUnchanged(watched, since: mounted), "unmounted")
+            #expect(!changes.isUnchanged(remounted, since: mounted), "unmounted")
         }
 
         @Test func aTreeOnAFileSystemThatChangesBehindTheKernelsBackIsNotWatched() throws {

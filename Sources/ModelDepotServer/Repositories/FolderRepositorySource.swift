@@ -88,7 +88,7 @@ struct FolderRepositorySource: RepositorySource {
         if let remembered, remembered.reachedDirectly, remembered.settled, isStillWatched(remembered) {
             snapshot = remembered.snapshot
         } else if let remembered, remembered.reachedDirectly, remembered.settled,
-            await isLinkFreeAndCurrent(remembered, namespace, id.name)
+            await isLinkFreeAndCurrent(remembered, id: id)
         {
             snapshot = remembered.snapshot
         } else {
@@ -135,15 +135,25 @@ struct FolderRepositorySource: RepositorySource {
     }
 
     /// The `stat` check of a remembered walk of a folder reached without links; when it passes, the walk's watch
-    /// vouches for it again from the moment the check began. A walk whose watch the kernel dropped (a file
-    /// deleted, its file system unmounted and mounted again) fails it, to be walked and watched anew.
-    private func isLinkFreeAndCurrent(_ walk: FolderWalk, _ namespace: String, _ name: String) async -> Bool {
+    /// vouches for it again from the moment the check began, or, when that watch can never vouch again (the kernel
+    /// dropped one of its watches, or a new epoch started), the walk is watched anew.
+    private func isLinkFreeAndCurrent(_ walk: FolderWalk, id: RepoID) async -> Bool {
+        guard let namespace = id.namespace else { return false }
         lastWalks.statChecks.withLock { $0 += 1 }
-        if let watch = walk.watch, watch.isDropped { return false }
         let moment = walk.watch?.moment()
         let started = now()
-        guard isLinkFree(namespace, name), await walk.isCurrent() else { return false }
-        if let moment { walk.watch?.checked(at: moment, time: started) }
+        guard isLinkFree(namespace, id.name), await walk.isCurrent() else { return false }
+        if let watch = walk.watch {
+            if let moment {
+                watch.checked(at: moment, time: started)
+            } else if let renewed = await self.watch(walk, id: id) {
+                let rewatched = FolderWalk(walk, watch: renewed)
+                // Unless a newer walk took its place meanwhile.
+                lastWalks.walks.withLock { walks in
+                    if walks[id] === walk { walks[id] = rewatched }
+                }
+            }
+        }
         return true
     }
 
@@ -207,7 +217,7 @@ struct FolderRepositorySource: RepositorySource {
         let armed = { @Sendable () -> FolderWalk.Watch? in
             guard let watched = changes.watch(paths, under: root.realPath) else { return nil }
             let watch = FolderWalk.Watch(changes: changes, watched: watched)
-            let moment = watch.moment()
+            guard let moment = watch.moment() else { return nil }
             let started = self.now()
             guard self.isLinkFree(namespace, id.name), walk.check() else { return nil }
             watch.checked(at: moment, time: started)

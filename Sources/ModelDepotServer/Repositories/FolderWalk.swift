@@ -63,6 +63,17 @@ final class FolderWalk: Sendable {
         settled = latest < started - Self.settleTime
     }
 
+    /// The same walk under a new watch.
+    init(_ walk: FolderWalk, watch: Watch) {
+        snapshot = walk.snapshot
+        folder = walk.folder
+        reachedDirectly = walk.reachedDirectly
+        folders = walk.folders
+        links = walk.links
+        settled = walk.settled
+        self.watch = watch
+    }
+
     /// Whether the disk still holds exactly what the walk found; off the cooperative pool for a big repository.
     func isCurrent() async -> Bool {
         guard folders.count + links.count + snapshot.files.count > Self.inlineCheckLimit else { return check() }
@@ -114,12 +125,10 @@ extension FolderWalk {
             return changes.isUnchanged(watched, since: last.moment)
         }
 
-        /// Whether the kernel dropped one of the watches (a file deleted, a file system unmounted): this watch
-        /// never vouches again, and the walk must be watched anew.
-        var isDropped: Bool { changes.isDropped(watched) }
-
-        /// Take before a check, with the time; hand both to ``checked(at:time:)`` when it passes.
-        func moment() -> UInt64 { changes.moment() }
+        /// Take before a check, with the time; hand both to ``checked(at:time:)`` when it passes. Nil when this
+        /// watch can never vouch again (the kernel dropped one of its watches, or a new epoch started: a file
+        /// deleted, a file system mounted or unmounted, notices lost): the walk must be watched anew.
+        func moment() -> UInt64? { changes.moment(for: watched) }
 
         /// A check that began at `moment` and `time` found the disk as the walk did.
         func checked(at moment: UInt64, time: ContinuousClock.Instant) {
