@@ -66,12 +66,18 @@ extension HubClient {
         waitListener?(wait)
     }
 
+    /// The body, whole. A read stopped because the caller's task was cancelled (a download paused while it was
+    /// listing files) stays a cancellation: called a network failure, it would be retried and shown as a failed
+    /// download instead of a paused one.
     static func collect(_ body: TransportBody, limit: Int, url: URL) async throws -> [UInt8] {
         do {
             return try await body.collect(limit: limit, from: url)
         } catch let error as ModelDepotError {
             throw error
+        } catch let error as CancellationError {
+            throw error
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             throw ModelDepotError(.network, "The answer from \(url) was cut off: \(error).", underlying: error)
         }
     }

@@ -144,8 +144,12 @@ package final class ChangeWatch: Sendable {
     /// Blocking (a system call per path): for many paths, call it off the cooperative pool.
     package func watch(_ paths: [String], under tree: String) -> Watched? {
         #if os(Linux)
-            guard Self.seesEveryChange(under: tree), let device = FileStatus(path: tree)?.device,
-                let epoch = state.withLock({ $0.broken ? nil : $0.epoch })
+            // The epoch after what is queued: a mount or an overflow already behind us does not make the set stale.
+            let current = state.withLock { state -> UInt64? in
+                drain(&state)
+                return state.broken ? nil : state.epoch
+            }
+            guard let epoch = current, Self.seesEveryChange(under: tree), let device = FileStatus(path: tree)?.device
             else { return nil }
             var descriptors: [Int32] = []
             descriptors.reserveCapacity(paths.count)

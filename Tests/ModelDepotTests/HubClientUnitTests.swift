@@ -37,6 +37,25 @@ import Testing
         #expect(error(429, [("Retry-After", "7")], "").retryAfter == .seconds(7))
     }
 
+    /// A listing whose reading is stopped by the caller's cancellation (a pause while planning) is a cancellation,
+    /// not an answer cut off by the network: the download shows as paused, not failed. Another error while reading
+    /// is the network's.
+    @Test func aBodyStoppedByCancellationStaysACancellation() async throws {
+        let cancelled = TransportBody(makeNext: { { throw CancellationError() } })
+        await #expect(throws: CancellationError.self) {
+            _ = try await HubClient.collect(cancelled, limit: 1 << 20, url: Self.url)
+        }
+        struct Reset: Error {}
+        let reset = TransportBody(makeNext: { { throw Reset() } })
+        let task = Task { try await HubClient.collect(reset, limit: 1 << 20, url: Self.url) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        let error = await #expect(throws: ModelDepotError.self) {
+            _ = try await HubClient.collect(reset, limit: 1 << 20, url: Self.url)
+        }
+        #expect(error?.code == .network)
+    }
+
     @Test func linkHeadersGiveTheNextPage() {
         let base = URL(string: "http://h/api/models/a/b/tree/main")!
         #expect(

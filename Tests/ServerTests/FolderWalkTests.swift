@@ -181,23 +181,25 @@ import Testing
     /// A watch that can never vouch again (here: a new epoch, as after the process's queue of notices overflowed
     /// when a file system was unmounted under thousands of watches, or a mount) brings one `stat` check; when it
     /// passes, the walk is watched anew instead of being checked by `stat` from then on. (`ChangeWatchTests` makes
-    /// the queue overflow; here other tests keep reading the process's queue, so the epoch is started directly.)
+    /// a queue overflow; this test starts the epoch of a watch of its own directly, leaving the process's watch,
+    /// which the other tests here use, alone.)
     @Test(.enabled(if: watchable)) func aWalkWhoseWatchCanNoLongerVouchIsWatchedAnew() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
         try Self.write("{}", to: root.path("acme/tiny/config.json"))
+        let changes = try #require(ChangeWatch())
         let source = FolderRepositorySource(
             root: root.url, index: HashIndex(storePath: nil), logger: Self.logger, wallClock: Self.anHourLater,
-            now: StepClock().now)
+            now: StepClock().now, changes: changes)
         let first = try await Self.served(source)
         let checksBefore = source.statChecks
-        try #require(ChangeWatch.shared).startEpoch()
+        changes.startEpoch()
         #expect(try await Self.served(source) == first)
         #expect(source.statChecks > checksBefore, "checked by `stat` once the watch could not vouch")
-        let epoch = Epoch()
+        let epoch = changes.epoch
         let checks = source.statChecks
         for _ in 0..<3 { #expect(try await Self.served(source) == first) }
-        #expect(source.statChecks == checks || epoch.moved, "watched anew: no `stat` check since")
+        #expect(source.statChecks == checks || changes.epoch != epoch, "watched anew: no `stat` check since")
         #expect(source.walks == 1)
     }
 

@@ -27,7 +27,8 @@ struct FolderRepositorySource: RepositorySource {
     let type: RepoType
     /// The last walk of each repository.
     private let lastWalks = LastWalks()
-    /// The kernel's notices of changes under the root, where it gives them; nil elsewhere (checks by `stat`).
+    /// The kernel's notices of changes under the root, where it gives them (the process's watch; a test may give
+    /// one of its own); nil elsewhere (checks by `stat`).
     private let changes: ChangeWatch?
     /// The wall clock, in nanoseconds since 1970, that says whether a walk is settled (``FolderWalk``).
     let wallClock: @Sendable () -> Int64
@@ -43,10 +44,11 @@ struct FolderRepositorySource: RepositorySource {
     init(
         root: URL, index: HashIndex, type: RepoType = .model, logger: Logger,
         wallClock: @escaping @Sendable () -> Int64 = FolderRepositorySource.now,
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        changes: ChangeWatch? = ChangeWatch.shared
     ) {
         self.root = ServedFolder(root, logger: logger)
-        changes = ChangeWatch.seesEveryChange(under: self.root.realPath) ? ChangeWatch.shared : nil
+        self.changes = ChangeWatch.seesEveryChange(under: self.root.realPath) ? changes : nil
         self.index = index
         self.type = type
         self.wallClock = wallClock
@@ -128,7 +130,8 @@ struct FolderRepositorySource: RepositorySource {
     }
 
     /// Whether the kernel vouches that nothing `walk` read changed since a check found it as it was, and the root
-    /// is still the folder it was at start (a folder above the root is not watched): one `stat` and one `read`.
+    /// is still the folder it was at start (a folder above the root is not watched): a `stat`, a `poll` and a
+    /// `read`.
     private func isStillWatched(_ walk: FolderWalk) -> Bool {
         guard let watch = walk.watch else { return false }
         return root.isStillItself() && watch.isUnchanged(now: now())
@@ -146,9 +149,10 @@ struct FolderRepositorySource: RepositorySource {
         if let watch = walk.watch {
             if let moment {
                 watch.checked(at: moment, time: started)
-            } else if let renewed = await self.watch(walk, id: id) {
-                let rewatched = FolderWalk(walk, watch: renewed)
-                // Unless a newer walk took its place meanwhile.
+            } else {
+                // Watched anew; when that fails (a mount inside the tree, no watches left), checked by `stat` from
+                // now on rather than trying again on every request. Unless a newer walk took its place meanwhile.
+                let rewatched = FolderWalk(walk, watch: await self.watch(walk, id: id))
                 lastWalks.walks.withLock { walks in
                     if walks[id] === walk { walks[id] = rewatched }
                 }

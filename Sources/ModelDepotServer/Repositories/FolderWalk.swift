@@ -63,8 +63,8 @@ final class FolderWalk: Sendable {
         settled = latest < started - Self.settleTime
     }
 
-    /// The same walk under a new watch.
-    init(_ walk: FolderWalk, watch: Watch) {
+    /// The same walk under a new watch, or none.
+    init(_ walk: FolderWalk, watch: Watch?) {
         snapshot = walk.snapshot
         folder = walk.folder
         reachedDirectly = walk.reachedDirectly
