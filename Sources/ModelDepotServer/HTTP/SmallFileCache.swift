@@ -10,10 +10,9 @@ import Synchronization
 ///
 /// Bytes are kept only for a file whose ``ServedFile/stamp`` a source vouches for on every request
 /// (``FolderRepositorySource``: by `stat`, or by the kernel's change notices between checks), and given out only
-/// while that stamp is unchanged. They are kept only when read
-/// ``FolderWalk/settleTime`` or more after the file last changed, and when the file's stamp was the same before
-/// and after the read: a later change then always leaves another status-change time, however coarse the file
-/// system's clock (the reasoning of ``FolderWalk``).
+/// while that stamp is unchanged. They are kept only when read ``FolderWalk/settleTime`` or more after the file last
+/// changed, and when the file's stamp was the same before and after the read: a later change then always leaves
+/// another status-change time, however coarse the file system's clock (the reasoning of ``FolderWalk``).
 final class SmallFileCache: Sendable {
     /// Files up to this size are kept.
     static let largestFile = 64 << 10

@@ -116,10 +116,10 @@ struct FolderRepositorySource: RepositorySource {
         // and replaced by a link keeps its files' stamps.
         if type == self.type, let revision, HubEncoding.isGitID(revision), let namespace = id.namespace,
             let walk = lastWalks.walks.withLock({ $0[id] }), walk.snapshot.commit == revision, walk.reachedDirectly,
-            walk.snapshot.file(at: path) != nil
+            let file = walk.snapshot.file(at: path)
         {
             if walk.settled, isStillWatched(walk) { return walk.snapshot }
-            if let file = walk.snapshot.file(at: path), let stamp = file.stamp,
+            if let stamp = file.stamp,
                 let status = FileStatus(path: file.diskPath, followingLinks: false), status.kind == .file,
                 FileStamp(status) == stamp, isLinkFree(namespace, id.name)
             {
@@ -199,11 +199,7 @@ struct FolderRepositorySource: RepositorySource {
         var walk = FolderWalk(
             snapshot: snapshot, folder: folder, reachedDirectly: reachedDirectly, folders: found.folders,
             links: found.links, started: started)
-        if let watch = await self.watch(walk, id: id) {
-            walk = FolderWalk(
-                snapshot: snapshot, folder: folder, reachedDirectly: reachedDirectly, folders: found.folders,
-                links: found.links, started: started, watch: watch)
-        }
+        if let watch = await self.watch(walk, id: id) { walk = FolderWalk(walk, watch: watch) }
         lastWalks.walks.withLock { $0[id] = walk }
         lastWalks.count.withLock { $0 += 1 }
         return snapshot

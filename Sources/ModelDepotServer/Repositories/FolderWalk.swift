@@ -49,14 +49,14 @@ final class FolderWalk: Sendable {
     /// - Parameter started: wall-clock nanoseconds since 1970 taken before the walk read anything.
     init(
         snapshot: RepoSnapshot, folder: String, reachedDirectly: Bool, folders: [Folder], links: [Link],
-        started: Int64, watch: Watch? = nil
+        started: Int64
     ) {
         self.snapshot = snapshot
         self.folder = folder
         self.reachedDirectly = reachedDirectly
         self.folders = folders
         self.links = links
-        self.watch = watch
+        watch = nil
         let latest = max(
             folders.map(\.stamp.latestChange).max() ?? .min,
             snapshot.files.compactMap(\.stamp?.latestChange).max() ?? .min)
