@@ -374,6 +374,8 @@ let package = Package(
                 // HubRouterTests: the mirror's router without a socket.
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // HubFastPathTests: a request with a foreign Host, sent to the responders without a socket.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
     ],

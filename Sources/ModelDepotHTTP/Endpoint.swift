@@ -66,7 +66,7 @@ extension Parameters {
     }
 
     /// Whether `path` is non-empty segments joined by single slashes, none holding `%`.
-    static func isPlainPath(_ path: Substring.UTF8View) -> Bool {
+    package static func isPlainPath(_ path: Substring.UTF8View) -> Bool {
         var previous = UInt8(ascii: "/")
         for byte in path {
             if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: "/") && previous == byte) { return false }

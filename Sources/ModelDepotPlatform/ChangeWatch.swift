@@ -205,18 +205,30 @@ package final class ChangeWatch: Sendable {
     private func drain(_ state: inout State) {
         #if os(Linux)
             guard !state.broken else { return }
-            var mountTable = pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)
-            let polled = poll(&mountTable, 1, 0)
-            if polled < 0 && errno != EINTR {
+            // One `poll` for both: a change of the mount table, and notices waiting in the queue (the queue is
+            // read only then: most requests find nothing, and a `read` that says so is a second system call).
+            let polled = withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 2) {
+                descriptors -> (mountsChanged: Bool, noticesWaiting: Bool)? in
+                descriptors[0] = pollfd(fd: mounts, events: Int16(POLLPRI), revents: 0)
+                descriptors[1] = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                while poll(descriptors.baseAddress, 2, 0) < 0 {
+                    guard errno == EINTR else { return nil }
+                }
+                let queue = Int32(descriptors[1].revents)
+                guard queue & (POLLERR | POLLNVAL) == 0 else { return nil }
+                return (descriptors[0].revents != 0, queue & POLLIN != 0)
+            }
+            guard let (mountsChanged, noticesWaiting) = polled else {
                 state.broken = true
                 return
             }
-            if polled > 0 {
+            if mountsChanged {
                 // The poll itself takes note: the next one reports only a later change of the table.
                 state.generation += 1
                 state.lastChange = state.generation
                 state.startEpoch()
             }
+            guard noticesWaiting else { return }
             let headerSize = MemoryLayout<inotify_event>.size
             withUnsafeTemporaryAllocation(byteCount: 16 << 10, alignment: 8) { buffer in
                 while true {

@@ -8,9 +8,9 @@ import Testing
 
 @testable import ModelDepotServer
 
-/// The Hub's URL grammar on the mirror's router, without a socket (HummingbirdTesting): one- and two-segment
-/// repository ids, names that are also keywords or the mirror's own paths, `%2F` inside a segment, 405 with
-/// `Allow` and the Hub's 404 for what no route answers.
+/// The Hub's URL grammar on the mirror's responder (``HubFastPath`` in front of the router), without a socket
+/// (HummingbirdTesting): one- and two-segment repository ids, names that are also keywords or the mirror's own
+/// paths, `%2F` inside a segment, 405 with `Allow` and the Hub's 404 for what no route answers.
 @Suite struct HubRouterTests {
     static let layout: [String: String] = [
         "acme/tiny/config.json": #"{"a": 1}"#, "acme/tiny/sub/dir/a.txt": "deep\n",
@@ -30,7 +30,8 @@ import Testing
         if mountsUI {
             server.mount("/ui") { group in group.get("") { _, _ in "dashboard" } }
         }
-        try await Application(router: server.makeRouter()).test(.router, body)
+        // What `serve` answers with: the fast path in front of the router.
+        try await Application(responder: server.makeResponder()).test(.router, body)
     }
 
     static func text(_ response: TestResponse) -> String { String(buffer: response.body) }

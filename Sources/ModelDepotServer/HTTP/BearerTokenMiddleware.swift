@@ -10,6 +10,12 @@ struct BearerTokenMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
+        try check(request)
+        return try await next(request, context)
+    }
+
+    /// Throws the 401 refusal unless the request carries the token.
+    func check(_ request: Request) throws {
         guard Self.authorized(request, token: token) else {
             throw request.headers[.authorization] == nil
                 ? HubServerError(
@@ -17,7 +23,6 @@ struct BearerTokenMiddleware: RouterMiddleware {
                     message: "Authentication required: this mirror needs a token (HF_TOKEN).", commit: nil)
                 : HubServerError.unauthorized
         }
-        return try await next(request, context)
     }
 
     /// Constant-time comparison of the bearer token, so timing does not leak how much of a guess was right.

@@ -12,9 +12,14 @@ struct HostCheckMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
+        try check(request)
+        return try await next(request, context)
+    }
+
+    /// Throws the 421 refusal unless the request's `Host` is one of the mirror's names.
+    func check(_ request: Request) throws {
         guard allowedHosts.allows(request.head.authority) else {
             throw AllowedHosts.refusal(request.head.authority ?? "")
         }
-        return try await next(request, context)
     }
 }

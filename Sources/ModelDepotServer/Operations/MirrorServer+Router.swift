@@ -29,11 +29,15 @@ extension MirrorServer {
     /// balancers by any name), then the `Host` check (a mirror without a token), the mounted groups, the token
     /// check, the Hub's routes, and last the 405 for a method a path does not take.
     func makeRouter() -> Router<MirrorRequestContext> {
+        makeRouter(endpoints: endpoints)
+    }
+
+    private func makeRouter(endpoints: HubEndpoints) -> Router<MirrorRequestContext> {
         let router = Router(context: MirrorRequestContext.self)
-        router.add(middleware: MirrorAccessLog(logger: logger, metrics: metrics, clients: clients))
+        router.add(middleware: accessLog)
         router.add(middleware: HubErrors(logger: logger).middleware)
         router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
-        if token == nil { router.add(middleware: HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts))) }
+        if let hostCheck { router.add(middleware: hostCheck) }
         for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }
         // The OCI registry's read side checks the token itself: registry clients send it only after a challenge.
         endpoints.addRegistryRoutes(to: router.group("/v2"), artifacts: registryArtifacts)
@@ -43,6 +47,23 @@ extension MirrorServer {
         endpoints.addRoutes(to: router, mountedPrefixes: mounts.map { String($0.prefix.drop { $0 == "/" }) })
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
+    }
+
+    /// The router behind the ``HubFastPath`` for the Hub's two most frequent routes (what `run` serves).
+    func makeResponder() -> MirrorResponder {
+        let endpoints = endpoints
+        let router = makeRouter(endpoints: endpoints)
+        return MirrorResponder(
+            router: router.buildResponder(), fastPath: HubFastPath(routes: router.routes.map(\.path)),
+            endpoints: endpoints, accessLog: accessLog, errors: HubErrors(logger: logger), hostCheck: hostCheck,
+            tokenCheck: token.map { BearerTokenMiddleware(token: $0) })
+    }
+
+    private var accessLog: MirrorAccessLog { MirrorAccessLog(logger: logger, metrics: metrics, clients: clients) }
+
+    /// The `Host` check of a mirror without a token.
+    private var hostCheck: HostCheckMiddleware? {
+        token == nil ? HostCheckMiddleware(allowedHosts: AllowedHosts(extra: allowedHosts)) : nil
     }
 
     /// What answers the Hub's routes, from this server's settings.

@@ -177,7 +177,7 @@ public struct MirrorServer: Sendable {
     )
         async throws
     {
-        let responder = makeRouter().buildResponder()
+        let responder = makeResponder()
         let connections = ConnectionDrain()
         let cap = ConnectionCap(limit: ConnectionCap.limit(requested: maxConnections), logger: logger)
         let http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idleTimeout.wholeNanoseconds))
