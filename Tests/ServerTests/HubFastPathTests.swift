@@ -36,7 +36,8 @@ import Testing
         "/acme/resolve/resolve/main/f.txt", "/acme/resolve/main/f.txt", "/datasets/acme/tiny/resolve/main/config.json",
         "/api/models/acme/tiny/resolve/main/config.json", "/v2/acme/tiny/resolve/main/x", "/xet/acme/resolve/main/x",
         "/-acme/tiny/resolve/main/config.json", "/acme/.git/resolve/main/config.json",
-        "/acme/tiny/resolve/main/.git/config", "/ACME/tiny/resolve/main/config.json", "/a%63me/tiny/resolve/main/config.json",
+        "/acme/tiny/resolve/main/.git/config", "/ACME/tiny/resolve/main/config.json",
+        "/a%63me/tiny/resolve/main/config.json",
         "/api/models/acme/tiny", "/api/models/acme/tree", "/api/models/acme/refs", "/api/models/acme/..",
         "/api/models/acme/tiny/", "/api/models/acme%2Ftiny", "/api/datasets/acme/tiny", "/api/spaces/acme/tiny",
         "/api/models/acme/resolve", "/api/models/ui/tiny", "/api/whoami-v2", "/api/models/gpt2/revision/main",
@@ -88,7 +89,8 @@ import Testing
         let other = try await router.execute(uri: path, method: method, headers: headers)
         #expect(one.status == other.status, "\(method) \(path)")
         #expect(comparable(one.headers) == comparable(other.headers), "\(method) \(path)")
-        #expect(one.body == other.body, "\(method) \(path): \(String(buffer: one.body)) / \(String(buffer: other.body))")
+        #expect(
+            one.body == other.body, "\(method) \(path): \(String(buffer: one.body)) / \(String(buffer: other.body))")
     }
 
     @Test func everyPathOfASmallAlphabetIsAnsweredAsTheRouterAnswersIt() async throws {
