@@ -105,8 +105,13 @@ public struct StorageScreen: Sendable, Equatable, Encodable {
         let detached = pieces.map {
             preview(of: $0.keepingPartials(newerThan: DetachedPrune.partialDownloadAge, now: now), strings: strings)
         }
+        // Named beside the total, as the chart's "Whole cache" bar counts them: the two never seem to disagree.
+        let partialBytes = (pieces?.partialDownloads ?? [])
+            .filter { partial in reports.contains { $0.id == partial.repo && $0.type == partial.type } }
+            .reduce(Int64(0)) { $0 + $1.sizeOnDisk }
         return StorageScreen(
-            rows: rows, totalBytes: total, totalText: strings.total(rows.count, total),
+            rows: rows, totalBytes: total,
+            totalText: strings.total(rows.count, total) + (partialBytes > 0 ? strings.partials(partialBytes) : ""),
             freeSpaceText: free.map(strings.free), cacheFolder: manager.cache.root.path,
             detached: detached
                 ?? PrunePreview(
@@ -239,6 +244,8 @@ public struct StorageScreenStrings: Sendable {
     public var total: @Sendable (Int, _ bytes: Int64) -> String = { count, bytes in
         "\(count == 1 ? "1 repository" : "\(count) repositories"), \(ByteFormat.string(bytes))"
     }
+    /// Follows ``total`` when partial downloads no process works on hold bytes (the chart counts them).
+    public var partials: @Sendable (_ bytes: Int64) -> String = { ", and \(ByteFormat.string($0)) of partial downloads" }
     public var free: @Sendable (Int64) -> String = { "\(ByteFormat.string($0)) free on this disk" }
     public var removes: @Sendable ([String], _ frees: Int64) -> String = { names, bytes in
         guard !names.isEmpty else { return "Nothing to remove." }

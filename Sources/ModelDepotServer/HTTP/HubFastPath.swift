@@ -6,8 +6,10 @@ import ModelDepotHTTP
 /// The two routes most of a fleet's requests take — a model file's `resolve` and a repository's info — read
 /// straight from the path, without the router's trie: with the mirror's 250 routes the trie's walk was 6 % of a
 /// small answer's CPU (issue 63). A path is taken only in the plain shape whose reading cannot differ from the
-/// router's; anything else (a `%`, an empty segment, a trailing slash, a name the mirror uses at the top, a
-/// repository named `resolve`) goes to the router as before. `HubFastPathTests` sends every path of a small
+/// router's, read from the router's own routes; anything else (a `%`, a byte past ASCII, an empty segment, a
+/// trailing slash, a name the mirror uses at the top, a repository named `resolve`, a name the router tries as a
+/// literal such as `xet-read-token`) goes to the router as before. The router is built case-sensitive, as
+/// Hummingbird's default is; a ``RouterOptions`` that changes how it reads paths would need the fast path to follow. `HubFastPathTests` sends every path of a small
 /// alphabet both ways and compares the answers.
 struct HubFastPath: Sendable {
     /// A route the fast path answers. The id's parts are as the path spells them: the answer builds the
@@ -23,41 +25,75 @@ struct HubFastPath: Sendable {
     /// spelled like one of them is the router's to read.
     let topLevelNames: Set<Substring>
     /// The literal second segments of routes whose first segment is a capture (`resolve`, for the repository
-    /// named `resolve`).
+    /// named `resolve`): a name spelled like one is the router's to read.
     let secondLevelNames: Set<Substring>
+    /// Whether the only routes whose first two segments are captures are `/{a}/{b}/resolve/{revision}/**`: then
+    /// a path of that shape whose first segment is no top-level name can be read by no other route.
+    let readsResolve: Bool
+    /// The `{type}` of each `/api/{type}/{a}/{b}` route (`models`…), with the literals the router tries before
+    /// `{a}` and before `{b}` under it (`xet-read-token` is one: `/api/models/acme/xet-read-token` is not the
+    /// repository `acme/xet-read-token` to the router, which tries that literal and does not come back).
+    let infoTypes: [Substring: (owners: Set<Substring>, names: Set<Substring>)]
 
     /// The fast path for a router with these routes; nil when a route's first or second segment is neither a
     /// literal nor a plain capture (a wildcard would make the router's reading of a plain path differ).
     init?(routes: [RouterPath]) {
         var top: Set<Substring> = []
         var second: Set<Substring> = []
-        for path in routes {
-            let parts = path.components.map(\.description)
-            guard let first = parts.first else { continue }
-            switch Self.kind(first) {
-            case .literal: top.insert(Substring(first))
+        var underCaptures: Set<[Kind]> = []
+        var info: [Substring: (owners: Set<Substring>, names: Set<Substring>)] = [:]
+        let parts = routes.map { $0.components.map(\.description) }
+        for path in parts {
+            let kinds = path.map(Self.kind)
+            guard let first = kinds.first else { continue }
+            switch first {
+            case .literal: top.insert(Substring(path[0]))
             case .capture:
-                if parts.count > 1 {
-                    switch Self.kind(parts[1]) {
-                    case .literal: second.insert(Substring(parts[1]))
-                    case .capture: break
-                    case .other: return nil
-                    }
+                guard kinds.count > 1 else { continue }
+                if kinds[1] == .capture {
+                    underCaptures.insert(kinds)
+                } else if kinds[1].isLiteral {
+                    second.insert(Substring(path[1]))
+                } else {
+                    return nil
                 }
-            case .other: return nil
+            case .other, .catchAll: return nil
             }
+            if path.count == 4, path[0] == "api", kinds[1].isLiteral, kinds[2] == .capture, kinds[3] == .capture {
+                info[Substring(path[1])] = ([], [])
+            }
+        }
+        // The literals a path under `/api/{type}/` meets before the info route's captures.
+        for path in parts where path.count > 2 && path[0] == "api" {
+            guard var entry = info[Substring(path[1])] else { continue }
+            if Self.kind(path[2]).isLiteral {
+                entry.owners.insert(Substring(path[2]))
+            } else if path.count > 3, Self.kind(path[3]).isLiteral {
+                entry.names.insert(Substring(path[3]))
+            }
+            info[Substring(path[1])] = entry
         }
         topLevelNames = top
         secondLevelNames = second
+        readsResolve = underCaptures == [[.capture, .capture, .literal("resolve"), .capture, .catchAll]]
+        infoTypes = info
     }
 
-    private enum Kind { case literal, capture, other }
+    private enum Kind: Hashable {
+        case literal(String), capture, catchAll, other
 
-    /// What a router path component's description says it is: `name`, `{name}`, or anything else (`*`, `**`,
+        var isLiteral: Bool {
+            if case .literal = self { return true }
+            return false
+        }
+    }
+
+    /// What a router path component's description says it is: `name`, `{name}`, `**`, or anything else (`*`,
     /// `{name}.json`…).
     private static func kind(_ description: String) -> Kind {
         let special: Set<Character> = ["{", "}", "*", "!", ":"]
-        if !description.isEmpty, !description.contains(where: special.contains) { return .literal }
+        if !description.isEmpty, !description.contains(where: special.contains) { return .literal(description) }
+        if description == "**" { return .catchAll }
         if description.hasPrefix("{"), description.hasSuffix("}"),
             !description.dropFirst().dropLast().contains(where: special.contains)
         {
@@ -68,22 +104,23 @@ struct HubFastPath: Sendable {
 
     /// The route `path` takes here, or nil when the router decides.
     func route(_ method: HTTPRequest.Method, _ path: String) -> Route? {
+        // Plain: non-empty segments joined by single slashes, no `%`, no trailing slash; and ASCII, as the router
+        // splits by `Character` (a `/` followed by a combining mark is one character, not a separator).
         guard method == .get || method == .head, path.utf8.first == UInt8(ascii: "/"),
-            Parameters.isPlainPath(path.utf8.dropFirst())
+            Parameters.isPlainPath(path.utf8.dropFirst()), path.utf8.allSatisfy({ $0 < 0x80 })
         else { return nil }
-        // Plain: non-empty segments joined by single slashes, no `%`, no trailing slash.
         let segments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard segments.count >= 4 else { return nil }
         let first = Substring(segments[0])
         if first == "api" {
-            let kind = Substring(segments[1])
-            guard segments.count == 4, let type = RepoType.allCases.first(where: { $0.apiSegment == kind }) else {
-                return nil
-            }
+            guard segments.count == 4, let names = infoTypes[Substring(segments[1])],
+                !names.owners.contains(Substring(segments[2])), !names.names.contains(Substring(segments[3])),
+                let type = RepoType.allCases.first(where: { $0.apiSegment == Substring(segments[1]) })
+            else { return nil }
             return .info(type, owner: Self.text(segments[2]), name: Self.text(segments[3]))
         }
-        guard segments.count >= 5, !topLevelNames.contains(first), !secondLevelNames.contains(Substring(segments[1])),
-            Substring(segments[2]) == "resolve"
+        guard readsResolve, segments.count >= 5, !topLevelNames.contains(first),
+            !secondLevelNames.contains(Substring(segments[1])), Substring(segments[2]) == "resolve"
         else { return nil }
         return .resolve(
             owner: String(first), name: Self.text(segments[1]), revision: Self.text(segments[3]),

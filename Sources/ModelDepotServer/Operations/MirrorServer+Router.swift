@@ -32,6 +32,7 @@ extension MirrorServer {
         makeRouter(endpoints: endpoints)
     }
 
+    /// Its middleware is replayed by ``MirrorResponder`` for the fast path's routes: add any new one there too.
     private func makeRouter(endpoints: HubEndpoints) -> Router<MirrorRequestContext> {
         let router = Router(context: MirrorRequestContext.self)
         router.add(middleware: accessLog)
