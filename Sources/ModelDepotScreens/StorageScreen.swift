@@ -245,7 +245,9 @@ public struct StorageScreenStrings: Sendable {
         "\(count == 1 ? "1 repository" : "\(count) repositories"), \(ByteFormat.string(bytes))"
     }
     /// Follows ``total`` when partial downloads no process works on hold bytes (the chart counts them).
-    public var partials: @Sendable (_ bytes: Int64) -> String = { ", and \(ByteFormat.string($0)) of partial downloads" }
+    public var partials: @Sendable (_ bytes: Int64) -> String = {
+        ", and \(ByteFormat.string($0)) of partial downloads"
+    }
     public var free: @Sendable (Int64) -> String = { "\(ByteFormat.string($0)) free on this disk" }
     public var removes: @Sendable ([String], _ frees: Int64) -> String = { names, bytes in
         guard !names.isEmpty else { return "Nothing to remove." }

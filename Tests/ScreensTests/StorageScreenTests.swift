@@ -89,7 +89,8 @@ import Testing
             let partial = bar?.pieces.filter { $0.kind == .partial }.map(\.bytes) ?? []
             #expect(partial.reduce(0, +) == 8000, "both partial downloads are charted: \(partial)")
             // The summary names them, so it adds up to the chart's whole cache.
-            #expect(screen.totalText == "1 repository, 1.0 MiB, and 7.8 KiB of partial downloads", "\(screen.totalText)")
+            #expect(
+                screen.totalText == "1 repository, 1.0 MiB, and 7.8 KiB of partial downloads", "\(screen.totalText)")
             let whole = screen.chart?.bars.first { $0.label == "Whole cache" }
             #expect(whole.map { $0.pieces.reduce(0) { $0 + $1.bytes } } == screen.totalBytes + 8000)
         }

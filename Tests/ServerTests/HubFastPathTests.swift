@@ -43,7 +43,8 @@ import Testing
         "/api/models/acme/resolve", "/api/models/ui/tiny", "/api/models/acme/xet-read-token",
         "/api/datasets/acme/xet-write-token", "/api/models/acme/bom", "/api/models/acme/paths-info",
         "/acme/tiny/resolve/main/\u{301}config.json", "/acme/tiny/resolve/main/é.json", "/acme/tiny/resolve/mäin/x",
-        "/acme/tiny/resolve/main/a;b", "/acme/tiny/resolve/main/a\\b", "/acme/tiny/resolve/main/config.json?x=1", "/api/whoami-v2", "/api/models/gpt2/revision/main",
+        "/acme/tiny/resolve/main/a;b", "/acme/tiny/resolve/main/a\\b", "/acme/tiny/resolve/main/config.json?x=1",
+        "/api/whoami-v2", "/api/models/gpt2/revision/main",
         "/acme/tiny/resolve/main/" + String(repeating: "a", count: 200),
     ]
 
