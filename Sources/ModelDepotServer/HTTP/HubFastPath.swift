@@ -30,10 +30,11 @@ struct HubFastPath: Sendable {
     /// Whether the only routes whose first two segments are captures are `/{a}/{b}/resolve/{revision}/**`: then
     /// a path of that shape whose first segment is no top-level name can be read by no other route.
     let readsResolve: Bool
-    /// The `{type}` of each `/api/{type}/{a}/{b}` route (`models`…), with the literals the router tries before
-    /// `{a}` and before `{b}` under it (`xet-read-token` is one: `/api/models/acme/xet-read-token` is not the
-    /// repository `acme/xet-read-token` to the router, which tries that literal and does not come back).
-    let infoTypes: [Substring: (owners: Set<Substring>, names: Set<Substring>)]
+    /// The repository type of each `/api/{type}/{a}/{b}` route by its `{type}` segment (`models`…), with the
+    /// literals the router tries before `{a}` and before `{b}` under it (`xet-read-token` is one:
+    /// `/api/models/acme/xet-read-token` is not the repository `acme/xet-read-token` to the router, which tries
+    /// that literal and does not come back).
+    let infoTypes: [Substring: (type: RepoType, owners: Set<Substring>, names: Set<Substring>)]
 
     /// The fast path for a router with these routes; nil when a route's first or second segment is neither a
     /// literal nor a plain capture (a wildcard would make the router's reading of a plain path differ).
@@ -41,7 +42,7 @@ struct HubFastPath: Sendable {
         var top: Set<Substring> = []
         var second: Set<Substring> = []
         var underCaptures: Set<[Kind]> = []
-        var info: [Substring: (owners: Set<Substring>, names: Set<Substring>)] = [:]
+        var info: [Substring: (type: RepoType, owners: Set<Substring>, names: Set<Substring>)] = [:]
         let parts = routes.map { $0.components.map(\.description) }
         for path in parts {
             let kinds = path.map(Self.kind)
@@ -59,8 +60,10 @@ struct HubFastPath: Sendable {
                 }
             case .other, .catchAll: return nil
             }
-            if path.count == 4, path[0] == "api", kinds[1].isLiteral, kinds[2] == .capture, kinds[3] == .capture {
-                info[Substring(path[1])] = ([], [])
+            if path.count == 4, path[0] == "api", kinds[2] == .capture, kinds[3] == .capture,
+                let type = RepoType.allCases.first(where: { $0.apiSegment == path[1] })
+            {
+                info[Substring(path[1])] = (type, [], [])
             }
         }
         // The literals a path under `/api/{type}/` meets before the info route's captures.
@@ -113,11 +116,10 @@ struct HubFastPath: Sendable {
         guard segments.count >= 4 else { return nil }
         let first = Substring(segments[0])
         if first == "api" {
-            guard segments.count == 4, let names = infoTypes[Substring(segments[1])],
-                !names.owners.contains(Substring(segments[2])), !names.names.contains(Substring(segments[3])),
-                let type = RepoType.allCases.first(where: { $0.apiSegment == Substring(segments[1]) })
+            guard segments.count == 4, let info = infoTypes[Substring(segments[1])],
+                !info.owners.contains(Substring(segments[2])), !info.names.contains(Substring(segments[3]))
             else { return nil }
-            return .info(type, owner: Self.text(segments[2]), name: Self.text(segments[3]))
+            return .info(info.type, owner: Self.text(segments[2]), name: Self.text(segments[3]))
         }
         guard readsResolve, segments.count >= 5, !topLevelNames.contains(first),
             !secondLevelNames.contains(Substring(segments[1])), Substring(segments[2]) == "resolve"
