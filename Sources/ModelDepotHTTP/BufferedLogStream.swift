@@ -49,10 +49,17 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     }
 
     public func write(_ string: String) {
+        writeLine { $0.append(contentsOf: string.utf8) }
+    }
+
+    /// Appends what `build` appends to the unwritten bytes, in one piece: a line assembled in place rather than
+    /// in a string of its own first.
+    func writeLine(_ build: (inout [UInt8]) -> Void) {
         condition.lock()
         while pending.count > limit { condition.wait() }
-        pending.append(contentsOf: string.utf8)
-        appended += string.utf8.count
+        let before = pending.count
+        build(&pending)
+        appended += pending.count - before
         if writerIdle {
             writerIdle = false
             condition.broadcast()
@@ -130,17 +137,33 @@ extension BufferedLogStream {
     public struct Handler: LogHandler {
         public var logLevel: Logger.Level = .info
         public var metadata = Logger.Metadata()
-        public var metadataProvider: Logger.MetadataProvider?
-        private let label: String
-        private let stream: BufferedLogStream
+        /// The rest, in one reference, so that the handler fits in the three words a `Logger` keeps it in without
+        /// a box of its own: setting metadata on a request's copy of a logger (Hummingbird's request id, on every
+        /// request) then copies no boxed handler.
+        private var sink: Sink
+
+        private final class Sink: Sendable {
+            let label: String
+            let stream: BufferedLogStream
+            let metadataProvider: Logger.MetadataProvider?
+
+            init(label: String, stream: BufferedLogStream, metadataProvider: Logger.MetadataProvider?) {
+                self.label = label
+                self.stream = stream
+                self.metadataProvider = metadataProvider
+            }
+        }
 
         public init(
             label: String, stream: BufferedLogStream = .standardError,
             metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
         ) {
-            self.label = label
-            self.stream = stream
-            self.metadataProvider = metadataProvider
+            sink = Sink(label: label, stream: stream, metadataProvider: metadataProvider)
+        }
+
+        public var metadataProvider: Logger.MetadataProvider? {
+            get { sink.metadataProvider }
+            set { sink = Sink(label: sink.label, stream: sink.stream, metadataProvider: newValue) }
         }
 
         public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -151,7 +174,7 @@ extension BufferedLogStream {
         public func log(event: LogEvent) {
             // An access-log line has one key of its own and none from the handler or a provider: no merging.
             var merged = metadata
-            if let provided = metadataProvider?.get(), !provided.isEmpty {
+            if let provided = sink.metadataProvider?.get(), !provided.isEmpty {
                 merged.merge(provided) { _, provided in provided }
             }
             if let explicit = event.metadata, !explicit.isEmpty {
@@ -165,34 +188,48 @@ extension BufferedLogStream {
                 merged["error.message"] = "\(error)"
                 merged["error.type"] = "\(String(reflecting: type(of: error)))"
             }
-            var line = LogTimestamp.now()
-            line.reserveCapacity(line.utf8.count + label.utf8.count + 96)
-            line += " "
-            line += event.level.rawValue
-            if !label.isEmpty {
-                line += " "
-                line += label
+            let timestamp = LogTimestamp.now()
+            let message = event.message.description
+            let label = sink.label
+            sink.stream.writeLine { line in
+                Self.append(timestamp, to: &line)
+                line.append(UInt8(ascii: " "))
+                Self.append(event.level.rawValue, to: &line)
+                if !label.isEmpty {
+                    line.append(UInt8(ascii: " "))
+                    Self.append(label, to: &line)
+                }
+                line.append(UInt8(ascii: ":"))
+                if merged.count == 1, let (key, value) = merged.first {
+                    Self.append(key, value, to: &line)
+                } else {
+                    for (key, value) in merged.sorted(by: { $0.key < $1.key }) { Self.append(key, value, to: &line) }
+                }
+                line.append(contentsOf: " [".utf8)
+                Self.append(event.source, to: &line)
+                line.append(contentsOf: "] ".utf8)
+                Self.append(message, to: &line)
+                line.append(UInt8(ascii: "\n"))
             }
-            line += ":"
-            if merged.count == 1, let (key, value) = merged.first {
-                Self.append(key, value, to: &line)
-            } else {
-                for (key, value) in merged.sorted(by: { $0.key < $1.key }) { Self.append(key, value, to: &line) }
-            }
-            line += " ["
-            line += event.source
-            line += "] "
-            line += event.message.description
-            line += "\n"
-            stream.write(line)
-            if event.level >= .error { stream.flush(within: BufferedLogStream.errorFlushTimeout) }
+            if event.level >= .error { sink.stream.flush(within: BufferedLogStream.errorFlushTimeout) }
         }
 
-        private static func append(_ key: String, _ value: Logger.MetadataValue, to line: inout String) {
-            line += " "
-            line += key
-            line += "="
-            if case .string(let text) = value { line += text } else { line += value.description }
+        /// `text`'s bytes, copied from where they lie (a generic append of its UTF-8 view retained it once more).
+        private static func append(_ text: String, to line: inout [UInt8]) {
+            if text.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) == nil {
+                line.append(contentsOf: text.utf8)
+            }
+        }
+
+        private static func append(_ key: String, _ value: Logger.MetadataValue, to line: inout [UInt8]) {
+            line.append(UInt8(ascii: " "))
+            Self.append(key, to: &line)
+            line.append(UInt8(ascii: "="))
+            if case .string(let text) = value {
+                Self.append(text, to: &line)
+            } else {
+                Self.append(value.description, to: &line)
+            }
         }
     }
 }

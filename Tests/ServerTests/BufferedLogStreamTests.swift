@@ -57,6 +57,26 @@ import Testing
             written.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info"#, options: .regularExpression) != nil)
     }
 
+    /// A metadata provider, given at the start or set later on one copy of a logger, adds its keys to that copy's
+    /// lines only, as `StreamLogHandler`'s does.
+    @Test func aMetadataProviderSetOnOneLoggerAddsItsKeysToItsLinesOnly() throws {
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        let first = Logger(label: "mirror") {
+            BufferedLogStream.Handler(
+                label: $0, stream: stream, metadataProvider: Logger.MetadataProvider { ["trace": "t1"] })
+        }
+        var second = first
+        second.handler.metadataProvider = Logger.MetadataProvider { ["span": "s2"] }
+        first.info("one")
+        second.info("two", metadata: ["ms": "3"])
+        #expect(stream.flush(within: .seconds(30)))
+        try pipe.fileHandleForWriting.close()
+        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map { $0.drop { $0 != " " } }
+        #expect(lines == [" info mirror: trace=t1 [ServerTests] one", " info mirror: ms=3 span=s2 [ServerTests] two"])
+    }
+
     /// Standard error is a pipe nobody reads: a flush returns at its deadline instead of holding the caller, and
     /// once the pipe is read every line arrives, in order.
     @Test func aFlushGivesUpAtItsDeadlineAndNoLineIsLost() throws {

@@ -53,6 +53,12 @@ final class FileRegionHandler: ChannelOutboundHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // With nothing staged no response can carry a marker (a route sets one only after staging its file), so
+        // the part passes unread: looking into every head cost a small answer 17 retains (issue 63).
+        guard sending != nil || !staged.isEmpty else {
+            context.write(data, promise: promise)
+            return
+        }
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.headers.contains(name: Self.markerField):
             let token = head.headers.first(name: Self.markerField).flatMap(UInt64.init)

@@ -3,9 +3,9 @@ import Hummingbird
 import ModelDepotCore
 import ModelDepotHTTP
 
-/// The two routes most of a fleet's requests take — a model file's `resolve` and a repository's info — read
-/// straight from the path, without the router's trie: with the mirror's 250 routes the trie's walk was 6 % of a
-/// small answer's CPU (issue 63). A path is taken only in the plain shape whose reading cannot differ from the
+/// The routes most requests take — a model file's `resolve`, a repository's info and a load balancer's
+/// `/healthz` — read straight from the path, without the router's trie: with the mirror's 250 routes the trie's
+/// walk was 6 % of a small answer's CPU (issue 63). A path is taken only in the plain shape whose reading cannot differ from the
 /// router's, read from the router's own routes; anything else (a `%`, a byte past ASCII, an empty segment, a
 /// trailing slash, a name the mirror uses at the top, a repository named `resolve`, a name the router tries as a
 /// literal such as `xet-read-token`) goes to the router as before. The router is built case-sensitive, as
@@ -19,6 +19,8 @@ struct HubFastPath: Sendable {
         case resolve(owner: String, name: String, revision: String, path: String)
         /// `/api/{models|datasets|spaces}/{owner}/{name}`: a repository's info at `main`.
         case info(RepoType, owner: String, name: String)
+        /// `/healthz`.
+        case health
     }
 
     /// The literal first segments of the router's routes (`api`, `healthz`, `datasets`, a mounted `ui`…): an owner
@@ -35,6 +37,8 @@ struct HubFastPath: Sendable {
     /// `/api/models/acme/xet-read-token` is not the repository `acme/xet-read-token` to the router, which tries
     /// that literal and does not come back).
     let infoTypes: [Substring: (type: RepoType, owners: Set<Substring>, names: Set<Substring>)]
+    /// Whether the router has the route `/healthz`.
+    let readsHealth: Bool
 
     /// The fast path for a router with these routes; nil when a route's first or second segment is neither a
     /// literal nor a plain capture (a wildcard would make the router's reading of a plain path differ).
@@ -80,6 +84,7 @@ struct HubFastPath: Sendable {
         secondLevelNames = second
         readsResolve = underCaptures == [[.capture, .capture, .literal("resolve"), .capture, .catchAll]]
         infoTypes = info
+        readsHealth = parts.contains(["healthz"])
     }
 
     private enum Kind: Hashable {
@@ -109,8 +114,10 @@ struct HubFastPath: Sendable {
     func route(_ method: HTTPRequest.Method, _ path: String) -> Route? {
         // Plain: non-empty segments joined by single slashes, no `%`, no trailing slash; and ASCII, as the router
         // splits by `Character` (a `/` followed by a combining mark is one character, not a separator).
-        guard method == .get || method == .head, path.utf8.first == UInt8(ascii: "/"),
-            Parameters.isPlainPath(path.utf8.dropFirst()), path.utf8.allSatisfy({ $0 < 0x80 })
+        guard method == .get || method == .head else { return nil }
+        if path == "/healthz" { return readsHealth ? .health : nil }
+        guard path.utf8.first == UInt8(ascii: "/"), Parameters.isPlainPath(path.utf8.dropFirst()),
+            path.utf8.allSatisfy({ $0 < 0x80 })
         else { return nil }
         let segments = path.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard segments.count >= 4 else { return nil }

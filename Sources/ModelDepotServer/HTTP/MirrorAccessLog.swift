@@ -14,7 +14,7 @@ struct MirrorAccessLog: RouterMiddleware {
         async throws -> Response
     {
         let started = ContinuousClock.now
-        clients.saw(context.channel.remoteAddress?.ipAddress ?? "unknown")
+        clients.saw(context.channel.remoteAddress)
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - started
         metrics.countRequest(

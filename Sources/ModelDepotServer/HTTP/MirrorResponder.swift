@@ -26,8 +26,11 @@ struct MirrorResponder: HTTPResponder {
         // In the router's order: the access log outermost, errors answered inside it, then the checks.
         return try await accessLog.handle(request, context: context) { request, context in
             do {
-                try hostCheck?.check(request)
-                try tokenCheck?.check(request)
+                // `/healthz` comes before the checks, as behind the router: load balancers ask by any name.
+                if route != .health {
+                    try hostCheck?.check(request)
+                    try tokenCheck?.check(request)
+                }
                 switch route {
                 case .resolve(let owner, let name, let revision, let path):
                     return try await endpoints.resolve(
@@ -36,6 +39,8 @@ struct MirrorResponder: HTTPResponder {
                 case .info(let type, let owner, let name):
                     return try await endpoints.info(
                         type, try RepoID(owner + "/" + name), revision: nil, request: request)
+                case .health:
+                    return HubEndpoints.json(HubEndpoints.healthy)
                 }
             } catch {
                 return errors.answer(error, to: request).response
