@@ -53,7 +53,8 @@ public final class BufferedLogStream: TextOutputStream, @unchecked Sendable {
     }
 
     /// Appends what `build` appends to the unwritten bytes, in one piece: a line assembled in place rather than
-    /// in a string of its own first.
+    /// in a string of its own first. `build` runs under the stream's lock, so it only copies bytes already at
+    /// hand: no caller's code (a `description`), nothing that logs or waits.
     func writeLine(_ build: (inout [UInt8]) -> Void) {
         condition.lock()
         while pending.count > limit { condition.wait() }
@@ -137,9 +138,9 @@ extension BufferedLogStream {
     public struct Handler: LogHandler {
         public var logLevel: Logger.Level = .info
         public var metadata = Logger.Metadata()
-        /// The rest, in one reference, so that the handler fits in the three words a `Logger` keeps it in without
-        /// a box of its own: setting metadata on a request's copy of a logger (Hummingbird's request id, on every
-        /// request) then copies no boxed handler.
+        /// The rest, in one reference, so that the handler fits an existential's three inline words: setting
+        /// metadata on a request's copy of a logger (Hummingbird's request id, on every request) copies the
+        /// logger's storage with the handler in it, and no box of the handler's own besides.
         private var sink: Sink
 
         private final class Sink: Sendable {
@@ -188,6 +189,14 @@ extension BufferedLogStream {
                 merged["error.message"] = "\(error)"
                 merged["error.type"] = "\(String(reflecting: type(of: error)))"
             }
+            // Every value is text before the stream's lock is taken: a value's `description` is the caller's code.
+            var single: (key: String, text: String)?
+            var several: [(key: String, text: String)] = []
+            if merged.count == 1, let (key, value) = merged.first {
+                single = (key, Self.text(value))
+            } else if !merged.isEmpty {
+                several = merged.sorted { $0.key < $1.key }.map { ($0.key, Self.text($0.value)) }
+            }
             let timestamp = LogTimestamp.now()
             let message = event.message.description
             let label = sink.label
@@ -200,11 +209,8 @@ extension BufferedLogStream {
                     Self.append(label, to: &line)
                 }
                 line.append(UInt8(ascii: ":"))
-                if merged.count == 1, let (key, value) = merged.first {
-                    Self.append(key, value, to: &line)
-                } else {
-                    for (key, value) in merged.sorted(by: { $0.key < $1.key }) { Self.append(key, value, to: &line) }
-                }
+                if let single { Self.append(single.key, single.text, to: &line) }
+                for field in several { Self.append(field.key, field.text, to: &line) }
                 line.append(contentsOf: " [".utf8)
                 Self.append(event.source, to: &line)
                 line.append(contentsOf: "] ".utf8)
@@ -221,15 +227,17 @@ extension BufferedLogStream {
             }
         }
 
-        private static func append(_ key: String, _ value: Logger.MetadataValue, to line: inout [UInt8]) {
+        private static func append(_ key: String, _ text: String, to line: inout [UInt8]) {
             line.append(UInt8(ascii: " "))
             Self.append(key, to: &line)
             line.append(UInt8(ascii: "="))
-            if case .string(let text) = value {
-                Self.append(text, to: &line)
-            } else {
-                Self.append(value.description, to: &line)
-            }
+            Self.append(text, to: &line)
+        }
+
+        /// A metadata value as `StreamLogHandler` writes it.
+        private static func text(_ value: Logger.MetadataValue) -> String {
+            if case .string(let text) = value { return text }
+            return value.description
         }
     }
 }

@@ -57,6 +57,42 @@ import Testing
             written.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info"#, options: .regularExpression) != nil)
     }
 
+    /// Values of every kind, an error, an empty label and text past ASCII read as `StreamLogHandler` writes them; and
+    /// the handler fits an existential's three inline words, which is what keeps a request's logger cheap to copy.
+    @Test func everyKindOfValueAnErrorAndAnEmptyLabelReadAsStreamLogHandlersDo() throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "refusé" } }
+        #expect(MemoryLayout<BufferedLogStream.Handler>.size <= 3 * MemoryLayout<Int>.size)
+        let pipe = Pipe()
+        let stream = BufferedLogStream(handle: pipe.fileHandleForWriting)
+        let captured = Captured()
+        for label in ["mirror", ""] {
+            var ours = Logger(label: label) {
+                BufferedLogStream.Handler(label: $0, stream: stream, metadataProvider: nil)
+            }
+            var theirs = Logger(label: label) { StreamLogHandler(label: $0, stream: captured, metadataProvider: nil) }
+            ours[metadataKey: "request"] = .stringConvertible(42)
+            theirs[metadataKey: "request"] = .stringConvertible(42)
+            let metadata: Logger.Metadata = [
+                "list": ["a", .stringConvertible(1)], "map": ["k": "v"], "naïve": "çà", "empty": "",
+            ]
+            ours.info("über \(label)", metadata: metadata)
+            theirs.info("über \(label)", metadata: metadata)
+            ours.warning("refused", error: Refused())
+            theirs.warning("refused", error: Refused())
+            ours.info("only the logger's own")
+            theirs.info("only the logger's own")
+        }
+        #expect(stream.flush(within: .seconds(30)))
+        try pipe.fileHandleForWriting.close()
+        let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let expected = captured.text.withLock { $0 }
+        func untimed(_ text: String) -> [Substring] {
+            text.split(separator: "\n").map { $0.drop { $0 != " " } }
+        }
+        #expect(untimed(written) == untimed(expected), "\(written) against \(expected)")
+        #expect(written.split(separator: "\n").count == 6)
+    }
+
     /// A metadata provider, given at the start or set later on one copy of a logger, adds its keys to that copy's
     /// lines only, as `StreamLogHandler`'s does.
     @Test func aMetadataProviderSetOnOneLoggerAddsItsKeysToItsLinesOnly() throws {

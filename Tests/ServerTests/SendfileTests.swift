@@ -53,14 +53,22 @@ import Testing
             connection.transmit(
                 "GET /acme/tiny/resolve/main/a.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
                     + "GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=0-3\r\n\r\n"
+                    // Answers with nothing staged between two files: they pass the handler unread.
+                    + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                    + "GET /acme/tiny/resolve/main/model.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=4-7\r\n\r\n"
                     + "GET /acme/tiny/resolve/main/b.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             let received = try #require(await connection.readToEnd(), "the server did not close after the last")
             let text = String(decoding: received, as: UTF8.self)
             let first = try #require(text.range(of: "\r\n\r\nfirst\n"))
             let second = try #require(text.range(of: "HTTP/1.1 206"))
             let third = try #require(text.range(of: "\r\n\r\nsecond\n"))
-            #expect(first.upperBound <= second.lowerBound && second.upperBound <= third.lowerBound)
-            #expect(received.firstRange(of: Array(Self.weights[0..<4])) != nil, "the range's bytes come second")
+            let health = try #require(text.range(of: #"{"status":"ok"}"#))
+            #expect(first.upperBound <= second.lowerBound && second.upperBound <= health.lowerBound)
+            #expect(health.upperBound <= third.lowerBound)
+            let firstRange = try #require(received.firstRange(of: Array(Self.weights[0..<4])))
+            let secondRange = try #require(received.firstRange(of: Array(Self.weights[4..<8])))
+            #expect(firstRange.upperBound <= secondRange.lowerBound, "the ranges' bytes come in order")
+            #expect(text.components(separatedBy: "HTTP/1.1 206").count == 3)
         }
     }
 

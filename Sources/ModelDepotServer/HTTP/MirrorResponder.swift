@@ -2,9 +2,9 @@ import Hummingbird
 import ModelDepotCore
 
 /// The mirror's responder: the ``HubFastPath``'s routes answered directly, through the same access log, error
-/// answers, `Host` check and token check the router's middleware applies, and every other request through the
-/// router. A middleware added to the router (``MirrorServer/makeRouter()``) must be added here too, or the most
-/// frequent requests would pass without it.
+/// answers, `Host` check and token check the router's middleware applies (`/healthz` through the first two only,
+/// as behind the router), and every other request through the router. A middleware added to the router
+/// (``MirrorServer/makeRouter()``) must be added here too, or the most frequent requests would pass without it.
 struct MirrorResponder: HTTPResponder {
     typealias Context = MirrorRequestContext
 

@@ -56,25 +56,20 @@ final class MirrorClients: Sendable {
                 clients.values[index].client.lastSeen = now
                 return
             }
-            clients[key] = Entry(address: address, client: Client(requests: 1, lastSeen: now))
-            if clients.count > capacity,
+            // The one just seen stays, even if the clock stepped back.
+            if clients.count >= capacity,
                 let oldest = clients.min(by: { $0.value.client.lastSeen < $1.value.client.lastSeen })
             {
                 clients[oldest.key] = nil
             }
+            clients[key] = Entry(address: address, client: Client(requests: 1, lastSeen: now))
         }
     }
 
-    /// Every client by its address as text (`127.0.0.1`, `::1`; `unknown` for one without an IP address).
+    /// Every client by its address as text (`127.0.0.1`, `::1`; `unknown` for one without an IP address). Two
+    /// entries never share a text: the same text is the same address bytes.
     var all: [String: Client] {
         let entries = clients.withLock { Array($0.values) }
-        var all: [String: Client] = [:]
-        for entry in entries {
-            let text = entry.address?.ipAddress ?? "unknown"
-            // Two entries could only share a text if they shared an address: keep the busier.
-            if let known = all[text], known.requests >= entry.client.requests { continue }
-            all[text] = entry.client
-        }
-        return all
+        return Dictionary(entries.map { ($0.address?.ipAddress ?? "unknown", $0.client) }) { first, _ in first }
     }
 }

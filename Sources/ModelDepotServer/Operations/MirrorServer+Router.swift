@@ -37,6 +37,7 @@ extension MirrorServer {
         let router = Router(context: MirrorRequestContext.self)
         router.add(middleware: accessLog)
         router.add(middleware: HubErrors(logger: logger).middleware)
+        // MirrorResponder answers `/healthz` itself with the same answer, at this place in the middleware.
         router.endpoint("/healthz", [.get, .head]) { _, _ in HubEndpoints.json(HubEndpoints.healthy) }
         if let hostCheck { router.add(middleware: hostCheck) }
         for mount in mounts { mount.routes(router.group(RouterPath(mount.prefix))) }
