@@ -11,7 +11,7 @@ extension BillOfMaterials {
     ///
     /// Deterministic: the same cache gives the same bytes (keys sorted, no creation time; the serial number is
     /// derived from the content).
-    public func cycloneDX() -> Data { Self.cycloneDX(of: [self]) }
+    package func cycloneDX() -> Data { Self.cycloneDX(of: [self]) }
 
     /// One document for several models (a lock's repositories), each as ``cycloneDX()`` writes it.
     package static func cycloneDX(of bills: [BillOfMaterials]) -> Data {

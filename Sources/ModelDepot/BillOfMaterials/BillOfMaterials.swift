@@ -9,11 +9,11 @@ import ModelDepotTrust
 /// Made by ``ModelManager/billOfMaterials(for:type:revision:selection:signaturePath:trust:)``, which refuses a snapshot that is
 /// not fully downloaded. A file whose bytes do not hash to what the Hub published is in the bill as failed, never
 /// as good; ``isVerified`` says whether anything failed.
-public struct BillOfMaterials: Sendable, Equatable {
+package struct BillOfMaterials: Sendable, Equatable {
     /// One file of the snapshot as hashed now.
-    public struct File: Sendable, Equatable {
+    package struct File: Sendable, Equatable {
         /// What hashing the file found, against the digest the Hub published for it.
-        public enum Verification: Sendable, Hashable {
+        package enum Verification: Sendable, Hashable {
             /// Its bytes hash to the published digest (SHA-256 for LFS files, the git blob id for others).
             case verified
             /// Its bytes hash to something else: changed on disk since the download.
@@ -28,17 +28,17 @@ public struct BillOfMaterials: Sendable, Equatable {
         }
 
         /// Its path in the repository.
-        public var path: String
+        package var path: String
         /// Its size in bytes.
-        public var size: Int64
+        package var size: Int64
         /// The SHA-256 of its bytes as they are now (lowercase hex).
-        public var sha256: String
+        package var sha256: String
         /// Whether that is what was published.
-        public var verification: Verification
+        package var verification: Verification
         /// When its bytes were written to the cache (the blob's modification time).
-        public var downloaded: Date?
+        package var downloaded: Date?
         /// What it is when it is a Python pickle, with its imports; nil when it is not one.
-        public var pickle: PickleFile?
+        package var pickle: PickleFile?
         /// Why it is a pickle that could not be judged (treat it as unsafe); nil otherwise.
         package var pickleProblem: String?
         /// The git blob id of its bytes, for files the Hub does not keep in LFS.
@@ -48,7 +48,7 @@ public struct BillOfMaterials: Sendable, Equatable {
     }
 
     /// What became of the model's signature.
-    public enum Signature: Sendable, Hashable {
+    package enum Signature: Sendable, Hashable {
         /// The snapshot has no signature file.
         case absent
         /// It has one, and no trusted key or certificate was given to check it with.
@@ -60,15 +60,15 @@ public struct BillOfMaterials: Sendable, Equatable {
     }
 
     /// The repository.
-    public var repo: RepoID
+    package var repo: RepoID
     /// Its kind.
     package var type: RepoType
     /// The commit described.
-    public var commit: String
+    package var commit: String
     /// Every file of the snapshot, by path.
-    public var files: [File]
+    package var files: [File]
     /// The signature check.
-    public var signature: Signature
+    package var signature: Signature
     /// The Hub the model comes from (the manager's endpoint).
     package var endpoint: URL
     /// The branch or tag asked for, when it was not the commit itself.
@@ -100,7 +100,7 @@ public struct BillOfMaterials: Sendable, Equatable {
     }
 
     /// True when every file hashed to what was published and no signature failed.
-    public var isVerified: Bool {
+    package var isVerified: Bool {
         if case .invalid = signature { return false }
         if let lockMatch, !lockMatch.problems.isEmpty { return false }
         return files.allSatisfy { $0.verification == .verified }

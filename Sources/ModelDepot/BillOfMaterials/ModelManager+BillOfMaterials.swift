@@ -21,7 +21,7 @@ extension ModelManager {
     ///   - trust: whose signature to accept; without it a signature present is reported as not checked.
     /// - Throws: `notCached` when the snapshot is not in the cache; `incompleteSnapshot` when it lacks selected
     ///   files its recorded list names (each named); file system errors.
-    public nonisolated func billOfMaterials(
+    package nonisolated func billOfMaterials(
         for repo: RepoID, type: RepoType = .model, revision: String = "main",
         selection: FileSelection = .everything, signaturePath: String = ModelManager.defaultSignaturePath,
         trust: SignatureTrust? = nil
