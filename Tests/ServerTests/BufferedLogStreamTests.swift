@@ -43,16 +43,7 @@ import Testing
         ours.error("stopping", metadata: nil)
         theirs.error("stopping", metadata: nil)
         ours.debug("not shown")
-        #expect(stream.flush(within: .seconds(30)))
-        try pipe.fileHandleForWriting.close()
-        let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let expected = captured.text.withLock { $0 }
-        // The timestamp (`2026-11-29T02:22:48+0000`) is the one part that may differ: the second may turn between.
-        func untimed(_ text: String) -> [Substring] {
-            text.split(separator: "\n").map { $0.drop { $0 != " " } }
-        }
-        #expect(untimed(written) == untimed(expected), "\(written) against \(expected)")
-        #expect(written.split(separator: "\n").count == 2)
+        let written = try Self.expectSameLines(stream, pipe, captured, count: 2)
         #expect(
             written.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info"#, options: .regularExpression) != nil)
     }
@@ -82,6 +73,16 @@ import Testing
             ours.info("only the logger's own")
             theirs.info("only the logger's own")
         }
+        try Self.expectSameLines(stream, pipe, captured, count: 6)
+    }
+
+    /// Flushes `stream` into `pipe` and expects its lines to be `captured`'s (a `StreamLogHandler`'s) but for the
+    /// timestamp (`2026-11-29T02:22:48+0000`), the one part that may differ: the second may turn between. Returns
+    /// what `stream` wrote.
+    @discardableResult
+    static func expectSameLines(_ stream: BufferedLogStream, _ pipe: Pipe, _ captured: Captured, count: Int) throws
+        -> String
+    {
         #expect(stream.flush(within: .seconds(30)))
         try pipe.fileHandleForWriting.close()
         let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -90,7 +91,8 @@ import Testing
             text.split(separator: "\n").map { $0.drop { $0 != " " } }
         }
         #expect(untimed(written) == untimed(expected), "\(written) against \(expected)")
-        #expect(written.split(separator: "\n").count == 6)
+        #expect(written.split(separator: "\n").count == count)
+        return written
     }
 
     /// A metadata provider, given at the start or set later on one copy of a logger, adds its keys to that copy's
