@@ -187,7 +187,9 @@ package struct CachedRepository: Sendable, Hashable {
 
     /// When the listing of `commit` was recorded, nil when it was not.
     package func treeRecordedDate(_ commit: String) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: treeCacheFile(commit).path))?[.modificationDate] as? Date
+        // One `stat`: a pull-through mirror asks on every request whether the listing it served is still the one
+        // recorded, and `attributesOfItem` builds a whole dictionary (owner and group names included) for it.
+        FileStatus(path: treeCacheFile(commit).path).map { Date(timeIntervalSince1970: $0.modified) }
     }
 
     package func recordTree(_ tree: RecordedTree, commit: String) throws {
