@@ -123,6 +123,19 @@ import Testing
         }
     }
 
+    /// A context for calling a responder directly, on a channel with no address.
+    static func embeddedContext() -> MirrorRequestContext {
+        MirrorRequestContext(
+            source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: PullThroughTests.quiet))
+    }
+
+    /// A GET of `path` naming `host`, for a responder called directly.
+    static func request(_ path: String, host: String) -> Request {
+        Request(
+            head: HTTPRequest(method: .get, scheme: "http", authority: host, path: path),
+            body: RequestBody(buffer: ByteBuffer()))
+    }
+
     /// A foreign `Host` (a page that rebinds its name to the mirror) is refused on the fast path as behind the
     /// router: the test client always says `localhost`, so these requests go to the responders directly.
     @Test func aForeignHostIsRefusedOnTheFastPathAsBehindTheRouter() async throws {
@@ -132,18 +145,11 @@ import Testing
         let server = Self.mirror(root: root, token: nil)
         let fast = server.makeResponder()
         let router = server.makeRouter().buildResponder()
-        let channel = EmbeddedChannel()
-        let context = MirrorRequestContext(
-            source: ApplicationRequestContextSource(channel: channel, logger: PullThroughTests.quiet))
+        let context = Self.embeddedContext()
         for path in Self.chosen {
             for host in ["evil.example", "evil.example:8080", "localhost", "127.0.0.1:8080"] {
-                func request() -> Request {
-                    Request(
-                        head: HTTPRequest(method: .get, scheme: "http", authority: host, path: path),
-                        body: RequestBody(buffer: ByteBuffer()))
-                }
-                let one = try await fast.respond(to: request(), context: context)
-                let other = try await router.respond(to: request(), context: context)
+                let one = try await fast.respond(to: Self.request(path, host: host), context: context)
+                let other = try await router.respond(to: Self.request(path, host: host), context: context)
                 #expect(one.status == other.status, "\(host) \(path)")
                 #expect(Self.comparable(one.headers) == Self.comparable(other.headers), "\(host) \(path)")
                 // `/healthz` answers load balancers by any name; the router's trie skips empty segments.
@@ -162,14 +168,10 @@ import Testing
         try root.write(HubRouterTests.layout.mapValues { Array($0.utf8) })
         let server = Self.mirror(root: root, token: nil)
         let fast = server.makeResponder()
-        let context = MirrorRequestContext(
-            source: ApplicationRequestContextSource(channel: EmbeddedChannel(), logger: PullThroughTests.quiet))
+        let context = Self.embeddedContext()
         for path in ["/healthz", "/api/models/acme/tiny", "/acme/tiny/resolve/main/config.json"] {
             #expect(fast.fastPath?.route(.get, path) != nil, "\(path)")
-            let request = Request(
-                head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: path),
-                body: RequestBody(buffer: ByteBuffer()))
-            _ = try await fast.respond(to: request, context: context)
+            _ = try await fast.respond(to: Self.request(path, host: "localhost"), context: context)
         }
         // An embedded channel has no address.
         #expect(server.clients.all["unknown"]?.requests == 3)

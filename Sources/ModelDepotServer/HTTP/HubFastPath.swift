@@ -5,12 +5,12 @@ import ModelDepotHTTP
 
 /// The routes most requests take — a model file's `resolve`, a repository's info and a load balancer's
 /// `/healthz` — read straight from the path, without the router's trie: with the mirror's 250 routes the trie's
-/// walk was 6 % of a small answer's CPU (issue 63). A path is taken only in the plain shape whose reading cannot differ from the
-/// router's, read from the router's own routes; anything else (a `%`, a byte past ASCII, an empty segment, a
-/// trailing slash, a name the mirror uses at the top, a repository named `resolve`, a name the router tries as a
-/// literal such as `xet-read-token`) goes to the router as before. The router is built case-sensitive, as
-/// Hummingbird's default is; a ``RouterOptions`` that changes how it reads paths would need the fast path to follow. `HubFastPathTests` sends every path of a small
-/// alphabet both ways and compares the answers.
+/// walk was 6 % of a small answer's CPU (issue 63). A path is taken only in the plain shape whose reading cannot
+/// differ from the router's, read from the router's own routes; anything else (a `%`, a byte past ASCII, an empty
+/// segment, a trailing slash, a name the mirror uses at the top, a repository named `resolve`, a name the router
+/// tries as a literal such as `xet-read-token`) goes to the router as before. The router is built case-sensitive,
+/// as Hummingbird's default is; a ``RouterOptions`` that changes how it reads paths would need the fast path to
+/// follow. `HubFastPathTests` sends every path of a small alphabet both ways and compares the answers.
 struct HubFastPath: Sendable {
     /// A route the fast path answers. The id's parts are as the path spells them: the answer builds the
     /// ``RepoID``, so a bad name fails inside the route, as it does behind the router.
