@@ -63,4 +63,29 @@ import Testing
         #expect(pausedRounds > 0, "the reader was never outrun: nothing was tested")
         print("backpressure: the task was suspended in \(pausedRounds) of 200 rounds")
     }
+
+    @Test func aBufferTakenIsLetGoAtOnce() async throws {
+        let body = BackpressuredBody(task: ScriptedTask(), limit: 1 << 20, pauses: true)
+        let freed = Mutex<[Int]>([])
+        for index in 0..<3 {
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
+            memory.initializeMemory(as: UInt8.self, repeating: UInt8(index), count: 4096)
+            body.received(
+                BodyChunk(
+                    Data(
+                        bytesNoCopy: memory, count: 4096,
+                        deallocator: .custom { pointer, _ in
+                            pointer.deallocate()
+                            freed.withLock { $0.append(index) }
+                        })))
+        }
+        // The reader takes the first buffer, writes it and lets it go, while two more wait: its memory goes back
+        // then, not once the body has been read to its end (a reader that never catches up kept 64 of them).
+        var first = try await body.next()
+        #expect(first?.bytes.first == 0)
+        first = nil
+        #expect(freed.withLock { $0 } == [0])
+        #expect(try await body.next()?.bytes.first == 1)
+        #expect(freed.withLock { $0 } == [0, 1])
+    }
 }

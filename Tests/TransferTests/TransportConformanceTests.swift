@@ -182,6 +182,35 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         #expect(TransportFailure.isRefusedConnection(try #require(error)))
     }
 
+    /// async-http-client only: Linux's URLSession reads every body to its end whatever the reader does, and keeps
+    /// the connection (``aLargeFileArrivesByteExact(_:)`` says what that costs in memory).
+    @Test func aBodyLeftUnreadClosesItsConnection() async throws {
+        let size = 64 << 20
+        let fixture = try await DownloadFixture.make(size: size, seed: 5)
+        defer { Task { await fixture.cleanUp() } }
+        let transport = AsyncHTTPTransport.shared
+        // As the engine asks for a range: without the socket's idle timer, which would close the connection after
+        // 20 s and hide a body left paused for good.
+        var response: TransportResponse? = try await transport.send(
+            TransportRequest(url: fixture.url, callerDetectsStalls: true))
+        var iterator = response?.body.makeAsyncIterator()
+        let first = try await iterator?.next()
+        #expect((first?.count ?? 0) > 0)
+        // The engine walks away from a body (an error page quoted, a segment another connection took over): the
+        // transport must close the connection, not keep it in its pool half read, or paused, for good.
+        response = nil
+        iterator = nil
+        #expect(
+            await waitUntil { fixture.server.openConnections == 0 },
+            "\(fixture.server.openConnections) connections open, \(fixture.server.bodyBytesSent) bytes sent")
+        // What was read ahead is bounded by the transport's buffer and the sockets', not by the file.
+        #expect(fixture.server.bodyBytesSent < Int64(size / 2), "\(fixture.server.bodyBytesSent) bytes sent")
+        // The host is reachable at once through the same transport.
+        let again = try await transport.send(TransportRequest(url: fixture.url, headers: [("Range", "bytes=0-99")]))
+        #expect(again.status == 206)
+        #expect(try await again.body.collect(limit: 1 << 10, from: fixture.url) == Array(fixture.bytes[0..<100]))
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aLargeFileArrivesByteExact(_ kind: TransportKind) async throws {
         let fixture = try await DownloadFixture.make(size: 256 << 20, seed: 11)

@@ -31,13 +31,13 @@ final class DownloadRun: Sendable {
     let checkpoints = CheckpointWriter()
     /// What connections wrote just past the hashed prefix, for the hasher to take from memory.
     let hashWindow = HashWindow(capacity: DownloadRun.hashWindowBytes)
-    /// The most bytes held for the hasher. Measured on a 256 MiB loopback pull with four connections: 32 MiB read
-    /// back almost nothing but raised the peak RSS from 55 to 75 MB; 16 MiB keeps it near 60 MB. Where hashing is
-    /// slower than the link (this 2-core machine: 0.85 s/GiB of SHA-256 against a loopback at twice that), the
-    /// connections run ahead of the window and 10–15 % of the bytes come from memory (the `hashed` line of
-    /// `--verbose`); the rest is read back from the page cache, as every byte was before. Each transport buffer
-    /// counts at its full size, once (NIO hands over 64 KiB reads, 64 KiB each).
-    static let hashWindowBytes: Int64 = 16 << 20
+    /// The most bytes held for the hasher. Measured on a 1 GiB loopback pull on this 2-core machine, where hashing
+    /// (0.8 s/GiB of SHA-256) is slower than the link: with one connection the bytes arrive in order and nearly all
+    /// are hashed from memory whatever the window; with the default connections they arrive out of order, the
+    /// connections run ahead of the window, and most bytes are read back from the page cache (the `hashed` line
+    /// of `--verbose`) with 4, 8 or 16 MiB alike, while the peak RSS grew with it: 58, 56–60 and 61–63 MiB. Each
+    /// transport buffer counts at its full size, once (NIO hands over 64 KiB reads, 64 KiB each).
+    static let hashWindowBytes: Int64 = 8 << 20
 
     init(
         request: DownloadRequest, downloader: Downloader, clock: EngineClock,

@@ -240,27 +240,43 @@
 
         package func proxy(for url: URL) -> String? { network.proxies.proxy(for: url)?.description }
 
+        /// Memory the unread bytes of one response may hold before its connection stops reading the socket: eight
+        /// of the event loop's largest reads, so that it reads while the engine writes and hashes. A 1 GiB loopback
+        /// pull over one connection took 2.6–2.75 s with async-http-client's one-element body (``StreamedResponse``),
+        /// 1.9–2.0 s with 512 KiB and about the same with 1 MiB, whose sixteen connections behind a bandwidth cap
+        /// would hold 16 MiB.
+        static let bodyBufferLimit = 512 << 10
+
         /// Sends `request` and returns once the status and headers are in; the body streams after.
         package func send(_ request: TransportRequest) async throws -> TransportResponse {
-            var outgoing = HTTPClientRequest(url: request.url.absoluteString)
-            outgoing.method = HTTPMethod(rawValue: request.method)
-            for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
-            if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
             if let refusal { throw refusal }
-            let proxy = network.proxies.proxy(for: request.url)
-            let secure = request.url.scheme?.lowercased() != "http"
-            let pair = try await clients(for: proxy, secure: secure)
-            let response: HTTPClientResponse
+            let url = request.url
+            let proxy = network.proxies.proxy(for: url)
+            var headers = HTTPHeaders()
+            for header in request.headers { headers.add(name: header.name, value: header.value) }
             do {
-                response = try await (request.callerDetectsStalls ? pair.unwatched : pair.client)
-                    .execute(outgoing, timeout: .hours(24))
+                let outgoing = try HTTPClient.Request(
+                    url: url, method: HTTPMethod(rawValue: request.method), headers: headers,
+                    body: request.body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+                let secure = url.scheme?.lowercased() != "http"
+                let pair = try await clients(for: proxy, secure: secure)
+                let client = request.callerDetectsStalls ? pair.unwatched : pair.client
+                let response = StreamedResponse(
+                    url: url, limit: Self.bodyBufferLimit,
+                    mappingErrors: { TransportFailure.error(from: $0, url: url) })
+                return try await response.response {
+                    // The reads of one connection stay on one thread: the request's event loop is the one its
+                    // channel is on where the pool has or can open one there.
+                    client.execute(
+                        request: outgoing, delegate: response, eventLoop: .delegate(on: client.eventLoopGroup.next()),
+                        deadline: .now() + .hours(24))
+                }
             } catch {
-                let failure = TransportFailure.error(from: error, url: request.url, proxy: proxy)
+                let failure = TransportFailure.error(from: error, url: url, proxy: proxy)
                 // A refused certificate is named by its issuer (a company's inspecting proxy says who it is).
                 if let refused = failure as? ModelDepotError, refused.code == .untrustedCertificate,
-                    let host = request.url.host,
-                    let issuer = await PresentedCertificate.issuer(
-                        host: host, port: request.url.port ?? 443, proxy: proxy)
+                    let host = url.host,
+                    let issuer = await PresentedCertificate.issuer(host: host, port: url.port ?? 443, proxy: proxy)
                 {
                     throw refused.withMessage(
                         refused.message.replacingOccurrences(
@@ -268,12 +284,6 @@
                 }
                 throw failure
             }
-            let headers = response.headers.map { (name: $0.name, value: $0.value) }
-            let url = request.url
-            return TransportResponse(
-                status: Int(response.status.code), headers: headers,
-                body: TransportBody(
-                    buffers: response.body, mappingErrors: { TransportFailure.error(from: $0, url: url) }))
         }
     }
 #endif

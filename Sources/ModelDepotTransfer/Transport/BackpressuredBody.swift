@@ -9,15 +9,19 @@ protocol PausableTask: Sendable {
     func cancel()
 }
 
-/// A response body arriving from a delegate's thread and read by one async reader, with backpressure: past `limit`
-/// unread bytes the task is paused, and resumed once the reader has taken it down to half.
+/// A response body arriving from a delegate's thread and read by one async reader, with backpressure: once the unread
+/// buffers hold more than `limit` bytes of memory the task is paused, and resumed once the reader has taken it down
+/// to half. What counts is the memory a buffer keeps alive (``BodyChunk/retained``), not the bytes read into it: a
+/// slow link's small reads into large buffers cannot hold more than the limit.
 ///
 /// The pause and the resume happen under the same lock as the count they follow. Done after releasing it, a reader
 /// that caught up could resume the task just before the delegate's thread paused it, leaving it paused for good with
 /// the count saying otherwise (and a paused task has no timeout).
 final class BackpressuredBody: Sendable {
     private struct State {
-        var chunks: [BodyChunk] = []
+        /// Unread buffers from `chunkIndex` on; a buffer taken is let go at once (nil), not when the array is next
+        /// compacted, or up to 64 buffers already written would stay in memory with each body.
+        var chunks: [BodyChunk?] = []
         var chunkIndex = 0
         var buffered = 0
         var paused = false
@@ -42,7 +46,7 @@ final class BackpressuredBody: Sendable {
     /// Whether the task is paused now.
     var isPaused: Bool { state.withLock { $0.paused } }
 
-    /// Bytes of `chunk` arrived; returns the unread bytes now buffered.
+    /// Bytes of `chunk` arrived; returns the memory the unread buffers now hold.
     @discardableResult
     func received(_ chunk: BodyChunk) -> Int {
         let (reader, buffered) = state.withLock { state -> (CheckedContinuation<BodyChunk?, any Error>?, Int) in
@@ -51,7 +55,7 @@ final class BackpressuredBody: Sendable {
                 return (reader, state.buffered)
             }
             state.chunks.append(chunk)
-            state.buffered += chunk.count
+            state.buffered += chunk.retained.bytes
             if pauses, !state.paused, state.buffered > limit {
                 state.paused = true
                 task.suspend()
@@ -77,26 +81,13 @@ final class BackpressuredBody: Sendable {
 
     /// The next buffer, waiting for one; nil at the end of the body.
     func next() async throws -> BodyChunk? {
-        try await withTaskCancellationHandler {
+        // A reader that keeps up finds a buffer waiting most of the time: take it without a continuation (each
+        // one is an allocation and a suspension point).
+        if let ready = state.withLock({ take(from: &$0) }) { return try ready.get() }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready = state.withLock { state -> Result<BodyChunk?, any Error>? in
-                    if state.chunkIndex < state.chunks.count {
-                        let chunk = state.chunks[state.chunkIndex]
-                        state.chunkIndex += 1
-                        state.buffered -= chunk.count
-                        if state.chunkIndex > 64 {
-                            state.chunks.removeFirst(state.chunkIndex)
-                            state.chunkIndex = 0
-                        }
-                        if state.paused, state.buffered <= limit / 2 {
-                            state.paused = false
-                            task.resume()
-                        }
-                        return .success(chunk)
-                    }
-                    if state.finished {
-                        return state.failure.map { .failure($0) } ?? .success(nil)
-                    }
+                    if let ready = take(from: &state) { return ready }
                     state.reader = continuation
                     return nil
                 }
@@ -105,6 +96,28 @@ final class BackpressuredBody: Sendable {
         } onCancel: {
             task.cancel()
         }
+    }
+
+    /// The next buffer or the end, when there is one to give now (under the lock).
+    private func take(from state: inout State) -> Result<BodyChunk?, any Error>? {
+        if state.chunkIndex < state.chunks.count, let chunk = state.chunks[state.chunkIndex] {
+            state.chunks[state.chunkIndex] = nil
+            state.chunkIndex += 1
+            state.buffered -= chunk.retained.bytes
+            if state.chunkIndex > 64 || state.chunkIndex == state.chunks.count {
+                state.chunks.removeFirst(state.chunkIndex)
+                state.chunkIndex = 0
+            }
+            if state.paused, state.buffered <= limit / 2 {
+                state.paused = false
+                task.resume()
+            }
+            return .success(chunk)
+        }
+        if state.finished {
+            return state.failure.map { .failure($0) } ?? .success(nil)
+        }
+        return nil
     }
 
     /// The reader is gone: a body left unread stops downloading.
