@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 import Testing
 
@@ -87,5 +88,26 @@ import Testing
         #expect(freed.withLock { $0 } == [0])
         #expect(try await body.next()?.bytes.first == 1)
         #expect(freed.withLock { $0 } == [0, 1])
+    }
+
+    @Test func slicesOfOneReadCountOnce() async throws {
+        // A chunked body's parts are slices of the read they came in: sixteen 4 KiB slices of one 64 KiB buffer
+        // keep 64 KiB alive, not sixteen times that, and do not pause a body whose limit is 128 KiB.
+        let task = ScriptedTask()
+        let body = BackpressuredBody(task: task, limit: 128 << 10, pauses: true)
+        var read = ByteBufferAllocator().buffer(capacity: 64 << 10)
+        read.writeRepeatingByte(7, count: 64 << 10)
+        var held = 0
+        for _ in 0..<16 {
+            let slice = read.readSlice(length: 4 << 10)
+            held = body.received(BodyChunk(try #require(slice)))
+        }
+        #expect(held == 64 << 10)
+        #expect(!body.isPaused && task.suspensions.withLock { $0 } == 0)
+        // Taking all but one slice leaves the buffer counted; taking the last lets it go.
+        for _ in 0..<15 { _ = try await body.next() }
+        #expect(body.received(BodyChunk(Data(count: 10))) == (64 << 10) + 10)
+        _ = try await body.next()
+        #expect(body.received(BodyChunk(Data(count: 10))) == 20)
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import ModelDepot
 import ModelDepotPlatform
 import ModelDepotTesting
-import ModelDepotTransfer
 import Synchronization
 import Testing
+
+@testable import ModelDepotTransfer
 
 /// The two transports the engine runs on: async-http-client (Linux's default) and URLSession (Apple platforms'
 /// default; here it runs on swift-corelibs-foundation). Every test of ``TransportConformanceTests`` runs once per
@@ -189,20 +190,30 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         let fixture = try await DownloadFixture.make(size: size, seed: 5)
         defer { Task { await fixture.cleanUp() } }
         let transport = AsyncHTTPTransport.shared
-        // As the engine asks for a range: without the socket's idle timer, which would close the connection after
-        // 20 s and hide a body left paused for good.
-        var response: TransportResponse? = try await transport.send(
-            TransportRequest(url: fixture.url, callerDetectsStalls: true))
+        weak let delegate: StreamedResponse?
+        let body: BackpressuredBody
+        var response: TransportResponse?
+        do {
+            // As the engine asks for a range: without the socket's idle timer, which would close the connection
+            // after 20 s and hide a body left paused for good.
+            let sent = try await transport.sendStreamed(TransportRequest(url: fixture.url, callerDetectsStalls: true))
+            (delegate, body, response) = (sent.delegate, sent.delegate.body, sent.response)
+        }
         var iterator = response?.body.makeAsyncIterator()
         let first = try await iterator?.next()
         #expect((first?.count ?? 0) > 0)
-        // The engine walks away from a body (an error page quoted, a segment another connection took over): the
-        // transport must close the connection, not keep it in its pool half read, or paused, for good.
+        // The reader is busy elsewhere: the read-ahead fills and the connection stops reading.
+        #expect(await waitUntil { body.isPaused }, "\(fixture.server.bodyBytesSent) bytes sent")
+        // The engine walks away from the body (an error page quoted, a segment another connection took over): the
+        // transport must close the connection, not keep it in its pool half read, or paused, for good; and nothing
+        // of the request may stay in memory (async-http-client's callback on a pending read holds the request,
+        // which holds the delegate, which holds the read-ahead).
         response = nil
         iterator = nil
         #expect(
             await waitUntil { fixture.server.openConnections == 0 },
             "\(fixture.server.openConnections) connections open, \(fixture.server.bodyBytesSent) bytes sent")
+        #expect(await waitUntil { delegate == nil }, "the request, its delegate and its buffers are still in memory")
         // What was read ahead is bounded by the transport's buffer and the sockets', not by the file.
         #expect(fixture.server.bodyBytesSent < Int64(size / 2), "\(fixture.server.bodyBytesSent) bytes sent")
         // The host is reachable at once through the same transport.

@@ -249,6 +249,14 @@
 
         /// Sends `request` and returns once the status and headers are in; the body streams after.
         package func send(_ request: TransportRequest) async throws -> TransportResponse {
+            try await sendStreamed(request).response
+        }
+
+        /// ``send(_:)``, with the delegate that carries the answer (tests hold it weakly to see it go once the
+        /// request is over).
+        func sendStreamed(_ request: TransportRequest) async throws -> (
+            response: TransportResponse, delegate: StreamedResponse
+        ) {
             if let refusal { throw refusal }
             let url = request.url
             let proxy = network.proxies.proxy(for: url)
@@ -261,16 +269,20 @@
                 let secure = url.scheme?.lowercased() != "http"
                 let pair = try await clients(for: proxy, secure: secure)
                 let client = request.callerDetectsStalls ? pair.unwatched : pair.client
-                let response = StreamedResponse(
+                let delegate = StreamedResponse(
                     url: url, limit: Self.bodyBufferLimit,
                     mappingErrors: { TransportFailure.error(from: $0, url: url) })
-                return try await response.response {
-                    // The reads of one connection stay on one thread: the request's event loop is the one its
-                    // channel is on where the pool has or can open one there.
+                let response = try await delegate.response {
+                    // The event loop only says where the delegate's calls run: the pool hands over an idle
+                    // connection on any loop (a warm pool's usually differs, and each read then hops threads), and
+                    // opens a new one on this loop. No deadline: the delegate API's would end the body too (the
+                    // async API's ends at the head), and a single-stream download of a large file may last a day;
+                    // the connect timeout, the idle-read timeout and the engine's stall watchdog bound the waits.
                     client.execute(
-                        request: outgoing, delegate: response, eventLoop: .delegate(on: client.eventLoopGroup.next()),
-                        deadline: .now() + .hours(24))
+                        request: outgoing, delegate: delegate, eventLoop: .delegate(on: client.eventLoopGroup.next()),
+                        deadline: nil)
                 }
+                return (response, delegate)
             } catch {
                 let failure = TransportFailure.error(from: error, url: url, proxy: proxy)
                 // A refused certificate is named by its issuer (a company's inspecting proxy says who it is).

@@ -23,7 +23,10 @@ final class BackpressuredBody: Sendable {
         /// compacted, or up to 64 buffers already written would stay in memory with each body.
         var chunks: [BodyChunk?] = []
         var chunkIndex = 0
+        /// Memory the unread buffers keep alive.
         var buffered = 0
+        /// How many unread chunks share each transport buffer (slices of one read), which counts once.
+        var sharing: [UInt: Int] = [:]
         var paused = false
         var finished = false
         var failure: (any Error)?
@@ -55,7 +58,7 @@ final class BackpressuredBody: Sendable {
                 return (reader, state.buffered)
             }
             state.chunks.append(chunk)
-            state.buffered += chunk.retained.bytes
+            Self.count(chunk, in: &state, adding: true)
             if pauses, !state.paused, state.buffered > limit {
                 state.paused = true
                 task.suspend()
@@ -82,8 +85,11 @@ final class BackpressuredBody: Sendable {
     /// The next buffer, waiting for one; nil at the end of the body.
     func next() async throws -> BodyChunk? {
         // A reader that keeps up finds a buffer waiting most of the time: take it without a continuation (each
-        // one is an allocation and a suspension point).
-        if let ready = state.withLock({ take(from: &$0) }) { return try ready.get() }
+        // one is an allocation and a suspension point). A cancelled reader still stops the task, as below.
+        if let ready = state.withLock({ take(from: &$0) }) {
+            if Task.isCancelled { task.cancel() }
+            return try ready.get()
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready = state.withLock { state -> Result<BodyChunk?, any Error>? in
@@ -103,7 +109,7 @@ final class BackpressuredBody: Sendable {
         if state.chunkIndex < state.chunks.count, let chunk = state.chunks[state.chunkIndex] {
             state.chunks[state.chunkIndex] = nil
             state.chunkIndex += 1
-            state.buffered -= chunk.retained.bytes
+            Self.count(chunk, in: &state, adding: false)
             if state.chunkIndex > 64 || state.chunkIndex == state.chunks.count {
                 state.chunks.removeFirst(state.chunkIndex)
                 state.chunkIndex = 0
@@ -118,6 +124,20 @@ final class BackpressuredBody: Sendable {
             return state.failure.map { .failure($0) } ?? .success(nil)
         }
         return nil
+    }
+
+    /// Counts `chunk`'s memory in or out of `buffered`: a transport buffer when its first unread slice arrives and
+    /// when its last one is taken, a chunk that owns its bytes each time.
+    private static func count(_ chunk: BodyChunk, in state: inout State, adding: Bool) {
+        let (storage, bytes) = chunk.retained
+        guard let storage else {
+            state.buffered += adding ? bytes : -bytes
+            return
+        }
+        let sharing = state.sharing[storage, default: 0] + (adding ? 1 : -1)
+        if adding, sharing == 1 { state.buffered += bytes }
+        if !adding, sharing == 0 { state.buffered -= bytes }
+        state.sharing[storage] = sharing > 0 ? sharing : nil
     }
 
     /// The reader is gone: a body left unread stops downloading.

@@ -39,6 +39,9 @@
             body = BackpressuredBody(task: reading, limit: limit, pauses: true)
         }
 
+        /// Whether the request is over: complete, failed or cancelled.
+        var hasEnded: Bool { state.withLock { $0.ended } }
+
         /// Starts `execute` (which returns the request's task) and waits for the answer's head.
         func response(starting execute: () -> HTTPClient.Task<Void>) async throws -> TransportResponse {
             try await withTaskCancellationHandler {
@@ -138,32 +141,44 @@
 
     /// The reading side of ``BackpressuredBody`` for async-http-client: pausing leaves the future of the next body
     /// part pending, resuming completes it, cancelling cancels the request (which closes its connection).
+    ///
+    /// A pending future must not outlive the request: async-http-client's callback on it holds the request, which
+    /// holds the delegate, which holds this, so a future left pending keeps all of them, and the body's buffers, for
+    /// good. Cancelling and the request's end complete it, and no future is left pending after either.
     private final class PausedReading: PausableTask {
         private struct State {
             var paused = false
             var resumption: EventLoopPromise<Void>?
             var task: HTTPClient.Task<Void>?
-            var cancelled = false
+            /// Cancelled, or the request ended.
+            var over = false
         }
 
         private let state = Mutex(State())
 
         func attach(_ task: HTTPClient.Task<Void>) {
             let cancelled = state.withLock { state in
-                state.task = task
-                return state.cancelled
+                if !state.over { state.task = task }
+                return state.over
             }
             if cancelled { task.cancel() }
         }
 
         /// The request ended: nothing is left to pause or cancel.
         func detach() {
-            state.withLock { $0.task = nil }
+            let resumption = state.withLock { state in
+                state.over = true
+                state.task = nil
+                defer { state.resumption = nil }
+                return state.resumption
+            }
+            resumption?.fail(CancellationError())
         }
 
         /// What `didReceiveBodyPart` returns: done at once unless the body just paused, else when it resumes.
         func afterReceiving(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
             state.withLock { state in
+                if state.over { return eventLoop.makeFailedFuture(CancellationError()) }
                 guard state.paused else { return eventLoop.makeSucceededVoidFuture() }
                 let promise = state.resumption ?? eventLoop.makePromise(of: Void.self)
                 state.resumption = promise
@@ -179,13 +194,18 @@
                 defer { state.resumption = nil }
                 return state.resumption
             }
-            resumption?.succeed()
+            // Completed from its event loop's queue, never inline: this runs under the body's lock, and the
+            // promise's callbacks lead to the next `didReceiveBodyPart`, which takes that lock.
+            if let resumption { resumption.futureResult.eventLoop.execute { resumption.succeed() } }
         }
 
         func cancel() {
             let (task, resumption) = state.withLock { state in
-                state.cancelled = true
-                defer { state.resumption = nil }
+                state.over = true
+                defer {
+                    state.task = nil
+                    state.resumption = nil
+                }
                 return (state.task, state.resumption)
             }
             task?.cancel()
