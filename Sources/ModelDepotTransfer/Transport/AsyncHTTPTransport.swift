@@ -270,7 +270,7 @@
                 let pair = try await clients(for: proxy, secure: secure)
                 let client = request.callerDetectsStalls ? pair.unwatched : pair.client
                 let delegate = StreamedResponse(
-                    url: url, limit: Self.bodyBufferLimit,
+                    limit: Self.bodyBufferLimit,
                     mappingErrors: { TransportFailure.error(from: $0, url: url) })
                 let response = try await delegate.response {
                     // The event loop only says where the delegate's calls run: the pool hands over an idle

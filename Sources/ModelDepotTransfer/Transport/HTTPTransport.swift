@@ -1,10 +1,6 @@
 import Foundation
 import ModelDepotCore
 
-#if MODELDEPOT_SERVER_STACK
-    import NIOCore
-#endif
-
 /// The one thing the transfer engine needs from an HTTP stack: send a request, stream the answer.
 ///
 /// The engine follows redirects itself (so it decides which headers cross origins) and asks for raw bytes
@@ -143,15 +139,6 @@ package struct TransportBody: AsyncSequence, Sendable {
     ) where Base.Element == BodyChunk {
         self.init(base, chunk: { $0 }, mappingErrors: mapError)
     }
-
-    #if MODELDEPOT_SERVER_STACK
-        /// Wraps a sequence of SwiftNIO buffers (async-http-client's bodies), each handed on as it is.
-        package init<Base: AsyncSequence & Sendable>(
-            buffers base: Base, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error = { $0 }
-        ) where Base.Element == ByteBuffer {
-            self.init(base, chunk: BodyChunk.init, mappingErrors: mapError)
-        }
-    #endif
 
     private init<Base: AsyncSequence & Sendable>(
         _ base: Base, chunk: @escaping @Sendable (Base.Element) -> BodyChunk,

@@ -26,14 +26,12 @@
         }
 
         private let state = Mutex(State())
-        private let url: URL
         private let mapError: @Sendable (any Error) -> any Error
         private let reading: PausedReading
         let body: BackpressuredBody
 
         /// - Parameter limit: unread bytes past which the socket is no longer read.
-        init(url: URL, limit: Int, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error) {
-            self.url = url
+        init(limit: Int, mappingErrors mapError: @escaping @Sendable (any Error) -> any Error) {
             self.mapError = mapError
             reading = PausedReading()
             body = BackpressuredBody(task: reading, limit: limit, pauses: true)
